@@ -1,0 +1,289 @@
+"""Plain data extracted from an SGLang source tree.
+
+Everything here is a small dataclass that round-trips through JSON (the cache
+stores it that way). The extraction passes in ``analyzer.extract`` fill these;
+the graph, the symbolic evaluator and the reports only read them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# A literal value we could not (or chose not to) evaluate statically.
+NOT_LITERAL = {"not_literal": True}
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in the SGLang source: path relative to the SGLang root (``sglang/srt/...``)."""
+
+    file: str
+    line: int
+    col: int = 0
+    function: str = ""
+
+    def short(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class FieldDecl:
+    """One server-argument field as declared."""
+
+    name: str
+    type: str = ""
+    default_src: str | None = None  # source text of the default, None when required
+    default: Any = NOT_LITERAL  # the literal value where the default is one
+    help: str = ""
+    choices: list[Any] | None = None
+    namespace: str | None = None  # era B: ``exec.mamba`` etc.
+    location: Location | None = None
+    no_cli: bool = False
+    derived: bool = False  # era B ``Derived(...)`` namespace entries (no record field)
+    derived_fn: str | None = None
+    fallback_src: str | None = None  # ``Arg(fallback=...)``
+    fallback: Any = NOT_LITERAL
+    resolvable: bool = False
+
+    @property
+    def has_literal_default(self) -> bool:
+        return self.default != NOT_LITERAL
+
+
+@dataclass
+class Flag:
+    """One command-line flag as ``add_argument`` would register it."""
+
+    option_strings: list[str]
+    dest: str
+    action: str = "store"  # store, store_true, store_false, store_const, append, count, custom:<Name>
+    default: Any = None
+    default_src: str | None = None
+    type: str | None = None  # str, int, float, or the callable's name
+    choices: list[Any] | None = None
+    choices_src: str | None = None  # source text when the choices are not literal
+    nargs: Any = None
+    const: Any = None
+    required: bool = False
+    help: str = ""
+    deprecated: bool = False
+    replacement: str | None = None  # the new flag a deprecated alias points to
+    generated: bool = False  # generated from an annotated field declaration
+    suppressed: bool = False  # help=argparse.SUPPRESS
+    location: Location | None = None
+
+    @property
+    def primary(self) -> str:
+        return self.option_strings[0]
+
+    @property
+    def takes_value(self) -> bool:
+        return self.action in ("store", "append", "extend") or self.action.startswith("custom:") and self.nargs != 0
+
+
+@dataclass
+class Guard:
+    """A condition that must hold (``polarity=True``) or fail for a site to run."""
+
+    expr: str
+    polarity: bool = True
+    kind: str = "if"  # if, elif, else, early-return, loop, while, ternary, try, except, match
+    location: Location | None = None
+
+    def text(self) -> str:
+        return self.expr if self.polarity else f"not ({self.expr})"
+
+
+@dataclass
+class Reads:
+    """The inputs an expression (or a set of guards) reads."""
+
+    fields: list[str] = field(default_factory=list)
+    env: list[str] = field(default_factory=list)
+    probes: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+
+    def merge(self, other: "Reads") -> "Reads":
+        return Reads(
+            fields=_union(self.fields, other.fields),
+            env=_union(self.env, other.env),
+            probes=_union(self.probes, other.probes),
+            model=_union(self.model, other.model),
+        )
+
+    def is_empty(self) -> bool:
+        return not (self.fields or self.env or self.probes or self.model)
+
+
+def _union(a: list[str], b: list[str]) -> list[str]:
+    out = list(a)
+    for item in b:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+# Site kinds
+WRITE = "write"
+ENV_WRITE = "env"
+RAISE = "raise"
+WARN = "warn"
+SITE_KINDS = (WRITE, ENV_WRITE, RAISE, WARN)
+
+
+@dataclass
+class Site:
+    """A write, an env-var write, a raise/assert or a log message, with its guards."""
+
+    kind: str  # one of SITE_KINDS
+    location: Location
+    idiom: str  # how it is written: assign, tuple, augassign, mutate, setattr, declare, dict-key, ...
+    field: str | None = None  # server-arg field written (write sites)
+    env: str | None = None  # env var written (env sites)
+    value: str | None = None  # source text of the value expression
+    literal: Any = NOT_LITERAL  # the value when it is a literal
+    guards: list[Guard] = field(default_factory=list)
+    reads: Reads = field(default_factory=Reads)  # what the guards and the value read
+    guard_reads: Reads = field(default_factory=Reads)
+    value_reads: Reads = field(default_factory=Reads)
+    message: str | None = None  # template of a raise/warn message, ``{expr}`` for formatted parts
+    message_parts: list[Any] | None = None  # [str | {"expr": src}] for matching
+    exc_type: str | None = None  # raise: ValueError, AssertionError, ...
+    level: str | None = None  # warn: warning, info, ...
+    source: str | None = None  # declare_resolution source, override provider, etc.
+    path: str | None = None  # nested attribute path for edits of a copied object (``decode.max_bs``)
+
+    @property
+    def id(self) -> str:
+        what = self.field or self.env or self.exc_type or self.level or ""
+        return f"{self.kind}:{self.location.file}:{self.location.line}:{self.location.col}:{what}"
+
+
+@dataclass
+class Call:
+    """One ordered call on the resolution path."""
+
+    caller: str  # qualified function id ``file::Qual.name``
+    callee: str  # qualified function id of the target (resolved), or the raw name
+    name: str  # the call's text (``self._handle_x``, ``run_hook(handle_x)``)
+    location: Location
+    order: int  # position of the call inside the caller
+    via: str = "call"  # call, run_hook, post_process, foreign_defaults, override_dispatch
+    guards: list[Guard] = field(default_factory=list)
+    resolved: bool = True
+
+
+@dataclass
+class Function:
+    """A function or method in the scanned source."""
+
+    id: str  # ``sglang/srt/server_args.py::ServerArgs._handle_x``
+    file: str
+    qualname: str
+    line: int
+    end_line: int
+    params: list[str] = field(default_factory=list)
+    decorators: list[str] = field(default_factory=list)
+    role: str | None = None  # model-override, predicate-override, post-process, hook, entry, probe
+    role_arg: str | None = None  # architecture name(s) for overrides
+
+
+@dataclass
+class ParseProblem:
+    file: str
+    message: str
+
+
+@dataclass
+class Extraction:
+    """Everything extracted from one SGLang tree."""
+
+    version: str
+    era: str  # "A" (ServerArgs.__post_init__) or "B" (resolve_once pipeline)
+    root: str
+    content_hash: str
+    fields: dict[str, FieldDecl] = field(default_factory=dict)
+    flags: list[Flag] = field(default_factory=list)
+    functions: dict[str, Function] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)  # function ids in resolution order (first visit)
+    entry: str = ""
+    sites: list[Site] = field(default_factory=list)
+    env_defaults: dict[str, Any] = field(default_factory=dict)  # environ.py declarations
+    env_types: dict[str, str] = field(default_factory=dict)
+    model_overrides: dict[str, Any] = field(default_factory=dict)  # constant MODEL_OVERRIDES table
+    problems: list[ParseProblem] = field(default_factory=list)
+    files_scanned: list[str] = field(default_factory=list)
+
+    # -- lookups -----------------------------------------------------------
+    def flag_for(self, option: str) -> Flag | None:
+        for flag in self.flags:
+            if option in flag.option_strings:
+                return flag
+        return None
+
+    def flags_for_dest(self, dest: str) -> list[Flag]:
+        return [f for f in self.flags if f.dest == dest]
+
+    def sites_for(self, field_name: str, kind: str | None = None) -> list[Site]:
+        out = []
+        for site in self.sites:
+            if kind and site.kind != kind:
+                continue
+            if site.field == field_name or field_name in site.reads.fields:
+                out.append(site)
+        return out
+
+    # -- JSON --------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Extraction":
+        def loc(d):
+            return Location(**d) if d else None
+
+        def reads(d):
+            return Reads(**d) if d else Reads()
+
+        def guards(items):
+            return [Guard(**{**g, "location": loc(g.get("location"))}) for g in items]
+
+        ext = cls(
+            version=data["version"],
+            era=data["era"],
+            root=data["root"],
+            content_hash=data["content_hash"],
+        )
+        ext.fields = {
+            k: FieldDecl(**{**v, "location": loc(v.get("location"))}) for k, v in data["fields"].items()
+        }
+        ext.flags = [Flag(**{**f, "location": loc(f.get("location"))}) for f in data["flags"]]
+        ext.functions = {k: Function(**v) for k, v in data["functions"].items()}
+        ext.calls = [
+            Call(**{**c, "location": loc(c["location"]), "guards": guards(c.get("guards", []))})
+            for c in data["calls"]
+        ]
+        ext.order = list(data["order"])
+        ext.entry = data.get("entry", "")
+        ext.sites = [
+            Site(
+                **{
+                    **s,
+                    "location": loc(s["location"]),
+                    "guards": guards(s.get("guards", [])),
+                    "reads": reads(s.get("reads")),
+                    "guard_reads": reads(s.get("guard_reads")),
+                    "value_reads": reads(s.get("value_reads")),
+                }
+            )
+            for s in data["sites"]
+        ]
+        ext.env_defaults = dict(data.get("env_defaults", {}))
+        ext.env_types = dict(data.get("env_types", {}))
+        ext.model_overrides = dict(data.get("model_overrides", {}))
+        ext.problems = [ParseProblem(**p) for p in data.get("problems", [])]
+        ext.files_scanned = list(data.get("files_scanned", []))
+        return ext

@@ -1,0 +1,237 @@
+"""The Trace: one schema for what resolution did, shared by the symbolic engine and the replay.
+
+A Trace is an ordered list of events (field writes, env writes, warnings, the
+raise, hardware probes), the final value of every field, and, for the symbolic
+engine, the alternatives that depend on inputs it could not know. Both engines
+produce it, so comparison and reports are written once.
+
+Values are JSON-safe: ``encode_value`` turns anything else into a tagged dict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Event kinds
+WRITE = "write"
+ENV_WRITE = "env_write"
+WARNING = "warning"
+RAISE = "raise"
+PROBE = "probe"
+EVENT_KINDS = (WRITE, ENV_WRITE, WARNING, RAISE, PROBE)
+
+
+class Unknown:
+    """A value the symbolic engine could not know (an unanswered probe, an unmodeled call)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str = "unknown"):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<unknown: {self.reason}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unknown) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash(("Unknown", self.reason))
+
+
+def encode_value(value: Any, _depth: int = 0) -> Any:
+    """Turn a value into JSON-safe data; non-JSON values become ``{"repr": ...}``."""
+    if _depth > 8:
+        return {"repr": "..."}
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return {"repr": repr(value)}
+        return value
+    if isinstance(value, Unknown):
+        return {"unknown": value.reason}
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v, _depth + 1) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            if set(value) in ({"repr"}, {"unknown"}):  # already encoded
+                return value
+            return {"dict": {k: encode_value(v, _depth + 1) for k, v in value.items()}}
+        return {"repr": repr(value)[:500]}
+    if isinstance(value, (set, frozenset)):
+        try:
+            return [encode_value(v, _depth + 1) for v in sorted(value)]
+        except TypeError:
+            return [encode_value(v, _depth + 1) for v in value]
+    return {"repr": repr(value)[:500]}
+
+
+def decode_value(data: Any) -> Any:
+    if isinstance(data, dict):
+        if "unknown" in data and len(data) == 1:
+            return Unknown(data["unknown"])
+        if "dict" in data and len(data) == 1:
+            return {k: decode_value(v) for k, v in data["dict"].items()}
+        return data
+    if isinstance(data, list):
+        return [decode_value(v) for v in data]
+    return data
+
+
+def is_unknown(value: Any) -> bool:
+    return isinstance(value, Unknown)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Compare two encoded values, treating tuples and lists alike."""
+    return json.dumps(encode_value(a), sort_keys=True) == json.dumps(encode_value(b), sort_keys=True)
+
+
+@dataclass
+class SiteRef:
+    file: str  # relative to the SGLang root: sglang/srt/server_args.py
+    line: int
+    function: str = ""
+
+    def short(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class GuardValue:
+    """A condition on the way to an event, with the value it had."""
+
+    expr: str
+    polarity: bool = True  # True: the condition held; False: its negation held
+    value: Any = None  # encoded value of the condition expression (True/False/unknown)
+
+
+@dataclass
+class Event:
+    kind: str  # one of EVENT_KINDS
+    site: SiteRef | None = None
+    field: str | None = None  # field written (write) or env var (env_write) or probe name (probe)
+    old: Any = None
+    new: Any = None
+    guards: list[GuardValue] = field(default_factory=list)
+    certain: bool = True  # False: happens only on some alternatives (see ``condition``)
+    condition: list[str] = field(default_factory=list)  # the unknown-input assumptions it depends on
+    message: str | None = None  # warning / raise text
+    exc_type: str | None = None
+    level: str | None = None
+    source: str | None = None  # declare_resolution source, model override, etc.
+    idiom: str | None = None
+
+
+@dataclass
+class Alternative:
+    """One outcome that depends on inputs the engine could not know."""
+
+    condition: list[str]  # assumptions, e.g. ["is_sm100_supported() == True"]
+    final: dict[str, Any] = field(default_factory=dict)  # fields that differ from Trace.final
+    error: Event | None = None
+
+
+@dataclass
+class Trace:
+    engine: str  # "symbolic" or "replay"
+    sglang_version: str = ""
+    sglang_source: str = ""  # where the tree came from
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    profile: str = ""
+    model_arch: str | None = None
+    given: dict[str, Any] = field(default_factory=dict)  # what the user's flags set, by field
+    events: list[Event] = field(default_factory=list)
+    final: dict[str, Any] = field(default_factory=dict)
+    error: Event | None = None
+    alternatives: list[Alternative] = field(default_factory=list)
+    probes: list[dict[str, Any]] = field(default_factory=list)  # {"name", "answer", "how"}
+    stand_ins: list[str] = field(default_factory=list)  # import stand-ins touched (replay)
+    resolved_overrides: list[Any] = field(default_factory=list)  # SGLang's own stash (replay, era B)
+    notes: list[str] = field(default_factory=list)
+    complete: bool = True  # False when the run stopped early (timeout, crash)
+    schema: int = SCHEMA_VERSION
+
+    # -- convenience -------------------------------------------------------
+    def writes(self, field_name: str | None = None) -> list[Event]:
+        return [e for e in self.events if e.kind == WRITE and (field_name is None or e.field == field_name)]
+
+    def warnings(self) -> list[Event]:
+        return [e for e in self.events if e.kind == WARNING]
+
+    # -- JSON --------------------------------------------------------------
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["final"] = {k: encode_value(v) for k, v in self.final.items()}
+        data["given"] = {k: encode_value(v) for k, v in self.given.items()}
+        for ev_data, ev in zip(data["events"], self.events):
+            ev_data["old"] = encode_value(ev.old)
+            ev_data["new"] = encode_value(ev.new)
+            for g_data, g in zip(ev_data["guards"], ev.guards):
+                g_data["value"] = encode_value(g.value)
+        if self.error is not None:
+            data["error"]["old"] = encode_value(self.error.old)
+            data["error"]["new"] = encode_value(self.error.new)
+            for g_data, g in zip(data["error"]["guards"], self.error.guards):
+                g_data["value"] = encode_value(g.value)
+        for alt_data, alt in zip(data["alternatives"], self.alternatives):
+            alt_data["final"] = {k: encode_value(v) for k, v in alt.final.items()}
+            if alt.error is not None:
+                for g_data, g in zip(alt_data["error"]["guards"], alt.error.guards):
+                    g_data["value"] = encode_value(g.value)
+        data["resolved_overrides"] = encode_value(self.resolved_overrides)
+        data["probes"] = encode_value(self.probes)
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Trace":
+        def site(d):
+            return SiteRef(**d) if d else None
+
+        def event(d):
+            if d is None:
+                return None
+            return Event(
+                **{
+                    **d,
+                    "site": site(d.get("site")),
+                    "old": decode_value(d.get("old")),
+                    "new": decode_value(d.get("new")),
+                    "guards": [
+                        GuardValue(**{**g, "value": decode_value(g.get("value"))}) for g in d.get("guards", [])
+                    ],
+                }
+            )
+
+        known = {f.name for f in dataclasses.fields(cls)}
+        data = {k: v for k, v in data.items() if k in known}
+        trace = cls(**{**data, "events": [], "error": None, "alternatives": []})
+        trace.events = [event(e) for e in data.get("events", [])]
+        trace.error = event(data.get("error"))
+        trace.final = {k: decode_value(v) for k, v in data.get("final", {}).items()}
+        trace.given = {k: decode_value(v) for k, v in data.get("given", {}).items()}
+        trace.alternatives = [
+            Alternative(
+                condition=a["condition"],
+                final={k: decode_value(v) for k, v in a.get("final", {}).items()},
+                error=event(a.get("error")),
+            )
+            for a in data.get("alternatives", [])
+        ]
+        trace.probes = decode_value(data.get("probes", []))
+        trace.resolved_overrides = decode_value(data.get("resolved_overrides", []))
+        return trace
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trace":
+        return cls.from_dict(json.loads(text))
