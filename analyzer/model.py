@@ -11,8 +11,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-# A literal value we could not (or chose not to) evaluate statically.
-NOT_LITERAL = {"not_literal": True}
+# A literal value we could not (or chose not to) evaluate statically. A string
+# sentinel (not an object) so that it survives the JSON cache unchanged.
+NOT_LITERAL = "\x00not-literal"
 
 
 @dataclass(frozen=True)
@@ -84,26 +85,13 @@ class Flag:
 
 
 @dataclass
-class Guard:
-    """A condition that must hold (``polarity=True``) or fail for a site to run."""
-
-    expr: str
-    polarity: bool = True
-    kind: str = "if"  # if, elif, else, early-return, loop, while, ternary, try, except, match
-    location: Location | None = None
-
-    def text(self) -> str:
-        return self.expr if self.polarity else f"not ({self.expr})"
-
-
-@dataclass
 class Reads:
     """The inputs an expression (or a set of guards) reads."""
 
-    fields: list[str] = field(default_factory=list)
-    env: list[str] = field(default_factory=list)
-    probes: list[str] = field(default_factory=list)
-    model: list[str] = field(default_factory=list)
+    fields: list[str] = dataclasses.field(default_factory=list)
+    env: list[str] = dataclasses.field(default_factory=list)
+    probes: list[str] = dataclasses.field(default_factory=list)
+    model: list[str] = dataclasses.field(default_factory=list)
 
     def merge(self, other: "Reads") -> "Reads":
         return Reads(
@@ -125,6 +113,20 @@ def _union(a: list[str], b: list[str]) -> list[str]:
     return out
 
 
+@dataclass
+class Guard:
+    """A condition that must hold (``polarity=True``) or fail for a site to run."""
+
+    expr: str
+    polarity: bool = True
+    kind: str = "if"  # if, elif, else, early-return, loop, while, ternary, try, except, match
+    location: Location | None = None
+    reads: Reads = dataclasses.field(default_factory=Reads)  # the inputs the condition reads
+
+    def text(self) -> str:
+        return self.expr if self.polarity else f"not ({self.expr})"
+
+
 # Site kinds
 WRITE = "write"
 ENV_WRITE = "env"
@@ -144,10 +146,10 @@ class Site:
     env: str | None = None  # env var written (env sites)
     value: str | None = None  # source text of the value expression
     literal: Any = NOT_LITERAL  # the value when it is a literal
-    guards: list[Guard] = field(default_factory=list)
-    reads: Reads = field(default_factory=Reads)  # what the guards and the value read
-    guard_reads: Reads = field(default_factory=Reads)
-    value_reads: Reads = field(default_factory=Reads)
+    guards: list[Guard] = dataclasses.field(default_factory=list)
+    reads: Reads = dataclasses.field(default_factory=Reads)  # what the guards and the value read
+    guard_reads: Reads = dataclasses.field(default_factory=Reads)
+    value_reads: Reads = dataclasses.field(default_factory=Reads)
     message: str | None = None  # template of a raise/warn message, ``{expr}`` for formatted parts
     message_parts: list[Any] | None = None  # [str | {"expr": src}] for matching
     exc_type: str | None = None  # raise: ValueError, AssertionError, ...
@@ -171,7 +173,7 @@ class Call:
     location: Location
     order: int  # position of the call inside the caller
     via: str = "call"  # call, run_hook, post_process, foreign_defaults, override_dispatch
-    guards: list[Guard] = field(default_factory=list)
+    guards: list[Guard] = dataclasses.field(default_factory=list)
     resolved: bool = True
 
 
@@ -184,8 +186,8 @@ class Function:
     qualname: str
     line: int
     end_line: int
-    params: list[str] = field(default_factory=list)
-    decorators: list[str] = field(default_factory=list)
+    params: list[str] = dataclasses.field(default_factory=list)
+    decorators: list[str] = dataclasses.field(default_factory=list)
     role: str | None = None  # model-override, predicate-override, post-process, hook, entry, probe
     role_arg: str | None = None  # architecture name(s) for overrides
 
@@ -204,18 +206,18 @@ class Extraction:
     era: str  # "A" (ServerArgs.__post_init__) or "B" (resolve_once pipeline)
     root: str
     content_hash: str
-    fields: dict[str, FieldDecl] = field(default_factory=dict)
-    flags: list[Flag] = field(default_factory=list)
-    functions: dict[str, Function] = field(default_factory=dict)
-    calls: list[Call] = field(default_factory=list)
-    order: list[str] = field(default_factory=list)  # function ids in resolution order (first visit)
+    fields: dict[str, FieldDecl] = dataclasses.field(default_factory=dict)
+    flags: list[Flag] = dataclasses.field(default_factory=list)
+    functions: dict[str, Function] = dataclasses.field(default_factory=dict)
+    calls: list[Call] = dataclasses.field(default_factory=list)
+    order: list[str] = dataclasses.field(default_factory=list)  # function ids in resolution order (first visit)
     entry: str = ""
-    sites: list[Site] = field(default_factory=list)
-    env_defaults: dict[str, Any] = field(default_factory=dict)  # environ.py declarations
-    env_types: dict[str, str] = field(default_factory=dict)
-    model_overrides: dict[str, Any] = field(default_factory=dict)  # constant MODEL_OVERRIDES table
-    problems: list[ParseProblem] = field(default_factory=list)
-    files_scanned: list[str] = field(default_factory=list)
+    sites: list[Site] = dataclasses.field(default_factory=list)
+    env_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)  # environ.py declarations
+    env_types: dict[str, str] = dataclasses.field(default_factory=dict)
+    model_overrides: dict[str, Any] = dataclasses.field(default_factory=dict)  # constant MODEL_OVERRIDES table
+    problems: list[ParseProblem] = dataclasses.field(default_factory=list)
+    files_scanned: list[str] = dataclasses.field(default_factory=list)
 
     # -- lookups -----------------------------------------------------------
     def flag_for(self, option: str) -> Flag | None:
@@ -249,7 +251,7 @@ class Extraction:
             return Reads(**d) if d else Reads()
 
         def guards(items):
-            return [Guard(**{**g, "location": loc(g.get("location"))}) for g in items]
+            return [Guard(**{**g, "location": loc(g.get("location")), "reads": reads(g.get("reads"))}) for g in items]
 
         ext = cls(
             version=data["version"],

@@ -119,9 +119,9 @@ class Event:
     field: str | None = None  # field written (write) or env var (env_write) or probe name (probe)
     old: Any = None
     new: Any = None
-    guards: list[GuardValue] = field(default_factory=list)
+    guards: list[GuardValue] = dataclasses.field(default_factory=list)
     certain: bool = True  # False: happens only on some alternatives (see ``condition``)
-    condition: list[str] = field(default_factory=list)  # the unknown-input assumptions it depends on
+    condition: list[str] = dataclasses.field(default_factory=list)  # the unknown-input assumptions it depends on
     message: str | None = None  # warning / raise text
     exc_type: str | None = None
     level: str | None = None
@@ -134,7 +134,7 @@ class Alternative:
     """One outcome that depends on inputs the engine could not know."""
 
     condition: list[str]  # assumptions, e.g. ["is_sm100_supported() == True"]
-    final: dict[str, Any] = field(default_factory=dict)  # fields that differ from Trace.final
+    final: dict[str, Any] = dataclasses.field(default_factory=dict)  # fields that differ from Trace.final
     error: Event | None = None
 
 
@@ -143,19 +143,19 @@ class Trace:
     engine: str  # "symbolic" or "replay"
     sglang_version: str = ""
     sglang_source: str = ""  # where the tree came from
-    argv: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
+    argv: list[str] = dataclasses.field(default_factory=list)
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
     profile: str = ""
     model_arch: str | None = None
-    given: dict[str, Any] = field(default_factory=dict)  # what the user's flags set, by field
-    events: list[Event] = field(default_factory=list)
-    final: dict[str, Any] = field(default_factory=dict)
+    given: dict[str, Any] = dataclasses.field(default_factory=dict)  # what the user's flags set, by field
+    events: list[Event] = dataclasses.field(default_factory=list)
+    final: dict[str, Any] = dataclasses.field(default_factory=dict)
     error: Event | None = None
-    alternatives: list[Alternative] = field(default_factory=list)
-    probes: list[dict[str, Any]] = field(default_factory=list)  # {"name", "answer", "how"}
-    stand_ins: list[str] = field(default_factory=list)  # import stand-ins touched (replay)
-    resolved_overrides: list[Any] = field(default_factory=list)  # SGLang's own stash (replay, era B)
-    notes: list[str] = field(default_factory=list)
+    alternatives: list[Alternative] = dataclasses.field(default_factory=list)
+    probes: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # {"name", "answer", "how"}
+    stand_ins: list[str] = dataclasses.field(default_factory=list)  # import stand-ins touched (replay)
+    resolved_overrides: list[Any] = dataclasses.field(default_factory=list)  # SGLang's own stash (replay, era B)
+    notes: list[str] = dataclasses.field(default_factory=list)
     complete: bool = True  # False when the run stopped early (timeout, crash)
     schema: int = SCHEMA_VERSION
 

@@ -1,0 +1,258 @@
+"""Find or fetch an SGLang source tree, tell its version and content hash.
+
+``--sglang`` selects a tree:
+
+- ``installed`` (default): the SGLang of the current interpreter, found through
+  ``importlib.util.find_spec`` on the top package only (nothing of SGLang is
+  imported, so no torch, no GPU probing);
+- a version such as ``0.5.11``: the wheel is downloaded once with
+  ``pip download --no-deps sglang==VERSION`` into the user cache and its Python
+  sources unpacked there;
+- a path: a directory holding ``sglang/`` (site-packages, a checkout's
+  ``python/``) or the ``sglang`` package directory itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SourceError
+
+VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.-]?(post|dev|rc|a|b)\d*)*$")
+
+# Only these parts of a tree are read; hashing and unpacking skip the rest.
+SOURCE_SUFFIXES = (".py",)
+
+
+def cache_root() -> Path:
+    """The user cache: ``$SGTRACE_CACHE``, else ``$XDG_CACHE_HOME/sgtrace``, else ``~/.cache/sgtrace``."""
+    explicit = os.environ.get("SGTRACE_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sgtrace"
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    """An SGLang tree on disk: ``root`` holds the ``sglang`` package directory."""
+
+    root: Path
+    version: str
+    origin: str  # "installed", "fetched", "path"
+    description: str  # where it came from, in words
+
+    @property
+    def package(self) -> Path:
+        return self.root / "sglang"
+
+    def rel(self, path: Path | str) -> str:
+        """Path relative to the tree root, with forward slashes (``sglang/srt/server_args.py``)."""
+        return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+
+    def content_hash(self) -> str:
+        return tree_hash(self.root)
+
+
+def tree_hash(root: Path) -> str:
+    """A hash of the files that extraction reads (names, sizes and mtimes are not enough across copies)."""
+    digest = hashlib.sha256()
+    srt = root / "sglang" / "srt"
+    for path in sorted(_hashed_files(root)):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    if not srt.exists():
+        digest.update(b"no-srt")
+    return digest.hexdigest()[:24]
+
+
+def _hashed_files(root: Path):
+    """The files that extraction parses: server_args, arg_groups, environ and the modules they reach.
+
+    Hashing every file of a 4,700-file tree costs more than parsing the few we
+    need, so the hash covers ``sglang/srt`` Python files only.
+    """
+    srt = root / "sglang" / "srt"
+    for dirpath, dirnames, filenames in os.walk(srt):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            if name.endswith(SOURCE_SUFFIXES):
+                yield Path(dirpath) / name
+    for extra in ("version.py", "_version.py"):
+        path = root / "sglang" / extra
+        if path.exists():
+            yield path
+
+
+def read_version(root: Path) -> str:
+    """The version of the tree at ``root``, from the tree itself.
+
+    ``sglang/_version.py`` (written by setuptools-scm at build time), else the
+    ``sglang-X.dist-info`` beside the package, else ``__version__`` in
+    ``sglang/version.py``.
+    """
+    generated = root / "sglang" / "_version.py"
+    if generated.exists():
+        match = re.search(r"""__version__\s*(?::\s*str\s*)?=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""", generated.read_text())
+        if match:
+            return match.group(1)
+    for info in sorted(root.glob("sglang-*.dist-info")):
+        meta = info / "METADATA"
+        if meta.exists():
+            for line in meta.read_text(errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+    version_py = root / "sglang" / "version.py"
+    if version_py.exists():
+        match = re.search(r"""__version__\s*=\s*['"]([^'"]+)['"]""", version_py.read_text())
+        if match:
+            return match.group(1)
+    return "unknown"
+
+
+def resolve(spec: str | None) -> SourceTree:
+    """Turn a ``--sglang`` value into a SourceTree, fetching the wheel when needed."""
+    spec = (spec or "installed").strip()
+    if spec == "installed":
+        return installed_tree()
+    if VERSION_RE.match(spec) and not Path(spec).exists():
+        return fetched_tree(spec)
+    return path_tree(Path(spec))
+
+
+def installed_tree() -> SourceTree:
+    try:
+        spec = importlib.util.find_spec("sglang")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise SourceError(
+            f"SGLang is not installed in this interpreter ({sys.executable})",
+            hint="pass --sglang VERSION (e.g. --sglang 0.5.11) to fetch one, or --sglang PATH to a source tree",
+        )
+    package = Path(list(spec.submodule_search_locations)[0])
+    root = package.parent
+    return SourceTree(root=root, version=read_version(root), origin="installed", description=f"installed at {package}")
+
+
+def path_tree(path: Path) -> SourceTree:
+    path = path.expanduser()
+    if not path.exists():
+        raise SourceError(
+            f"no SGLang source tree at {path}",
+            hint="--sglang takes 'installed', a version such as 0.5.11, or a path to a directory holding sglang/",
+        )
+    if path.name == "sglang" and (path / "srt").is_dir():
+        path = path.parent
+    elif (path / "python" / "sglang" / "srt").is_dir():  # a git checkout of the repository
+        path = path / "python"
+    if not (path / "sglang" / "srt").is_dir():
+        raise SourceError(
+            f"{path} holds no sglang/srt package",
+            hint="point --sglang at site-packages, a checkout's python/ folder, or the sglang package folder",
+        )
+    return SourceTree(root=path.resolve(), version=read_version(path), origin="path", description=f"source tree at {path}")
+
+
+def fetched_dir(version: str) -> Path:
+    return cache_root() / "sources" / version
+
+
+def fetched_tree(version: str, fetch: bool = True) -> SourceTree:
+    target = fetched_dir(version)
+    if not (target / "sglang" / "srt" / "server_args.py").exists() or not (target / ".complete").exists():
+        if not fetch:
+            raise SourceError(f"SGLang {version} is not in the cache", hint=f"run: sgtrace sources fetch {version}")
+        fetch_version(version)
+    return SourceTree(root=target, version=read_version(target), origin="fetched", description=f"PyPI wheel sglang=={version}, cached at {target}")
+
+
+def fetch_version(version: str) -> Path:
+    """Download the wheel with pip and unpack its Python sources into the cache, atomically."""
+    target = fetched_dir(version)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"sgtrace-fetch-{version}-", dir=target.parent) as tmp:
+        tmp_path = Path(tmp)
+        wheel = _download_wheel(version, tmp_path / "dl")
+        staging = tmp_path / "tree"
+        _unpack_sources(wheel, staging)
+        (staging / ".complete").write_text(wheel.name + "\n")
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(staging, target)
+        except OSError:
+            # Another process finished the same fetch first; its tree is as good as ours.
+            if not (target / ".complete").exists():
+                raise
+    return target
+
+
+def _download_wheel(version: str, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d", str(dest), f"sglang=={version}"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise SourceError(f"downloading sglang=={version} timed out", hint="check the network or pass --sglang PATH")
+    wheels = sorted(dest.glob("sglang-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        last = (proc.stderr or proc.stdout).strip().splitlines()
+        reason = last[-1] if last else "pip failed"
+        if "No matching distribution" in (proc.stderr or "") or "Could not find a version" in (proc.stderr or ""):
+            raise SourceError(
+                f"SGLang {version} does not exist on PyPI",
+                hint="`pip index versions sglang` lists the releases; sgtrace supports 0.5.7 and newer",
+            )
+        raise SourceError(f"could not download sglang=={version}: {reason}", hint="check the network or pass --sglang PATH")
+    return wheels[0]
+
+
+def _unpack_sources(wheel: Path, staging: Path) -> None:
+    staging.mkdir(parents=True)
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            for info in zf.infolist():
+                name = info.filename
+                keep = (name.startswith("sglang/") and name.endswith(SOURCE_SUFFIXES)) or (
+                    ".dist-info/" in name and name.endswith(("METADATA", "entry_points.txt"))
+                )
+                if keep and ".." not in Path(name).parts:
+                    zf.extract(info, staging)
+    except zipfile.BadZipFile as exc:
+        raise SourceError(f"the wheel {wheel.name} is corrupt: {exc}", hint="remove it from the cache and fetch again")
+
+
+def list_cached() -> list[SourceTree]:
+    base = cache_root() / "sources"
+    trees = []
+    if base.exists():
+        for entry in sorted(base.iterdir(), key=lambda p: _version_key(p.name)):
+            if (entry / ".complete").exists():
+                trees.append(SourceTree(entry, read_version(entry), "fetched", f"cached at {entry}"))
+    return trees
+
+
+def _version_key(text: str):
+    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-]", text))
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split("."):
+        digits = re.match(r"\d+", piece)
+        if not digits:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts)
