@@ -124,7 +124,10 @@ class Guard:
     reads: Reads = dataclasses.field(default_factory=Reads)  # the inputs the condition reads
 
     def text(self) -> str:
-        return self.expr if self.polarity else f"not ({self.expr})"
+        if self.polarity:
+            return self.expr
+        simple = self.expr.replace("_", "").replace(".", "").replace("()", "").isalnum()
+        return f"not {self.expr}" if simple else f"not ({self.expr})"
 
 
 # Site kinds
@@ -190,6 +193,7 @@ class Function:
     decorators: list[str] = dataclasses.field(default_factory=list)
     role: str | None = None  # model-override, predicate-override, post-process, hook, entry, probe
     role_arg: str | None = None  # architecture name(s) for overrides
+    reads: Reads = dataclasses.field(default_factory=Reads)  # everything the body reads (for helper methods)
 
 
 @dataclass
@@ -230,11 +234,12 @@ class Extraction:
         return [f for f in self.flags if f.dest == dest]
 
     def sites_for(self, field_name: str, kind: str | None = None) -> list[Site]:
+        """Writes to the field, and (unless ``kind`` is write) the sites whose guards or values read it."""
         out = []
         for site in self.sites:
             if kind and site.kind != kind:
                 continue
-            if site.field == field_name or field_name in site.reads.fields:
+            if site.field == field_name or (kind != "write" and field_name in site.reads.fields):
                 out.append(site)
         return out
 
@@ -263,7 +268,7 @@ class Extraction:
             k: FieldDecl(**{**v, "location": loc(v.get("location"))}) for k, v in data["fields"].items()
         }
         ext.flags = [Flag(**{**f, "location": loc(f.get("location"))}) for f in data["flags"]]
-        ext.functions = {k: Function(**v) for k, v in data["functions"].items()}
+        ext.functions = {k: Function(**{**v, "reads": reads(v.get("reads"))}) for k, v in data["functions"].items()}
         ext.calls = [
             Call(**{**c, "location": loc(c["location"]), "guards": guards(c.get("guards", []))})
             for c in data["calls"]

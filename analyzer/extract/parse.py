@@ -1,0 +1,363 @@
+"""Parse SGLang modules with libcst, once each, and index what every pass needs.
+
+A ``ModuleIndex`` holds one parsed file: its CST, positions, the names it
+imports (and from where), its top-level functions and classes, and the source
+text of any node. Files libcst cannot parse are reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+import bisect
+
+from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
+
+from ..model import Location, ParseProblem
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """Source text of a node, on one line where it spans several."""
+    text = _EMPTY_MODULE.code_for_node(node)
+    if "\n" in text:
+        text = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    return text
+
+
+@dataclass
+class ImportedName:
+    module: str  # dotted module the name comes from (``sglang.srt.utils``)
+    name: str | None  # the attribute imported, None for ``import a.b as c``
+
+
+@dataclass
+class ModuleIndex:
+    rel: str  # path relative to the SGLang root
+    dotted: str  # ``sglang.srt.server_args``
+    module: cst.Module
+    spans: dict  # node -> ByteSpan (start offset, length)
+    line_starts: list[int]  # byte offset of each line's first character
+    line_offset: int = 0  # a snippet (one function parsed alone) starts this many lines into the file
+    col_offset: int = 0  # and was dedented by this many columns
+    imports: dict[str, ImportedName] = field(default_factory=dict)  # module-level imports
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)  # qualname -> def (top-level + methods)
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
+    assignments: dict[str, cst.BaseExpression] = field(default_factory=dict)  # module-level NAME = expr
+
+    def _line_col(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line + self.line_offset, offset - self.line_starts[line - 1] + self.col_offset
+
+    def location(self, node: cst.CSTNode, function: str = "") -> Location:
+        span = self.spans.get(node)
+        if span is None:
+            return Location(self.rel, 0, 0, function)
+        line, col = self._line_col(span.start)
+        return Location(self.rel, line, col, function)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        span = self.spans.get(node)
+        return self._line_col(span.start)[0] if span else 0
+
+    def end_line_of(self, node: cst.CSTNode) -> int:
+        span = self.spans.get(node)
+        return self._line_col(span.start + max(span.length - 1, 0))[0] if span else 0
+
+
+def dotted_name(rel: str) -> str:
+    path = rel[:-3] if rel.endswith(".py") else rel
+    parts = path.split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def module_to_rel(root: Path, dotted: str) -> str | None:
+    """The file of a dotted module inside the tree, or None."""
+    base = root.joinpath(*dotted.split("."))
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py").relative_to(root).as_posix()
+    if (base / "__init__.py").is_file():
+        return (base / "__init__.py").relative_to(root).as_posix()
+    return None
+
+
+def resolve_relative(current_dotted: str, is_package: bool, level: int, module: str | None) -> str:
+    parts = current_dotted.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    if module:
+        parts.append(module)
+    return ".".join(parts)
+
+
+def import_target(node: cst.ImportFrom, current: str, is_package: bool) -> str:
+    module = code_of(node.module) if node.module is not None else None
+    level = len(node.relative)
+    if level:
+        return resolve_relative(current, is_package, level, module)
+    return module or ""
+
+
+def collect_imports(body, current: str, is_package: bool) -> dict[str, ImportedName]:
+    """Names bound by import statements directly in ``body`` (module or function level)."""
+    names: dict[str, ImportedName] = {}
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                _collect_import(small, names, current, is_package)
+        elif isinstance(stmt, (cst.If, cst.Try)):
+            # ``if TYPE_CHECKING:`` / ``try: import x except ImportError`` at module level
+            inner = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+            names.update(collect_imports(inner, current, is_package))
+    return names
+
+
+def _collect_import(small, names, current, is_package):
+    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        target = import_target(small, current, is_package)
+        for alias in small.names:
+            bound = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
+            names[bound] = ImportedName(target, code_of(alias.name))
+    elif isinstance(small, cst.Import):
+        for alias in small.names:
+            full = code_of(alias.name)
+            if alias.asname:
+                names[code_of(alias.asname.name)] = ImportedName(full, None)
+            else:
+                names[full.split(".")[0]] = ImportedName(full.split(".")[0], None)
+
+
+def parse_file(root: Path, rel: str) -> tuple[ModuleIndex | None, ParseProblem | None]:
+    path = root / rel
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        return None, ParseProblem(rel, f"cannot read: {exc}")
+    return parse_source(source, rel)
+
+
+def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int = 0) -> tuple[ModuleIndex | None, ParseProblem | None]:
+    try:
+        module = cst.parse_module(source)
+    except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, ParseProblem(rel, f"libcst cannot parse it: {first}")
+    # Byte spans cost half of what line/column positions cost; lines come from a table.
+    spans = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
+    line_starts = [0]
+    encoded = module.bytes
+    position = encoded.find(b"\n")
+    while position != -1:
+        line_starts.append(position + 1)
+        position = encoded.find(b"\n", position + 1)
+    dotted = dotted_name(rel)
+    is_package = rel.endswith("__init__.py")
+    index = ModuleIndex(
+        rel=rel, dotted=dotted, module=module, spans=spans, line_starts=line_starts, line_offset=line_offset, col_offset=col_offset
+    )
+    index.imports = collect_imports(module.body, dotted, is_package)
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            index.functions[stmt.name.value] = stmt
+        elif isinstance(stmt, cst.ClassDef):
+            index.classes[stmt.name.value] = stmt
+            for item in stmt.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    index.functions[f"{stmt.name.value}.{item.name.value}"] = item
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        index.assignments[target.value] = small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                    index.assignments[small.target.value] = small.value
+    return index, None
+
+
+@dataclass
+class LightModule:
+    """What Python's own ``ast`` tells fast: imports, and where each function is. Used for lookups."""
+
+    rel: str
+    dotted: str
+    source: bytes
+    imports: dict[str, ImportedName]
+    functions: dict[str, tuple[int, int, int]]  # qualname -> (first line incl. decorators, last line, column)
+    classes: set[str]
+
+
+def _light_imports(tree: ast.Module, dotted: str, is_package: bool) -> dict[str, ImportedName]:
+    names: dict[str, ImportedName] = {}
+
+    def add(stmt) -> None:
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level:
+                target = resolve_relative(dotted, is_package, stmt.level, stmt.module)
+            else:
+                target = stmt.module or ""
+            for alias in stmt.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = ImportedName(target, alias.name)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    names[alias.asname] = ImportedName(alias.name, None)
+                else:
+                    head = alias.name.split(".")[0]
+                    names[head] = ImportedName(head, None)
+
+    for stmt in tree.body:
+        add(stmt)
+        if isinstance(stmt, (ast.If, ast.Try)):
+            for inner in stmt.body:
+                add(inner)
+    return names
+
+
+def _light_functions(tree: ast.Module) -> tuple[dict[str, tuple[int, int, int]], set[str]]:
+    functions: dict[str, tuple[int, int, int]] = {}
+    classes: set[str] = set()
+
+    def span(node) -> tuple[int, int, int]:
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        return first, node.end_lineno or node.lineno, node.col_offset
+
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[stmt.name] = span(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            classes.add(stmt.name)
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions[f"{stmt.name}.{item.name}"] = span(item)
+    return functions, classes
+
+
+class SourceIndex:
+    """All modules of one tree: ``light`` (ast, for lookups), ``get`` (libcst, whole file), ``snippet`` (libcst, one function)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.modules: dict[str, ModuleIndex] = {}
+        self.problems: list[ParseProblem] = []
+        self._failed: set[str] = set()
+        self._light: dict[str, LightModule | None] = {}
+        self._snippets: dict[tuple[str, str], ModuleIndex | None] = {}
+
+    def light(self, rel: str) -> LightModule | None:
+        if rel in self._light:
+            return self._light[rel]
+        result = None
+        try:
+            source = (self.root / rel).read_bytes()
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, ValueError, RecursionError) as exc:
+            if rel not in self._failed:
+                self._failed.add(rel)
+                self.problems.append(ParseProblem(rel, f"cannot parse: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"))
+        else:
+            dotted = dotted_name(rel)
+            functions, classes = _light_functions(tree)
+            result = LightModule(rel, dotted, source, _light_imports(tree, dotted, rel.endswith("__init__.py")), functions, classes)
+        self._light[rel] = result
+        return result
+
+    def light_dotted(self, dotted: str) -> LightModule | None:
+        rel = module_to_rel(self.root, dotted)
+        return self.light(rel) if rel else None
+
+    def snippet(self, rel: str, qualname: str) -> ModuleIndex | None:
+        """One function of ``rel`` parsed alone; its positions are those of the whole file."""
+        key = (rel, qualname)
+        if key in self._snippets:
+            return self._snippets[key]
+        if rel in self.modules:  # already parsed whole
+            self._snippets[key] = self.modules[rel]
+            return self.modules[rel]
+        light = self.light(rel)
+        result = None
+        if light is not None and qualname in light.functions:
+            first, last, col = light.functions[qualname]
+            lines = light.source.splitlines(keepends=True)[first - 1 : last]
+            text = b"".join(line[col:] if line[:col].strip() == b"" else line for line in lines)
+            index, problem = parse_source(text, rel, line_offset=first - 1, col_offset=col)
+            if problem is not None:
+                self.problems.append(problem)
+            elif index is not None:
+                index.imports = dict(light.imports)
+                if "." in qualname:  # a method: file it under its class name
+                    index.functions = {f"{qualname.split('.')[0]}.{k}": v for k, v in index.functions.items()}
+                result = index
+        self._snippets[key] = result
+        return result
+
+    def get(self, rel: str) -> ModuleIndex | None:
+        if rel in self.modules:
+            return self.modules[rel]
+        if rel in self._failed:
+            return None
+        index, problem = parse_file(self.root, rel)
+        if problem:
+            self._failed.add(rel)
+            self.problems.append(problem)
+            return None
+        self.modules[rel] = index
+        return index
+
+    def get_dotted(self, dotted: str) -> ModuleIndex | None:
+        rel = module_to_rel(self.root, dotted)
+        return self.get(rel) if rel else None
+
+    def exists(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+
+# -- fast traversal ---------------------------------------------------------
+# libcst's visitor rebuilds every node it passes through; for read-only walks
+# over whole trees that costs more than parsing. These helpers read the
+# dataclass fields of each node directly.
+
+_SKIPPED_FIELDS = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "header", "footer", "lbracket", "rbracket", "lbrace", "rbrace", "colon", "star_tok", "newline")
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        import dataclasses
+
+        names = tuple(f.name for f in dataclasses.fields(kind) if not any(s in f.name for s in _SKIPPED_FIELDS))
+        _CHILD_FIELDS[kind] = names
+    return names
+
+
+def iter_children(node: cst.CSTNode):
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def walk(node: cst.CSTNode, enter) -> None:
+    """Pre-order walk; ``enter(node)`` returning False skips the node's children."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if enter(current) is False:
+            continue
+        children = list(iter_children(current))
+        children.reverse()
+        stack.extend(children)

@@ -1,0 +1,241 @@
+"""What an expression reads: server-arg fields, env vars, hardware probes, model-config attributes.
+
+``ReadScope`` carries what the enclosing function knows: which names hold the
+server-args record (``self``, ``server_args``, a ``resolving_view``), which
+local names are bound to what, and the module's imports. ``reads_of`` walks an
+expression once and sorts every input it meets into a ``Reads``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..model import Reads
+from .parse import ImportedName, code_of, walk
+
+# Modules whose functions answer hardware/platform questions.
+PROBE_MODULES = (
+    "sglang.srt.utils",
+    "sglang.srt.utils.common",
+    "sglang.srt.platforms",
+    "sglang.srt.runtime_context",
+    "sglang.srt.hardware_backend",
+    "sglang.srt.layers.quantization.fp8_utils",
+)
+PROBE_NAME = re.compile(
+    r"^(_?is_[a-z0-9_]*(supported|available|cuda|hip|npu|cpu|xpu|musa|mps|hpu|blackwell|hopper|sm\d+[a-z_]*|gfx\d*[a-z_]*|cuda_alike|host_cpu_[a-z0-9_]+)|"
+    r"get_device[a-z_]*|get_platform|get_nvgpu_memory_capacity|get_amdgpu_memory_capacity|get_gpu_memory_capacity|"
+    r"get_cuda_version|get_device_sm|get_device_capability|get_device_name|get_bool_env_var|cpu_has_[a-z0-9_]+|"
+    r"xpu_has_[a-z0-9_]+|supports_[a-z0-9_]+|use_mlx|get_compiler_backend|check_cuda_result)$"
+)
+# Calls that read an env var by literal name: name -> positional index of the var name.
+ENV_READ_CALLS = {"get_bool_env_var": 0, "get_int_env_var": 0, "getenv": 0, "get_env": 0}
+# Names and calls that stand for the model's config.
+MODEL_ROOT_NAMES = ("hf_config", "model_config", "text_config", "hf_text_config")
+MODEL_ROOT_CALLS = ("get_model_config", "model_config_of", "get_hf_config", "get_config")
+# Calls that return a view of the server-args record.
+VIEW_CALLS = ("resolving_view", "resolved_view", "ResolvedView", "record_of", "get_server_args", "get_global_server_args")
+# Parameters that hold the record, by name.
+RECEIVER_PARAMS = ("server_args", "view", "cfg", "sa", "resolved", "record")
+
+
+@dataclass
+class ReadScope:
+    """What a function knows while its expressions are read."""
+
+    receivers: set[str]
+    field_names: set[str]
+    imports: dict[str, ImportedName] = field(default_factory=dict)
+    locals: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # name -> assigned values
+    params: set[str] = field(default_factory=set)
+    aliases: dict[str, tuple[str, str]] = field(default_factory=dict)  # local copy of a field -> (field, path)
+
+    def is_receiver(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Name) and node.value in self.receivers
+
+    def is_probe_name(self, name: str) -> bool:
+        imported = self.imports.get(name)
+        if imported is not None:
+            module = imported.module
+            if any(module == m or module.startswith(m + ".") for m in PROBE_MODULES):
+                return PROBE_NAME.match(imported.name or name) is not None or module.endswith("runtime_context")
+            if module.startswith("sglang."):
+                return PROBE_NAME.match(imported.name or name) is not None and "env" not in name
+            return False
+        return PROBE_NAME.match(name) is not None and name != "get_bool_env_var"
+
+
+def literal_string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = literal_string(node.left), literal_string(node.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def env_name_of(node: cst.BaseExpression) -> str | None:
+    """``envs.NAME`` (optionally ``.get()``-ed later) -> NAME."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "envs":
+        return node.attr.value
+    return None
+
+
+def _os_environ(node: cst.BaseExpression, scope: ReadScope) -> bool:
+    text = code_of(node)
+    if text == "os.environ":
+        return True
+    return text == "environ" and scope.imports.get("environ", ImportedName("", None)).module == "os"
+
+
+class _Reader:
+    def __init__(self, scope: ReadScope, reads: Reads, seen: set[str]):
+        self.scope = scope
+        self.reads = reads
+        self.seen = seen
+
+    def add(self, bucket: str, name: str) -> None:
+        items = getattr(self.reads, bucket)
+        if name not in items:
+            items.append(name)
+
+    def visit(self, node: cst.CSTNode) -> None:
+        walk(node, self.enter)
+
+    def enter(self, node: cst.CSTNode):
+        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if handler is not None and handler(node) is False:
+            return False
+        return True
+
+    # -- fields ------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute):
+        if self.scope.is_receiver(node.value):
+            self.add("fields", node.attr.value)
+            return False
+        env = env_name_of(node)
+        if env is not None:
+            self.add("env", env)
+            return False
+        text = code_of(node)
+        if text.startswith(("torch.cuda.", "torch.version.", "torch.backends.")):
+            self.add("probes", text)
+            return False
+        root = _root_name(node)
+        if root in MODEL_ROOT_NAMES:
+            self.add("model", _model_path(node))
+            return False
+        if isinstance(node.value, cst.Call):
+            callee = code_of(node.value.func)
+            if callee.split(".")[-1] in MODEL_ROOT_CALLS:
+                self.add("model", node.attr.value)
+                self.visit(node.value)
+                return False
+            if callee == "get_platform" or callee.endswith(".get_platform"):
+                self.add("probes", f"get_platform().{node.attr.value}")
+                return False
+        if root == "current_platform":
+            self.add("probes", text)
+            return False
+        return None
+
+    def visit_Subscript(self, node: cst.Subscript):
+        if _os_environ(node.value, self.scope):
+            key = literal_string(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
+            self.add("env", key or code_of(node.slice[0]))
+            return False
+        return None
+
+    def visit_Comparison(self, node: cst.Comparison):
+        # "X" in os.environ
+        for target in node.comparisons:
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and _os_environ(target.comparator, self.scope):
+                key = literal_string(node.left)
+                if key:
+                    self.add("env", key)
+        return None
+
+    def visit_Call(self, node: cst.Call):
+        func = node.func
+        name = code_of(func)
+        last = name.split(".")[-1]
+        # getattr(server_args, "x", ...)
+        if name == "getattr" and len(node.args) >= 2 and self.scope.is_receiver(node.args[0].value):
+            attr = literal_string(node.args[1].value)
+            if attr:
+                self.add("fields", attr)
+            return None
+        # os.environ.get("X") / os.getenv("X") / get_bool_env_var("X")
+        if isinstance(func, cst.Attribute) and func.attr.value in ("get", "setdefault", "pop") and _os_environ(func.value, self.scope):
+            if node.args:
+                key = literal_string(node.args[0].value)
+                if key:
+                    self.add("env", key)
+            return None
+        if last in ENV_READ_CALLS and node.args:
+            key = literal_string(node.args[ENV_READ_CALLS[last]].value)
+            if key:
+                self.add("env", key)
+                return False
+        if isinstance(func, cst.Name) and self.scope.is_probe_name(func.value):
+            self.add("probes", f"{func.value}()")
+        elif isinstance(func, cst.Attribute) and name.startswith(("torch.cuda.", "torch.version.")):
+            self.add("probes", f"{name}()")
+        if last in MODEL_ROOT_CALLS:
+            self.add("model", "config")
+        # self.enable_mamba_extra_buffer() style helper methods read fields through the receiver
+        if isinstance(func, cst.Attribute) and self.scope.is_receiver(func.value):
+            self.add("fields", f"{func.attr.value}()")
+            for arg in node.args:
+                self.visit(arg)
+            return False
+        return None
+
+    # -- locals: follow what a name was bound to ---------------------------
+    def visit_Name(self, node: cst.Name):
+        name = node.value
+        if name in self.scope.receivers:
+            return None
+        if name in self.seen:
+            return None
+        if name in self.scope.aliases:
+            self.add("fields", self.scope.aliases[name][0])
+            return None
+        values = self.scope.locals.get(name)
+        if values:
+            self.seen.add(name)
+            for value in values:
+                self.visit(value)
+        elif name in MODEL_ROOT_NAMES:
+            self.add("model", name)
+        return None
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.value if not isinstance(node, cst.Call) else node.func
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _model_path(node: cst.Attribute) -> str:
+    """``hf_config.text_config.layer_types`` -> ``text_config.layer_types``."""
+    parts = []
+    current: cst.BaseExpression = node
+    while isinstance(current, (cst.Attribute, cst.Subscript)):
+        if isinstance(current, cst.Attribute):
+            parts.append(current.attr.value)
+        current = current.value
+    parts.reverse()
+    return ".".join(parts) if parts else code_of(node)
+
+
+def reads_of(node: cst.CSTNode | None, scope: ReadScope) -> Reads:
+    reads = Reads()
+    if node is not None:
+        _Reader(scope, reads, set()).visit(node)
+    return reads
