@@ -1,0 +1,98 @@
+"""Finding, fetching and versioning SGLang trees."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+
+from analyzer import sources
+from analyzer.errors import SourceError
+
+
+def test_path_tree_reads_version_from_the_tree(fixtures_dir):
+    tree = sources.resolve(str(fixtures_dir / "sites" / "era_a"))
+    assert tree.origin == "path"
+    assert tree.version == "0.0.1"
+    # the sglang package folder itself is accepted too
+    assert sources.resolve(str(fixtures_dir / "sites" / "era_a" / "sglang")).root == tree.root
+
+
+def test_version_from_dist_info(tmp_path):
+    (tmp_path / "sglang" / "srt").mkdir(parents=True)
+    info = tmp_path / "sglang-0.5.99.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.99\n")
+    assert sources.read_version(tmp_path) == "0.5.99"
+
+
+def test_bad_path_is_a_source_error(tmp_path):
+    with pytest.raises(SourceError, match="no SGLang source tree"):
+        sources.resolve(str(tmp_path / "missing"))
+    with pytest.raises(SourceError, match="holds no sglang/srt"):
+        sources.resolve(str(tmp_path))
+
+
+def test_installed_missing_is_a_source_error(monkeypatch):
+    monkeypatch.setattr(sources.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(SourceError, match="not installed"):
+        sources.resolve("installed")
+
+
+def test_cache_root_honours_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "c"))
+    assert sources.cache_root() == tmp_path / "c"
+    monkeypatch.delenv("SGTRACE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert sources.cache_root() == tmp_path / "x" / "sgtrace"
+
+
+def test_content_hash_changes_with_content(tmp_path, fixtures_dir):
+    import shutil
+
+    copy = tmp_path / "tree"
+    shutil.copytree(fixtures_dir / "sites" / "era_a", copy)
+    before = sources.tree_hash(copy)
+    assert before == sources.tree_hash(fixtures_dir / "sites" / "era_a")
+    target = copy / "sglang" / "srt" / "server_args.py"
+    target.write_text(target.read_text() + "\n# changed\n")
+    assert sources.tree_hash(copy) != before
+
+
+def test_unpack_keeps_only_python_sources_and_metadata(tmp_path):
+    wheel = tmp_path / "sglang-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("sglang/__init__.py", "")
+        zf.writestr("sglang/srt/server_args.py", "x = 1\n")
+        zf.writestr("sglang/srt/kernel.so", b"\x7fELF")
+        zf.writestr("sglang-9.9.9.dist-info/METADATA", "Version: 9.9.9\n")
+    staging = tmp_path / "out"
+    sources._unpack_sources(wheel, staging)
+    assert (staging / "sglang" / "srt" / "server_args.py").exists()
+    assert not (staging / "sglang" / "srt" / "kernel.so").exists()
+    assert sources.read_version(staging) == "9.9.9"
+
+
+def test_corrupt_wheel_is_a_source_error(tmp_path):
+    wheel = tmp_path / "sglang-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"not a zip")
+    with pytest.raises(SourceError, match="corrupt"):
+        sources._unpack_sources(wheel, tmp_path / "out")
+
+
+@pytest.mark.network
+def test_fetch_is_cached_and_versioned(tree):
+    fetched = tree("0.5.11")
+    assert fetched.origin == "fetched"
+    assert fetched.version == "0.5.11"
+    assert (fetched.root / ".complete").exists()
+    assert not list(fetched.root.rglob("*.so"))  # sources only
+    assert sources.fetched_tree("0.5.11", fetch=False).root == fetched.root
+    assert "0.5.11" in [t.version for t in sources.list_cached()]
+
+
+@pytest.mark.network
+def test_unknown_version_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path))
+    with pytest.raises(SourceError, match="does not exist on PyPI"):
+        sources.resolve("0.0.999")
