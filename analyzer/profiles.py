@@ -115,13 +115,13 @@ class Profile:
         """Answer probe ``name``: explicit ``[probes]`` entry, else the derived rule, else Unknown."""
         spec = _probe_spec(name)
         if self.native:
-            return Unknown(f"profile 'native': {name} is answered by the real hardware, in a replay")
+            return Unknown(f"profile 'native': {name} is answered by the real hardware, in a replay", "input")
         if name in self.probes:
             return self.probes[name]
         try:
             return spec.derive(_Ask(self, env or {}, name))
         except _Missing as missing:
-            return Unknown(missing.reason)
+            return Unknown(missing.reason, "input")
 
     def answers(self, env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Every probe's answer on this profile, in ``PROBES`` order."""

@@ -27,12 +27,20 @@ EVENT_KINDS = (WRITE, ENV_WRITE, WARNING, RAISE, PROBE)
 
 
 class Unknown:
-    """A value the symbolic engine could not know (an unanswered probe, an unmodeled call)."""
+    """A value the symbolic engine could not know.
 
-    __slots__ = ("reason",)
+    ``kind`` tells why: ``input`` for an input the user could give but did not
+    (a probe the hardware profile leaves open, a model-config attribute missing
+    from config.json); ``unmodeled`` for code the evaluator does not model (a
+    call outside SGLang, the file system). Conditions on inputs fork the
+    evaluation; conditions on unmodeled values are assumed false and noted.
+    """
 
-    def __init__(self, reason: str = "unknown"):
+    __slots__ = ("reason", "kind")
+
+    def __init__(self, reason: str = "unknown", kind: str = "unmodeled"):
         self.reason = reason
+        self.kind = kind
 
     def __repr__(self) -> str:
         return f"<unknown: {self.reason}>"

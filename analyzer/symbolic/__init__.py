@@ -1,0 +1,107 @@
+"""The symbolic engine: run a user's arguments through SGLang's resolution code without running SGLang.
+
+``evaluate`` builds the record the way ``ServerArgs.from_cli_args`` does
+(parsed values for the fields the parser knows, declared defaults for the
+rest), then runs the entry point of that version (``__post_init__`` in era A,
+``resolve_once`` in era B) in the partial evaluator, once per outcome of the
+unknown conditions, and folds the runs into a Trace.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ..model import NOT_LITERAL, Extraction
+from ..trace import Trace, Unknown
+from .explore import MAX_PATHS, execute, fold, run_paths
+from .interp import Decisions, Interpreter
+from .objects import MISSING, FunctionRef, Record
+from .program import Program
+from .world import World
+
+SERVER_ARGS = "sglang/srt/server_args.py"
+_FACTORY = re.compile(r"^(?:dataclasses\.)?field\(\s*default_factory\s*=\s*(list|dict|set|tuple)\s*\)$")
+
+
+def declared_default(decl) -> Any:
+    if decl.default != NOT_LITERAL:
+        return decl.default
+    source = (decl.default_src or "").strip()
+    match = _FACTORY.match(source)
+    if match:
+        return {"list": [], "dict": {}, "set": set(), "tuple": ()}[match.group(1)]
+    if decl.default_src is None:
+        return Unknown(f"{decl.name} has no default")
+    return Unknown(f"default of {decl.name} is {source}")
+
+
+def make_record(extraction: Extraction, values: dict[str, Any]) -> Record:
+    fields: dict[str, Any] = {}
+    fallbacks: dict[str, Any] = {}
+    for name, decl in extraction.fields.items():
+        if decl is None or decl.derived:
+            continue
+        fields[name] = values[name] if name in values else declared_default(decl)
+        if decl.fallback != NOT_LITERAL and decl.fallback_src is not None:
+            fallbacks[name] = decl.fallback
+    return Record(fields=fields, era=extraction.era, fallbacks=fallbacks)
+
+
+def final_values(record: Record) -> dict[str, Any]:
+    if record.era == "B":
+        out = {}
+        for name in record.fields:
+            value = record.resolved(name)
+            out[name] = None if value is MISSING else value
+        return out
+    return dict(record.fields)
+
+
+def evaluate(
+    extraction: Extraction,
+    root: str | Path,
+    values: dict[str, Any],
+    env: dict[str, str],
+    profile,
+    model,
+    *,
+    given: dict[str, Any] | None = None,
+    argv: list[str] | None = None,
+    source: str = "",
+    max_paths: int = MAX_PATHS,
+    program: Program | None = None,
+) -> Trace:
+    program = program or Program(Path(root))
+    entry_name = "ServerArgs.resolve_once" if extraction.era == "B" else "ServerArgs.__post_init__"
+
+    def factory(decisions: Decisions):
+        record = make_record(extraction, values)
+        world = World(program, extraction, record, profile, model, env)
+        interp = Interpreter(program, world, decisions)
+        world.interp = interp
+
+        def entry(interpreter: Interpreter) -> None:
+            interpreter.call_function(FunctionRef(SERVER_ARGS, entry_name, bound=record), [], {}, None)
+
+        return interp, entry, lambda: final_values(record)
+
+    paths, truncated = run_paths(lambda decisions: execute(factory, decisions), max_paths)
+    trace = Trace(
+        engine="symbolic",
+        sglang_version=extraction.version,
+        sglang_source=source,
+        argv=list(argv or []),
+        env=dict(env),
+        profile=getattr(profile, "name", "") if profile is not None else "",
+        model_arch=getattr(model, "architecture", None) if model is not None else None,
+        given=dict(given or {}),
+    )
+    trace = fold(paths, trace, truncated)
+    if program.problems:
+        trace.notes.extend(f"could not parse {p}" for p in program.problems[:5])
+    return trace
+
+
+__all__ = ["evaluate", "make_record", "declared_default", "Program"]

@@ -1,0 +1,833 @@
+"""A partial evaluator for SGLang's resolution code.
+
+It executes function bodies statement by statement on concrete values where
+the inputs are known and on ``Unknown`` where they are not. A condition whose
+value is unknown is handed to ``Decisions``, which picks one branch for this
+run and remembers the other for a later run (``analyzer.symbolic.explore``),
+so every outcome that depends on an unknown input is reached on some run.
+
+Control flow inside the interpreted code uses Python exceptions (``_Return``,
+``_Break``, ``_Continue``); an exception raised by SGLang's code is ``SGLangError``
+and ends the run unless an interpreted ``try`` catches it. Anything the
+evaluator does not model evaluates to ``Unknown`` with the reason, never to a
+guess and never to a crash.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trace import ENV_WRITE, PROBE, RAISE, WARNING, WRITE, Event, GuardValue, SiteRef, Unknown, encode_value
+from .objects import (
+    MISSING,
+    AttrMissing,
+    ClassRef,
+    ConfigObj,
+    EnvironObj,
+    EnvsObj,
+    EnvVar,
+    ExternalRef,
+    FunctionRef,
+    Instance,
+    Intrinsic,
+    LoggerObj,
+    ModelConfigObj,
+    ModuleRef,
+    Opaque,
+    PlatformObj,
+    Record,
+    View,
+)
+from .program import Module, Program
+
+MAX_DEPTH = 60
+MAX_STEPS = 400_000
+MAX_LOOP = 2_000
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+class SGLangError(Exception):
+    """An exception raised by the interpreted SGLang code."""
+
+    def __init__(self, exc_type: str, message: str, site: SiteRef | None, guards: list[GuardValue]):
+        super().__init__(message)
+        self.exc_type = exc_type
+        self.message = message
+        self.site = site
+        self.guards = guards
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+@dataclass
+class Frame:
+    module: Module
+    qualname: str
+    class_name: str | None
+    locals: dict[str, Any] = field(default_factory=dict)
+    closure: "Frame | None" = None
+    parent: "Frame | None" = None
+    guards: list[GuardValue] = field(default_factory=list)
+
+    @property
+    def function_id(self) -> str:
+        return f"{self.module.rel}::{self.qualname}"
+
+    def chain(self) -> list[GuardValue]:
+        frames = []
+        frame: Frame | None = self
+        while frame is not None:
+            frames.append(frame)
+            frame = frame.parent
+        out: list[GuardValue] = []
+        for frame in reversed(frames):
+            out.extend(frame.guards)
+        return out
+
+
+class Decisions:
+    """The branch taken at each unknown condition, in the order they are met."""
+
+    def __init__(self, prefix: list[bool], can_fork: bool = True):
+        self.prefix = list(prefix)
+        self.taken: list[tuple[str, bool]] = []
+        self.can_fork = can_fork
+        self.unexplored = False  # a condition was decided without a later run for the other branch
+
+    def decide(self, text: str) -> bool:
+        index = len(self.taken)
+        if index < len(self.prefix):
+            choice = self.prefix[index]
+        else:
+            choice = True
+            if not self.can_fork:
+                self.unexplored = True
+        self.taken.append((text, choice))
+        return choice
+
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}
+_CMPOPS = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+_PLAIN = (type(None), bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
+
+
+def is_plain(value: Any) -> bool:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(is_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(is_plain(k) and is_plain(v) for k, v in value.items())
+    return isinstance(value, _PLAIN)
+
+
+def contains_unknown(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, Unknown):
+        return True
+    if depth > 4:
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(contains_unknown(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(contains_unknown(v, depth + 1) for v in value.values())
+    return False
+
+
+class Interpreter:
+    def __init__(self, program: Program, world, decisions: Decisions):
+        self.program = program
+        self.world = world  # analyzer.symbolic.world.World: inputs, intrinsics, record, events
+        self.decisions = decisions
+        self.steps = 0
+        self.depth = 0
+        self.handling: list[SGLangError] = []  # exceptions being handled, for a bare ``raise``
+
+    # -- bookkeeping ------------------------------------------------------------
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+
+    def site(self, node: ast.AST, frame: Frame) -> SiteRef:
+        return SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
+
+    def truth(self, value: Any, node: ast.AST, frame: Frame) -> bool:
+        if isinstance(value, Unknown):
+            text = ast.unparse(node)
+            if value.kind == "input":
+                # an input the user could give: explore both outcomes
+                choice = self.decisions.decide(f"{text}  [{value.reason}]" if value.reason else text)
+            else:
+                # code the evaluator does not model: take the false branch and say so
+                choice = False
+                self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}: assumed `{text}` is false ({value.reason})")
+            self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))
+            return choice
+        try:
+            return bool(value)
+        except Exception:
+            return True
+
+    # -- calls --------------------------------------------------------------------
+    def call_function(self, ref: FunctionRef, args: list, kwargs: dict, caller: Frame | None, call_node: ast.AST | None = None) -> Any:
+        if ref.node is not None:
+            node, module = ref.node, self.program.module(ref.module_rel)
+        else:
+            found = self.program.function(ref.id)
+            if found is None:
+                return Unknown(f"{ref.qualname}() not found in {ref.module_rel}")
+            module, node = found
+        if self.depth >= MAX_DEPTH:
+            return Unknown(f"call depth limit at {ref.qualname}()")
+        class_name = ref.qualname.split(".")[0] if "." in ref.qualname and ref.qualname.split(".")[0] in module.classes else None
+        frame = Frame(module=module, qualname=ref.qualname, class_name=class_name, closure=ref.closure, parent=caller)
+        if ref.bound is not MISSING and not _is_static(node):
+            args = [ref.bound, *args]
+        elif ref.bound is MISSING and class_name and _is_classmethod(node):
+            args = [ClassRef(module.rel, class_name), *args]
+        self.bind_arguments(node, args, kwargs, frame)
+        self.world.on_enter(frame)
+        self.depth += 1
+        try:
+            if isinstance(node, ast.Lambda):
+                return self.eval(node.body, frame)
+            self.exec_block(node.body, frame)
+        except _Return as ret:
+            return ret.value
+        finally:
+            self.depth -= 1
+        return None
+
+    def bind_arguments(self, node, args: list, kwargs: dict, frame: Frame) -> None:
+        spec = node.args
+        positional = list(spec.posonlyargs) + list(spec.args)
+        defaults = list(spec.defaults)
+        default_for = {}
+        for param, default in zip(positional[len(positional) - len(defaults):], defaults):
+            default_for[param.arg] = default
+        for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
+            if default is not None:
+                default_for[param.arg] = default
+        for i, param in enumerate(positional):
+            if i < len(args):
+                frame.locals[param.arg] = args[i]
+            elif param.arg in kwargs:
+                frame.locals[param.arg] = kwargs.pop(param.arg)
+            elif param.arg in default_for:
+                frame.locals[param.arg] = self.eval(default_for[param.arg], frame)
+            else:
+                frame.locals[param.arg] = Unknown(f"argument {param.arg} not passed")
+        if spec.vararg is not None:
+            frame.locals[spec.vararg.arg] = tuple(args[len(positional):])
+        for param in spec.kwonlyargs:
+            if param.arg in kwargs:
+                frame.locals[param.arg] = kwargs.pop(param.arg)
+            elif param.arg in default_for:
+                frame.locals[param.arg] = self.eval(default_for[param.arg], frame)
+            else:
+                frame.locals[param.arg] = Unknown(f"argument {param.arg} not passed")
+        if spec.kwarg is not None:
+            frame.locals[spec.kwarg.arg] = dict(kwargs)
+
+    def call(self, func: Any, args: list, kwargs: dict, node: ast.AST, frame: Frame) -> Any:
+        self.tick()
+        if isinstance(func, Unknown):
+            return Unknown(f"call of an unknown value ({func.reason})")
+        if isinstance(func, Intrinsic):
+            if func.bound is not MISSING:
+                args = [func.bound, *args]
+            return func.fn(self, args, kwargs, node, frame)
+        if isinstance(func, FunctionRef):
+            probe = self.world.probe_for(func)
+            if probe is not None:
+                return self.world.answer_probe(probe, func, node, frame, args)
+            intrinsic = self.world.intrinsic_for(func)
+            if intrinsic is not None:
+                return intrinsic.fn(self, args, kwargs, node, frame)
+            return self.call_function(func, args, dict(kwargs), frame, node)
+        if isinstance(func, ClassRef):
+            return self.world.instantiate(func, args, kwargs, node, frame)
+        if isinstance(func, ExternalRef):
+            return self.world.call_external(func, args, kwargs, node, frame)
+        if callable(func):  # a Python builtin or a bound method of plain data
+            if any(contains_unknown(a) for a in args) or any(contains_unknown(v) for v in kwargs.values()):
+                return Unknown(f"{getattr(func, '__name__', 'call')}() of an unknown value")
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:  # the real builtin raised: SGLang's code would raise the same
+                raise SGLangError(type(exc).__name__, str(exc), self.site(node, frame), frame.chain())
+        return Unknown(f"call of {type(func).__name__}")
+
+    # -- statements ----------------------------------------------------------------
+    def exec_block(self, statements: list[ast.stmt], frame: Frame) -> None:
+        pushed = 0
+        try:
+            for stmt in statements:
+                before = len(frame.guards)
+                self.exec_stmt(stmt, frame)
+                # an `if cond: return` not taken: the rest of the block runs under `not cond`
+                pushed += len(frame.guards) - before
+        finally:
+            if pushed:
+                del frame.guards[len(frame.guards) - pushed:]
+
+    def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
+        self.tick()
+        handler = getattr(self, "stmt_" + type(stmt).__name__, None)
+        if handler is None:
+            return  # class definitions, global/nonlocal, type aliases: nothing to resolve
+        handler(stmt, frame)
+
+    def stmt_Expr(self, stmt: ast.Expr, frame: Frame) -> None:
+        self.eval(stmt.value, frame)
+
+    def stmt_Pass(self, stmt, frame) -> None:
+        return None
+
+    def stmt_Return(self, stmt: ast.Return, frame: Frame) -> None:
+        raise _Return(self.eval(stmt.value, frame) if stmt.value is not None else None)
+
+    def stmt_Break(self, stmt, frame):
+        raise _Break()
+
+    def stmt_Continue(self, stmt, frame):
+        raise _Continue()
+
+    def stmt_Assign(self, stmt: ast.Assign, frame: Frame) -> None:
+        value = self.eval(stmt.value, frame)
+        for target in stmt.targets:
+            self.assign(target, value, stmt, frame, "assign" if len(stmt.targets) == 1 else "assign")
+
+    def stmt_AnnAssign(self, stmt: ast.AnnAssign, frame: Frame) -> None:
+        if stmt.value is not None:
+            self.assign(stmt.target, self.eval(stmt.value, frame), stmt, frame, "assign")
+
+    def stmt_AugAssign(self, stmt: ast.AugAssign, frame: Frame) -> None:
+        current = self.eval(stmt.target, frame) if not isinstance(stmt.target, ast.Name) or stmt.target.id in frame.locals else Unknown("unbound")
+        value = self.eval(stmt.value, frame)
+        self.assign(stmt.target, self.binop(type(stmt.op), current, value), stmt, frame, "augassign")
+
+    def stmt_Delete(self, stmt: ast.Delete, frame: Frame) -> None:
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                frame.locals.pop(target.id, None)
+            elif isinstance(target, ast.Subscript):
+                container = self.eval(target.value, frame)
+                key = self.eval(target.slice, frame)
+                if isinstance(container, (dict, list)) and not isinstance(key, Unknown):
+                    try:
+                        del container[key]
+                    except (KeyError, IndexError, TypeError):
+                        pass
+
+    def stmt_If(self, stmt: ast.If, frame: Frame) -> None:
+        value = self.eval(stmt.test, frame)
+        taken = self.truth(value, stmt.test, frame)
+        guard = GuardValue(ast.unparse(stmt.test), taken, encode_value(value if not isinstance(value, Unknown) else value))
+        body = stmt.body if taken else stmt.orelse
+        if body:
+            frame.guards.append(guard)
+            try:
+                self.exec_block(body, frame)
+            finally:
+                frame.guards.pop()
+        if not taken and not stmt.orelse and _terminates(stmt.body):
+            frame.guards.append(guard)  # popped by the enclosing exec_block
+
+    def stmt_For(self, stmt: ast.For, frame: Frame) -> None:
+        iterable = self.eval(stmt.iter, frame)
+        if isinstance(iterable, Unknown) or contains_unknown(iterable) and not isinstance(iterable, (list, tuple, dict)):
+            self.world.note(f"{frame.module.rel}:{stmt.lineno}: loop over an unknown value skipped ({getattr(iterable, 'reason', 'unknown items')})")
+            return
+        items = self.iterate(iterable, stmt.iter, frame)
+        if items is None:
+            self.world.note(f"{frame.module.rel}:{stmt.lineno}: loop over {type(iterable).__name__} not modeled, skipped")
+            return
+        guard = GuardValue(f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}", True, None)
+        frame.guards.append(guard)
+        broke = False
+        try:
+            for count, item in enumerate(items):
+                if count >= MAX_LOOP:
+                    break
+                self.assign(stmt.target, item, stmt, frame, "loop")
+                try:
+                    self.exec_block(stmt.body, frame)
+                except _Continue:
+                    continue
+                except _Break:
+                    broke = True
+                    break
+        finally:
+            frame.guards.pop()
+        if not broke and stmt.orelse:
+            self.exec_block(stmt.orelse, frame)
+
+    def stmt_While(self, stmt: ast.While, frame: Frame) -> None:
+        count = 0
+        while True:
+            value = self.eval(stmt.test, frame)
+            if isinstance(value, Unknown):
+                self.world.note(f"{frame.module.rel}:{stmt.lineno}: while loop on an unknown condition skipped")
+                return
+            if not value or count >= MAX_LOOP:
+                break
+            count += 1
+            try:
+                self.exec_block(stmt.body, frame)
+            except _Continue:
+                continue
+            except _Break:
+                return
+        if stmt.orelse:
+            self.exec_block(stmt.orelse, frame)
+
+    def stmt_With(self, stmt: ast.With, frame: Frame) -> None:
+        for item in stmt.items:
+            value = self.eval(item.context_expr, frame)
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, value, stmt, frame, "with")
+        self.exec_block(stmt.body, frame)
+
+    def stmt_Try(self, stmt: ast.Try, frame: Frame) -> None:
+        try:
+            self.exec_block(stmt.body, frame)
+        except SGLangError as error:
+            handler = self._matching_handler(stmt.handlers, error, frame)
+            if handler is None:
+                raise
+            if handler.name:
+                frame.locals[handler.name] = Opaque(f"{error.exc_type}: {error.message}")
+            guard = GuardValue(f"except {ast.unparse(handler.type) if handler.type else 'BaseException'}", True, error.exc_type)
+            frame.guards.append(guard)
+            self.handling.append(error)
+            try:
+                self.exec_block(handler.body, frame)
+            finally:
+                self.handling.pop()
+                frame.guards.pop()
+        else:
+            if stmt.orelse:
+                self.exec_block(stmt.orelse, frame)
+        finally:
+            if stmt.finalbody:
+                self.exec_block(stmt.finalbody, frame)
+
+    stmt_TryStar = stmt_Try
+
+    def _matching_handler(self, handlers, error: SGLangError, frame: Frame):
+        for handler in handlers:
+            if handler.type is None:
+                return handler
+            names = [ast.unparse(e) for e in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
+            for name in names:
+                short = name.split(".")[-1]
+                if short in (error.exc_type, "Exception", "BaseException") or _is_subclass(error.exc_type, short):
+                    return handler
+        return None
+
+    def stmt_Raise(self, stmt: ast.Raise, frame: Frame) -> None:
+        if stmt.exc is None:
+            if self.handling:
+                raise self.handling[-1]  # a bare `raise` re-raises the exception being handled
+            raise SGLangError("RuntimeError", "No active exception to reraise", self.site(stmt, frame), frame.chain())
+        exc = stmt.exc
+        message = ""
+        if isinstance(exc, ast.Call):
+            exc_type = ast.unparse(exc.func).split(".")[-1]
+            if exc.args:
+                value = self.eval(exc.args[0], frame)
+                message = self.world.format_message(value)
+        else:
+            exc_type = ast.unparse(exc).split(".")[-1]
+            value = self.eval(exc, frame) if isinstance(exc, ast.Name) and exc.id in frame.locals else None
+            if isinstance(value, Opaque):
+                exc_type, _, message = value.what.partition(": ")
+        raise SGLangError(exc_type, message, self.site(stmt, frame), frame.chain())
+
+    def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:
+        value = self.eval(stmt.test, frame)
+        held = self.truth(value, stmt.test, frame)
+        if not held:
+            message = self.world.format_message(self.eval(stmt.msg, frame)) if stmt.msg is not None else ""
+            guards = frame.chain() + [GuardValue(ast.unparse(stmt.test), False, encode_value(value))]
+            raise SGLangError("AssertionError", message, self.site(stmt, frame), guards)
+
+    def stmt_Import(self, stmt: ast.Import, frame: Frame) -> None:
+        for alias in stmt.names:
+            if alias.asname:
+                frame.locals[alias.asname] = self.world.import_module(alias.name)
+            else:
+                head = alias.name.split(".")[0]
+                frame.locals[head] = self.world.import_module(head)
+
+    def stmt_ImportFrom(self, stmt: ast.ImportFrom, frame: Frame) -> None:
+        from .program import resolve_relative
+
+        target = resolve_relative(frame.module.dotted, frame.module.is_package, stmt.level, stmt.module) if stmt.level else (stmt.module or "")
+        for alias in stmt.names:
+            if alias.name == "*":
+                continue
+            frame.locals[alias.asname or alias.name] = self.world.import_name(target, alias.name)
+
+    def stmt_FunctionDef(self, stmt: ast.FunctionDef, frame: Frame) -> None:
+        frame.locals[stmt.name] = FunctionRef(frame.module.rel, f"{frame.qualname}.<locals>.{stmt.name}", closure=frame, node=stmt)
+
+    stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def stmt_Match(self, stmt, frame) -> None:
+        self.world.note(f"{frame.module.rel}:{stmt.lineno}: match statement not modeled, skipped")
+
+    # -- assignment ---------------------------------------------------------------
+    def assign(self, target: ast.expr, value: Any, stmt: ast.stmt, frame: Frame, idiom: str) -> None:
+        if isinstance(target, ast.Name):
+            frame.locals[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = self._unpack(value, len(target.elts))
+            for element, item in zip(target.elts, values):
+                self.assign(element, item, stmt, frame, "tuple" if idiom == "assign" else idiom)
+        elif isinstance(target, ast.Attribute):
+            obj = self.eval(target.value, frame)
+            self.world.set_attribute(obj, target.attr, value, stmt, frame, idiom)
+        elif isinstance(target, ast.Subscript):
+            container = self.eval(target.value, frame)
+            key = self.eval(target.slice, frame)
+            self.world.set_item(container, key, value, target, stmt, frame)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, value, stmt, frame, idiom)
+
+    def _unpack(self, value: Any, count: int) -> list:
+        if isinstance(value, (list, tuple)) and len(value) == count:
+            return list(value)
+        return [Unknown("unpacking an unknown value")] * count
+
+    # -- expressions ----------------------------------------------------------------
+    def eval(self, node: ast.expr, frame: Frame) -> Any:
+        self.tick()
+        handler = getattr(self, "expr_" + type(node).__name__, None)
+        if handler is None:
+            return Unknown(f"{type(node).__name__} expression not modeled")
+        return handler(node, frame)
+
+    def expr_Constant(self, node: ast.Constant, frame: Frame) -> Any:
+        return node.value
+
+    def expr_Name(self, node: ast.Name, frame: Frame) -> Any:
+        return self.lookup(node.id, frame, node)
+
+    def lookup(self, name: str, frame: Frame, node: ast.AST | None = None) -> Any:
+        scope: Frame | None = frame
+        while scope is not None:
+            if name in scope.locals:
+                return scope.locals[name]
+            scope = scope.closure
+        return self.world.global_name(frame.module, name)
+
+    def expr_Attribute(self, node: ast.Attribute, frame: Frame) -> Any:
+        obj = self.eval(node.value, frame)
+        return self.world.get_attribute(obj, node.attr, node, frame)
+
+    def expr_Subscript(self, node: ast.Subscript, frame: Frame) -> Any:
+        container = self.eval(node.value, frame)
+        key = self.eval(node.slice, frame)
+        return self.world.get_item(container, key, node, frame)
+
+    def expr_Slice(self, node: ast.Slice, frame: Frame) -> Any:
+        parts = [self.eval(p, frame) if p is not None else None for p in (node.lower, node.upper, node.step)]
+        if any(isinstance(p, Unknown) for p in parts):
+            return Unknown("slice bounds unknown")
+        return slice(*parts)
+
+    def expr_Tuple(self, node: ast.Tuple, frame: Frame) -> Any:
+        return tuple(self._elements(node.elts, frame))
+
+    def expr_List(self, node: ast.List, frame: Frame) -> Any:
+        return list(self._elements(node.elts, frame))
+
+    def expr_Set(self, node: ast.Set, frame: Frame) -> Any:
+        items = list(self._elements(node.elts, frame))
+        try:
+            return set(items)
+        except TypeError:
+            return Unknown("set of unhashable values")
+
+    def _elements(self, elts, frame):
+        for element in elts:
+            if isinstance(element, ast.Starred):
+                value = self.eval(element.value, frame)
+                if isinstance(value, (list, tuple, set, frozenset, dict)):
+                    yield from value
+                else:
+                    yield Unknown("starred unknown value")
+            else:
+                yield self.eval(element, frame)
+
+    def expr_Dict(self, node: ast.Dict, frame: Frame) -> Any:
+        out = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                merged = self.eval(value, frame)
+                if isinstance(merged, dict):
+                    out.update(merged)
+                continue
+            k = self.eval(key, frame)
+            try:
+                out[k] = self.eval(value, frame)
+            except TypeError:
+                return Unknown("dict with an unhashable key")
+        return out
+
+    def expr_JoinedStr(self, node: ast.JoinedStr, frame: Frame) -> Any:
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                inner = self.eval(value.value, frame)
+                parts.append(self.world.format_value(inner, value, frame))
+        return "".join(parts)
+
+    def expr_FormattedValue(self, node: ast.FormattedValue, frame: Frame) -> Any:
+        return self.world.format_value(self.eval(node.value, frame), node, frame)
+
+    def expr_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        value: Any = None
+        for operand in node.values:
+            value = self.eval(operand, frame)
+            held = self.truth(value, operand, frame)
+            if is_and and not held:
+                return value if not isinstance(value, Unknown) else False
+            if not is_and and held:
+                return value if not isinstance(value, Unknown) else True
+        return value if not isinstance(value, Unknown) else (True if is_and else False)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, frame: Frame) -> Any:
+        value = self.eval(node.operand, frame)
+        if isinstance(node.op, ast.Not):
+            if isinstance(value, Unknown):
+                return not self.truth(value, node.operand, frame)
+            return not self.world.as_bool(value)
+        if isinstance(value, Unknown):
+            return value
+        try:
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](value)
+        except Exception:
+            return Unknown("unary operation on an unsupported value")
+
+    def binop(self, op: type, left: Any, right: Any) -> Any:
+        if isinstance(left, Unknown):
+            return left
+        if isinstance(right, Unknown):
+            return right
+        if not (is_plain(left) and is_plain(right)):
+            return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
+        try:
+            return _BINOPS[op](left, right)
+        except ZeroDivisionError as exc:
+            raise SGLangError("ZeroDivisionError", str(exc), None, [])
+        except Exception:
+            return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
+
+    def expr_BinOp(self, node: ast.BinOp, frame: Frame) -> Any:
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        if isinstance(node.op, ast.Mod) and isinstance(left, str) and not isinstance(right, Unknown):
+            try:
+                return left % (tuple(self.world.format_value(v, node, frame) for v in right) if isinstance(right, tuple) else self.world.format_value(right, node, frame))
+            except (TypeError, ValueError):
+                return Unknown("% formatting")
+        return self.binop(type(node.op), left, right)
+
+    def expr_Compare(self, node: ast.Compare, frame: Frame) -> Any:
+        left = self.eval(node.left, frame)
+        result: Any = True
+        for op, comparator in zip(node.ops, node.comparators):
+            right = self.eval(comparator, frame)
+            outcome = self.world.compare(type(op), left, right)
+            if isinstance(outcome, Unknown):
+                result = outcome
+            elif not outcome:
+                return False
+            left = right
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp, frame: Frame) -> Any:
+        test = self.eval(node.test, frame)
+        return self.eval(node.body if self.truth(test, node.test, frame) else node.orelse, frame)
+
+    def expr_NamedExpr(self, node: ast.NamedExpr, frame: Frame) -> Any:
+        value = self.eval(node.value, frame)
+        frame.locals[node.target.id] = value
+        return value
+
+    def expr_Lambda(self, node: ast.Lambda, frame: Frame) -> Any:
+        return FunctionRef(frame.module.rel, f"{frame.qualname}.<lambda>", closure=frame, node=node)
+
+    def expr_Starred(self, node: ast.Starred, frame: Frame) -> Any:
+        return self.eval(node.value, frame)
+
+    def expr_Await(self, node, frame):
+        return Unknown("await not modeled")
+
+    def expr_Call(self, node: ast.Call, frame: Frame) -> Any:
+        func = self.eval(node.func, frame)
+        args: list = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                value = self.eval(arg.value, frame)
+                if isinstance(value, (list, tuple)):
+                    args.extend(value)
+                else:
+                    return Unknown("call with *args of an unknown value")
+            else:
+                args.append(self.eval(arg, frame))
+        kwargs: dict = {}
+        for keyword in node.keywords:
+            value = self.eval(keyword.value, frame)
+            if keyword.arg is None:
+                if isinstance(value, dict):
+                    kwargs.update(value)
+                else:
+                    return Unknown("call with **kwargs of an unknown value")
+            else:
+                kwargs[keyword.arg] = value
+        return self.call(func, args, kwargs, node, frame)
+
+    # comprehensions --------------------------------------------------------------
+    def _comprehension(self, generators, frame: Frame, emit) -> bool:
+        inner = Frame(module=frame.module, qualname=frame.qualname, class_name=frame.class_name, closure=frame, parent=frame.parent)
+        inner.guards = frame.guards
+
+        def loop(index: int) -> bool:
+            if index == len(generators):
+                emit(inner)
+                return True
+            gen = generators[index]
+            iterable = self.eval(gen.iter, inner)
+            items = None if isinstance(iterable, Unknown) else self.iterate(iterable, gen.iter, inner)
+            if items is None:
+                return False
+            for count, item in enumerate(items):
+                if count >= MAX_LOOP:
+                    break
+                self.assign(gen.target, item, gen, inner, "loop")
+                keep = True
+                for condition in gen.ifs:
+                    if not self.truth(self.eval(condition, inner), condition, inner):
+                        keep = False
+                        break
+                if keep and not loop(index + 1):
+                    return False
+            return True
+
+        return loop(0)
+
+    def expr_ListComp(self, node: ast.ListComp, frame: Frame) -> Any:
+        out: list = []
+        ok = self._comprehension(node.generators, frame, lambda f: out.append(self.eval(node.elt, f)))
+        return out if ok else Unknown("comprehension over an unknown value")
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp, frame: Frame) -> Any:
+        return self.expr_ListComp(node, frame)
+
+    def expr_SetComp(self, node: ast.SetComp, frame: Frame) -> Any:
+        value = self.expr_ListComp(node, frame)
+        try:
+            return value if isinstance(value, Unknown) else set(value)
+        except TypeError:
+            return Unknown("set of unhashable values")
+
+    def expr_DictComp(self, node: ast.DictComp, frame: Frame) -> Any:
+        out: dict = {}
+
+        def emit(f):
+            key = self.eval(node.key, f)
+            try:
+                out[key] = self.eval(node.value, f)
+            except TypeError:
+                pass
+
+        ok = self._comprehension(node.generators, frame, emit)
+        return out if ok else Unknown("comprehension over an unknown value")
+
+    def iterate(self, iterable: Any, node: ast.AST, frame: Frame):
+        if isinstance(iterable, (list, tuple, set, frozenset, str, range)):
+            return list(iterable)
+        if isinstance(iterable, dict):
+            return list(iterable.keys())
+        if type(iterable).__name__ in ("dict_items", "dict_keys", "dict_values", "zip", "enumerate", "map", "filter", "list_iterator"):
+            return list(iterable)
+        return self.world.iterate(iterable)
+
+
+def _terminates(body: list[ast.stmt]) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue)):
+        return True
+    if isinstance(last, ast.If) and last.orelse:
+        return _terminates(last.body) and _terminates(last.orelse)
+    return False
+
+
+def _is_classmethod(node) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list
+    )
+
+
+def _is_static(node) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+    )
+
+
+_EXCEPTION_PARENTS = {
+    "ValueError": "Exception", "TypeError": "Exception", "KeyError": "LookupError", "IndexError": "LookupError",
+    "LookupError": "Exception", "AssertionError": "Exception", "RuntimeError": "Exception",
+    "NotImplementedError": "RuntimeError", "AttributeError": "Exception", "ImportError": "Exception",
+    "ModuleNotFoundError": "ImportError", "ZeroDivisionError": "ArithmeticError", "ArithmeticError": "Exception",
+    "OSError": "Exception", "FileNotFoundError": "OSError", "JSONDecodeError": "ValueError",
+}
+
+
+def _is_subclass(name: str, parent: str) -> bool:
+    seen = 0
+    while name in _EXCEPTION_PARENTS and seen < 10:
+        name = _EXCEPTION_PARENTS[name]
+        seen += 1
+        if name == parent:
+            return True
+    return False
+
+
+__all__ = [
+    "BudgetExceeded", "Decisions", "Frame", "Interpreter", "SGLangError", "AttrMissing", "ConfigObj", "EnvVar",
+    "EnvironObj", "EnvsObj", "Instance", "LoggerObj", "ModelConfigObj", "ModuleRef", "PlatformObj", "Record", "View",
+    "WRITE", "ENV_WRITE", "WARNING", "RAISE", "PROBE", "Event",
+]

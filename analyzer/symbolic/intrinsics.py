@@ -1,0 +1,741 @@
+"""What the evaluator implements itself instead of interpreting.
+
+Three groups, each a table:
+
+- SGLang's resolution machinery (``declare_resolution``, ``run_hook``,
+  ``run_post_process_pass``, ``record_foreign_defaults``, ``resolving_view``,
+  the model-override dispatch, ``ServerArgs.get_model_config``...): structure,
+  not decisions; every decision they carry out is still the interpreted code's.
+- Python builtins and the few standard-library calls resolution makes.
+- Code outside the SGLang tree (torch, transformers): the hardware questions are
+  answered by the profile; everything else is ``Unknown`` with its name.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any
+
+from ..trace import Unknown
+from .objects import (
+    MISSING,
+    AttrMissing,
+    ClassRef,
+    ConfigObj,
+    EnvironObj,
+    EnvVar,
+    ExternalRef,
+    FunctionRef,
+    Instance,
+    Intrinsic,
+    LoggerObj,
+    ModelConfigObj,
+    Opaque,
+    PlatformObj,
+    Record,
+    View,
+)
+
+LOG_LEVELS = {"warning": "warning", "warn": "warning", "warning_once": "warning", "info": "info", "info_once": "info",
+              "error": "error", "critical": "error", "debug": None, "exception": "error"}
+
+
+def _interp_error(interp, exc_type: str, message: str, node, frame):
+    from .interp import SGLangError
+    from ..trace import SiteRef
+
+    return SGLangError(exc_type, message, SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+
+
+# -- SGLang's resolution machinery ------------------------------------------------------------
+
+
+def _record_of(value: Any) -> Record | None:
+    if isinstance(value, Record):
+        return value
+    if isinstance(value, View):
+        return value.record
+    return None
+
+
+def declare_resolution(interp, args, kwargs, node, frame):
+    record = _record_of(args[0]) if args else None
+    source = args[1] if len(args) > 1 else kwargs.pop("source", None)
+    fields = {k: v for k, v in kwargs.items() if k != "source"}
+    if record is None:
+        return None
+    declare(interp.world, record, source if isinstance(source, str) else str(source), fields, frame, node, "declare")
+    return None
+
+
+def declare(world, record: Record, source: str, fields: dict, frame, node, idiom: str) -> None:
+    for name, value in fields.items():
+        world.write_field(name, value, frame, node, idiom, source=source)
+    record.stash.append((source, dict(fields)))
+
+
+def run_hook(interp, args, kwargs, node, frame):
+    if not args:
+        return None
+    return interp.call(args[0], list(args[1:]), kwargs, node, frame)
+
+
+def run_post_process_pass(interp, args, kwargs, node, frame):
+    if len(args) < 2:
+        return None
+    record = _record_of(args[0])
+    fn = args[1]
+    if record is None:
+        return None
+    declared = interp.call(fn, [View(record)], {}, node, frame)
+    if isinstance(declared, dict) and declared:
+        source = fn.short_qualname if isinstance(fn, FunctionRef) else "post-process"
+        declare(interp.world, record, source, declared, frame, node, "post-process")
+    elif isinstance(declared, Unknown):
+        interp.world.note(f"post-process pass {getattr(fn, 'qualname', fn)} returned an unknown value: {declared.reason}")
+    return None
+
+
+def record_foreign_defaults(interp, args, kwargs, node, frame):
+    if len(args) < 3:
+        return None
+    record = _record_of(args[0])
+    source, resolve = args[1], args[2]
+    if record is None:
+        return interp.call(resolve, [args[0]], {}, node, frame)
+    recorder = View(record, written={})
+    result = interp.call(resolve, [recorder], {}, node, frame)
+    if isinstance(resolve, (Unknown, ExternalRef)) or isinstance(result, Unknown) and not recorder.written:
+        interp.world.note(f"record_foreign_defaults: {getattr(resolve, 'path', resolve)} is outside the SGLang tree; its writes are not known")
+    written = {k: v for k, v in recorder.written.items() if k in record.fields}
+    if written:
+        declare(interp.world, record, source if isinstance(source, str) else "foreign defaults", written, frame, node, "foreign-defaults")
+    return result
+
+
+def resolving_view(interp, args, kwargs, node, frame):
+    record = _record_of(args[0]) if args else None
+    if record is None:
+        return args[0] if args else Unknown("resolving_view()")
+    overlay = kwargs.get("overlay")
+    return View(record, dict(overlay) if isinstance(overlay, dict) else {})
+
+
+def resolution_result(interp, args, kwargs, node, frame):
+    record = _record_of(args[0]) if args else None
+    if record is None or len(args) < 2:
+        return Unknown("resolution_result of an unknown record")
+    value = record.resolved(args[1])
+    return args[2] if value is MISSING and len(args) > 2 else value
+
+
+def declaration_overlay(interp, args, kwargs, node, frame):
+    return {}
+
+
+def model_config_of(interp, args, kwargs, node, frame):
+    record = _record_of(args[0]) if args else interp.world.record
+    return interp.world.model_config_for(record or interp.world.record, frame, node)
+
+
+def get_platform(interp, args, kwargs, node, frame):
+    return PlatformObj()
+
+
+def is_record(interp, args, kwargs, node, frame):
+    return bool(args) and isinstance(args[0], (Record, View))
+
+
+class _FieldInfo:
+    def __init__(self, name):
+        self.name = name
+
+
+def record_fields(interp, args, kwargs, node, frame):
+    names = list(interp.world.record.fields)
+    return [Instance(ClassRef("sglang/srt/arg_groups/arg_utils.py", "Field"), {"name": n}) for n in names]
+
+
+def field_names(interp, args, kwargs, node, frame):
+    return frozenset(interp.world.record.fields)
+
+
+def with_fallback(interp, args, kwargs, node, frame):
+    if len(args) < 3:
+        return Unknown("with_fallback")
+    name, value = args[1], args[2]
+    if value is None and name in interp.world.record.fallbacks:
+        return interp.world.record.fallbacks[name]
+    return value
+
+
+def collect_model_override_declarations(interp, args, kwargs, node, frame):
+    """The constant ``MODEL_OVERRIDES`` entry, then the providers registered for the architecture, in order."""
+    world = interp.world
+    architecture = args[0] if args else Unknown("architecture")
+    server_args = args[1] if len(args) > 1 else None
+    hf_config = args[2] if len(args) > 2 else world.model_config.hf_config
+    if isinstance(architecture, Unknown):
+        world.note("model overrides skipped: the architecture is unknown")
+        return []
+    declarations = []
+    table = world.extraction.model_overrides.get(architecture)
+    if table:
+        declarations.append((f"MODEL_OVERRIDES[{architecture!r}]", dict(table)))
+    for function in world.extraction.functions.values():
+        if function.role == "model-override" and function.role_arg and architecture in [a.strip() for a in function.role_arg.split(",")]:
+            result = interp.call(FunctionRef(function.file, function.qualname), [server_args, hf_config], {}, node, frame)
+            if isinstance(result, dict) and result:
+                declarations.append((function.qualname, result))
+    for function in world.extraction.functions.values():
+        if function.role == "predicate-override" and function.role_arg:
+            matched = _predicate_matches(interp, function, architecture, frame)
+            if isinstance(matched, Unknown):
+                world.note(f"override {function.qualname}: its predicate is not modeled")
+                continue
+            if matched:
+                result = interp.call(FunctionRef(function.file, function.qualname), [server_args, hf_config], {}, node, frame)
+                if isinstance(result, dict) and result:
+                    declarations.append((function.qualname, result))
+    return declarations
+
+
+def _predicate_matches(interp, function, architecture, frame):
+    import ast
+
+    try:
+        predicate = ast.parse(function.role_arg, mode="eval").body
+    except SyntaxError:
+        return Unknown("predicate")
+    module = interp.program.module(function.file)
+    if module is None:
+        return Unknown("predicate module")
+    from .interp import Frame
+
+    value = interp.eval(predicate, Frame(module=module, qualname="<predicate>", class_name=None))
+    if isinstance(value, FunctionRef):
+        return interp.call(value, [architecture], {}, predicate, frame)
+    return Unknown("predicate")
+
+
+def invoke_provider(interp, args, kwargs, node, frame):
+    if not args:
+        return {}
+    return interp.call(args[0], list(args[1:]), {}, node, frame)
+
+
+def get_model_config(interp, args, kwargs, node, frame):
+    record = _record_of(args[0]) if args else interp.world.record
+    return interp.world.model_config_for(record or interp.world.record, frame, node)
+
+
+def hf_get_config(interp, args, kwargs, node, frame):
+    """``get_config(model_path, ...)``: transformers' AutoConfig over the model's config.json."""
+    config = interp.world.model_config.hf_config
+    overrides = kwargs.get("model_override_args")
+    if isinstance(overrides, dict) and overrides:
+        config = ConfigObj({**config.data, **overrides}, config.path)
+    return config
+
+
+def returns_none(interp, args, kwargs, node, frame):
+    return None
+
+
+# Functions recognized by (module path fragment, name): model loading that reads files.
+MODULE_INTRINSICS = {
+    ("hf_transformers", "get_config"): hf_get_config,
+    ("hf_transformers", "get_generation_config"): returns_none,
+    ("hf_transformers", "get_sparse_attention_config"): returns_none,
+}
+
+
+def get_bool_env_var(interp, args, kwargs, node, frame):
+    name = args[0] if args else None
+    if not isinstance(name, str):
+        return Unknown("env var name")
+    default = args[1] if len(args) > 1 else kwargs.get("default", "false")
+    value = interp.world.effective_env().get(name, default)
+    return str(value).strip().lower() in ("1", "true", "yes", "y", "on")
+
+
+def get_int_env_var(interp, args, kwargs, node, frame):
+    name = args[0] if args else None
+    if not isinstance(name, str):
+        return Unknown("env var name")
+    default = args[1] if len(args) > 1 else kwargs.get("default", 0)
+    value = interp.world.effective_env().get(name)
+    if value is None or str(value).strip() == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        return default
+
+
+def table() -> dict:
+    """Functions recognized by their (short) name wherever SGLang defines them."""
+    return {
+        "declare_resolution": declare_resolution,
+        "run_hook": run_hook,
+        "run_post_process_pass": run_post_process_pass,
+        "record_foreign_defaults": record_foreign_defaults,
+        "resolving_view": resolving_view,
+        "resolved_view": resolving_view,
+        "record_of": resolving_view,
+        "resolution_result": resolution_result,
+        "_declaration_overlay": declaration_overlay,
+        "model_config_of": model_config_of,
+        "get_platform": get_platform,
+        "is_record": is_record,
+        "record_fields": record_fields,
+        "field_names": field_names,
+        "with_fallback": with_fallback,
+        "collect_model_override_declarations": collect_model_override_declarations,
+        "_invoke_provider": invoke_provider,
+        "get_bool_env_var": get_bool_env_var,
+        "get_int_env_var": get_int_env_var,
+    }
+
+
+def record_method(world, record: Record, attr: str):
+    if attr == "get_model_config":
+        return Intrinsic("get_model_config", lambda interp, args, kwargs, node, frame: get_model_config(interp, [record], kwargs, node, frame))
+    return None
+
+
+def class_intrinsic(world, cls: ClassRef, args, kwargs, node, frame):
+    if cls.name == "ResolvedView":
+        return resolving_view(world.interp, args, kwargs, node, frame)
+    if cls.name == "ServerArgs":
+        return Unknown("a second ServerArgs record")
+    module = world.program.module(cls.module_rel)
+    node_cls = module.classes.get(cls.name) if module else None
+    if node_cls is not None and _is_exception(node_cls):
+        return Opaque(f"{cls.name}: {args[0] if args else ''}")
+    if node_cls is not None and any("dataclass" in _unparse(d) for d in node_cls.decorator_list):
+        return _dataclass_instance(world, cls, node_cls, args, kwargs, frame)
+    return MISSING
+
+
+def _unparse(node) -> str:
+    import ast
+
+    return ast.unparse(node)
+
+
+def _is_exception(node_cls) -> bool:
+    return any(_unparse(b).endswith(("Error", "Exception")) for b in node_cls.bases)
+
+
+def _dataclass_instance(world, cls, node_cls, args, kwargs, frame):
+    import ast
+
+    from .world import _module_frame
+
+    module = world.program.module(cls.module_rel)
+    names = [s.target.id for s in node_cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    attrs = {}
+    for i, name in enumerate(names):
+        if i < len(args):
+            attrs[name] = args[i]
+        elif name in kwargs:
+            attrs[name] = kwargs[name]
+        else:
+            stmt = next(s for s in node_cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.target.id == name)
+            if stmt.value is None:
+                attrs[name] = Unknown(f"{cls.name}.{name} not given")
+            elif isinstance(stmt.value, ast.Call) and _unparse(stmt.value.func).endswith("field"):
+                factory = next((k.value for k in stmt.value.keywords if k.arg == "default_factory"), None)
+                default = next((k.value for k in stmt.value.keywords if k.arg == "default"), None)
+                if default is not None:
+                    attrs[name] = world.interp.eval(default, _module_frame(module))
+                elif factory is not None:
+                    made = world.interp.eval(factory, _module_frame(module))
+                    if made in (list, dict, set, tuple):
+                        attrs[name] = made()
+                    elif isinstance(made, (ClassRef, FunctionRef)):
+                        attrs[name] = world.interp.call(made, [], {}, stmt, frame)
+                    else:
+                        attrs[name] = Unknown(f"{cls.name}.{name} default factory")
+                else:
+                    attrs[name] = Unknown(f"{cls.name}.{name} default factory")
+            else:
+                attrs[name] = world.interp.eval(stmt.value, _module_frame(module))
+    return Instance(cls, attrs)
+
+
+def model_config_attribute(world, model_config: ModelConfigObj, attr: str):
+    """The few ``ModelConfig`` attributes that follow directly from ``config.json``."""
+    data = model_config.hf_config.data
+    if attr == "hf_text_config":
+        return ConfigObj(data.get("text_config"), "hf_text_config") if isinstance(data.get("text_config"), dict) else model_config.hf_config
+    if attr in ("quantization",):
+        quant = data.get("quantization_config") or (data.get("text_config") or {}).get("quantization_config")
+        return quant.get("quant_method") if isinstance(quant, dict) else None
+    if attr == "is_multimodal":
+        return "vision_config" in data
+    return MISSING
+
+
+# -- env vars, os.environ, logging ----------------------------------------------------------
+
+
+def env_var_method(var: EnvVar, attr: str):
+    def get(interp, args, kwargs, node, frame):
+        return interp.world.env_get(var.name)
+
+    def is_set(interp, args, kwargs, node, frame):
+        return var.name in interp.world.env or var.name in interp.world.user_env
+
+    def set_(interp, args, kwargs, node, frame):
+        interp.world.env_set(var.name, args[0] if args else None, frame, node, "envs.set")
+        return None
+
+    def clear(interp, args, kwargs, node, frame):
+        interp.world.env_set(var.name, None, frame, node, "envs.clear")
+        return None
+
+    def override(interp, args, kwargs, node, frame):
+        return Opaque("envs override context")
+
+    methods = {"get": get, "is_set": is_set, "set": set_, "clear": clear, "override": override, "value": get}
+    if attr == "name":
+        return var.name
+    if attr in methods:
+        return Intrinsic(f"envs.{var.name}.{attr}", methods[attr])
+    return Unknown(f"envs.{var.name}.{attr}")
+
+
+def environ_method(attr: str):
+    def get(interp, args, kwargs, node, frame):
+        env = interp.world.effective_env()
+        return env.get(args[0], args[1] if len(args) > 1 else None) if args and isinstance(args[0], str) else Unknown("os.environ.get")
+
+    def setdefault(interp, args, kwargs, node, frame):
+        if len(args) == 2 and isinstance(args[0], str):
+            env = interp.world.effective_env()
+            if args[0] not in env:
+                interp.world.env_set(args[0], args[1], frame, node, "os.environ.setdefault")
+                return args[1]
+            return env[args[0]]
+        return None
+
+    def pop(interp, args, kwargs, node, frame):
+        if args and isinstance(args[0], str):
+            value = interp.world.effective_env().get(args[0], args[1] if len(args) > 1 else None)
+            interp.world.env_set(args[0], None, frame, node, "os.environ.pop")
+            return value
+        return None
+
+    def update(interp, args, kwargs, node, frame):
+        items = dict(args[0]) if args and isinstance(args[0], dict) else {}
+        items.update(kwargs)
+        for key, value in items.items():
+            interp.world.env_set(key, value, frame, node, "os.environ.update")
+        return None
+
+    methods = {"get": get, "setdefault": setdefault, "pop": pop, "update": update}
+    if attr in methods:
+        return Intrinsic(f"os.environ.{attr}", methods[attr])
+    return Unknown(f"os.environ.{attr}")
+
+
+def logger_method(attr: str):
+    level = LOG_LEVELS.get(attr, MISSING)
+    if level is MISSING:
+        return Intrinsic(f"logger.{attr}", lambda interp, args, kwargs, node, frame: None)
+
+    def log(interp, args, kwargs, node, frame):
+        if level is not None:
+            interp.world.log(level, args, frame, node)
+        return None
+
+    return Intrinsic(f"logger.{attr}", log)
+
+
+# -- builtins -------------------------------------------------------------------------------------
+
+
+def _getattr(interp, args, kwargs, node, frame):
+    obj, name = args[0], args[1] if len(args) > 1 else None
+    if not isinstance(name, str):
+        return Unknown("getattr with an unknown name")
+    if is_plain_value(obj) and not isinstance(obj, (str, list, dict, set, frozenset)):
+        if hasattr(obj, name):
+            return getattr(obj, name)
+        if len(args) > 2:
+            return args[2]
+        raise _interp_error(interp, "AttributeError", f"{type(obj).__name__!r} object has no attribute {name!r}", node, frame)
+    try:
+        value = interp.world.attribute(obj, name, node, frame)
+    except AttrMissing:
+        if len(args) > 2:
+            return args[2]
+        raise _interp_error(interp, "AttributeError", f"no attribute {name!r}", node, frame)
+    if isinstance(value, Unknown) and len(args) > 2 and isinstance(obj, (ConfigObj, Record, View)):
+        return value
+    return value
+
+
+def _hasattr(interp, args, kwargs, node, frame):
+    obj, name = args[0], args[1]
+    if not isinstance(name, str):
+        return Unknown("hasattr with an unknown name")
+    if isinstance(obj, Unknown):
+        return obj
+    if is_plain_value(obj):
+        return hasattr(obj, name)
+    try:
+        value = interp.world.attribute(obj, name, node, frame)
+    except AttrMissing:
+        return False
+    if isinstance(value, Unknown) and not isinstance(obj, (Record, View, ConfigObj)):
+        return value
+    return True
+
+
+def _setattr(interp, args, kwargs, node, frame):
+    if len(args) == 3 and isinstance(args[1], str):
+        interp.world.set_attribute(args[0], args[1], args[2], node, frame, "setattr")
+    return None
+
+
+def _isinstance(interp, args, kwargs, node, frame):
+    value, kinds = args[0], args[1]
+    if isinstance(value, Unknown):
+        return value
+    options = kinds if isinstance(kinds, tuple) else (kinds,)
+    for kind in options:
+        if isinstance(kind, type):
+            if isinstance(value, kind):
+                return True
+        elif isinstance(kind, (ClassRef, ExternalRef)):
+            name = kind.name if isinstance(kind, ClassRef) else kind.path.split(".")[-1]
+            if isinstance(value, Instance) and value.cls.name == name:
+                return True
+            if isinstance(value, (Record, View)) and name == "ServerArgs":
+                return True
+            if is_plain_value(value):
+                continue
+            return Unknown(f"isinstance(..., {name})")
+        else:
+            return Unknown("isinstance against an unknown type")
+    return False
+
+
+def is_plain_value(value) -> bool:
+    from .interp import is_plain
+
+    return is_plain(value)
+
+
+def _plain_call(fn):
+    def call(interp, args, kwargs, node, frame):
+        from .interp import contains_unknown
+
+        if any(contains_unknown(a) for a in args) or any(contains_unknown(v) for v in kwargs.values()):
+            return Unknown(f"{fn.__name__}() of an unknown value")
+        try:
+            return fn(*[_unwrap(a) for a in args], **kwargs)
+        except Exception as exc:
+            raise _interp_error(interp, type(exc).__name__, str(exc), node, frame)
+
+    return call
+
+
+def _unwrap(value):
+    return value.data if isinstance(value, ConfigObj) else value
+
+
+def _len(interp, args, kwargs, node, frame):
+    value = _unwrap(args[0]) if args else None
+    if isinstance(value, Unknown):
+        return value
+    try:
+        return len(value)
+    except TypeError:
+        return Unknown(f"len() of {type(value).__name__}")
+
+
+def _type(interp, args, kwargs, node, frame):
+    if args and isinstance(args[0], (Record, View)):
+        return ClassRef("sglang/srt/server_args.py", "ServerArgs")
+    if args and isinstance(args[0], Instance):
+        return args[0].cls
+    if args and is_plain_value(args[0]):
+        return type(args[0])
+    return Unknown("type() of a modeled object")
+
+
+def _higher_order(kind: str):
+    def call(interp, args, kwargs, node, frame):
+        fn, items = args[0], args[1] if len(args) > 1 else None
+        if not isinstance(items, (list, tuple, set, frozenset, dict)):
+            return Unknown(f"{kind}() over an unknown value")
+        out = []
+        for item in items:
+            result = interp.call(fn, [item], {}, node, frame) if fn is not None else item
+            if kind == "map":
+                out.append(result)
+            elif interp.truth(result, node, frame):
+                out.append(item)
+        return out
+
+    return call
+
+
+def _sorted(interp, args, kwargs, node, frame):
+    from .interp import contains_unknown
+
+    items = _unwrap(args[0]) if args else []
+    if contains_unknown(items) or not isinstance(items, (list, tuple, set, frozenset, dict, str)):
+        return Unknown("sorted() of an unknown value")
+    key = kwargs.get("key")
+    if key is not None and not isinstance(key, type(len)):
+        return Unknown("sorted() with a key function")
+    try:
+        return sorted(items, reverse=bool(kwargs.get("reverse", False)))
+    except TypeError:
+        return Unknown("sorted() of mixed values")
+
+
+def _noop(interp, args, kwargs, node, frame):
+    return None
+
+
+def _builtin(name: str, fn) -> Intrinsic:
+    return Intrinsic(name, fn)
+
+
+BUILTINS: dict[str, Any] = {
+    "None": None, "True": True, "False": False,
+    "len": _builtin("len", _len),
+    "getattr": _builtin("getattr", _getattr),
+    "hasattr": _builtin("hasattr", _hasattr),
+    "setattr": _builtin("setattr", _setattr),
+    "isinstance": _builtin("isinstance", _isinstance),
+    "type": _builtin("type", _type),
+    "map": _builtin("map", _higher_order("map")),
+    "filter": _builtin("filter", _higher_order("filter")),
+    "sorted": _builtin("sorted", _sorted),
+    "print": _builtin("print", _noop),
+    "callable": _builtin("callable", lambda interp, args, kwargs, node, frame: isinstance(args[0], (FunctionRef, Intrinsic, ClassRef))),
+    "id": _builtin("id", lambda interp, args, kwargs, node, frame: Unknown("id()")),
+    "str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict, "set": set, "tuple": tuple,
+    "frozenset": frozenset, "range": range, "enumerate": lambda *a: list(enumerate(*a)), "zip": lambda *a: list(zip(*a)),
+    "reversed": lambda a: list(reversed(a)), "min": min, "max": max, "sum": sum, "abs": abs, "round": round, "any": any,
+    "all": all, "repr": repr, "divmod": divmod, "pow": pow, "hash": hash, "chr": chr, "ord": ord,
+    "iter": iter, "next": next, "format": format,
+    "ValueError": ClassRef("<builtins>", "ValueError"), "TypeError": ClassRef("<builtins>", "TypeError"),
+    "RuntimeError": ClassRef("<builtins>", "RuntimeError"), "KeyError": ClassRef("<builtins>", "KeyError"),
+    "AssertionError": ClassRef("<builtins>", "AssertionError"), "NotImplementedError": ClassRef("<builtins>", "NotImplementedError"),
+    "Exception": ClassRef("<builtins>", "Exception"), "ImportError": ClassRef("<builtins>", "ImportError"),
+    "AttributeError": ClassRef("<builtins>", "AttributeError"), "object": ClassRef("<builtins>", "object"),
+}
+
+
+# -- code outside the SGLang tree -------------------------------------------------------------
+
+TORCH_PROBES = {
+    "torch.cuda.is_available": "torch.cuda.is_available",
+    "torch.cuda.device_count": "torch.cuda.device_count",
+    "torch.cuda.get_device_capability": "torch.cuda.get_device_capability",
+    "torch.cuda.get_device_name": "torch.cuda.get_device_name",
+}
+TORCH_VALUES = {"torch.version.cuda": "torch.version.cuda", "torch.version.hip": "torch.version.hip"}
+
+
+def external_attribute(world, ref: ExternalRef, attr: str, node, frame):
+    path = f"{ref.path}.{attr}"
+    if path in TORCH_VALUES:
+        return world.probe_value(TORCH_VALUES[path], node, frame)
+    if path == "os.environ":
+        return EnvironObj()
+    if ref.path == "logging" and attr == "getLogger":
+        return Intrinsic("logging.getLogger", lambda interp, args, kwargs, node, frame: LoggerObj(args[0] if args else "root"))
+    if ref.path in ("math",) and hasattr(math, attr):
+        value = getattr(math, attr)
+        return Intrinsic(f"math.{attr}", _plain_call(value)) if callable(value) else value
+    if ref.path == "json" and attr in ("loads", "dumps"):
+        return Intrinsic(f"json.{attr}", _plain_call(getattr(json, attr)))
+    if ref.path == "copy" and attr in ("copy", "deepcopy"):
+        return Intrinsic(f"copy.{attr}", _copy(attr))
+    if ref.path == "re" and attr in ("match", "search", "fullmatch", "sub", "split", "findall", "compile", "escape", "IGNORECASE", "I"):
+        import re
+
+        value = getattr(re, attr)
+        return Intrinsic(f"re.{attr}", _plain_call(value)) if callable(value) else value
+    if ref.path == "os.path" and attr in PURE_PATH_FUNCTIONS:
+        import os.path
+
+        return Intrinsic(f"os.path.{attr}", _plain_call(getattr(os.path, attr)))
+    return ExternalRef(path)
+
+
+PURE_PATH_FUNCTIONS = ("join", "basename", "dirname", "splitext", "split", "normpath", "expanduser", "isabs", "sep")
+MATCH_METHODS = ("group", "groups", "groupdict", "start", "end", "span")
+
+
+def _copy(kind: str):
+    def call(interp, args, kwargs, node, frame):
+        value = args[0] if args else None
+        if isinstance(value, ConfigObj):
+            return ConfigObj(copy.deepcopy(value.data), value.path)
+        if isinstance(value, Instance):
+            return Instance(value.cls, copy.deepcopy(value.attrs) if kind == "deepcopy" else dict(value.attrs))
+        if is_plain_value(value):
+            return copy.deepcopy(value) if kind == "deepcopy" else copy.copy(value)
+        return value
+
+    return call
+
+
+def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
+    path = ref.path
+    if path in TORCH_PROBES:
+        return world.probe_value(TORCH_PROBES[path], node, frame)
+    if path == "os.getenv":
+        return world.effective_env().get(args[0], args[1] if len(args) > 1 else None) if args and isinstance(args[0], str) else Unknown("os.getenv")
+    if path in ("copy.deepcopy", "copy.copy"):
+        return _copy(path.split(".")[1])(world.interp, args, kwargs, node, frame)
+    if path == "warnings.warn":
+        world.log("warning", args[:1], frame, node)
+        return None
+    if path in ("dataclasses.replace",) and args and isinstance(args[0], Instance):
+        return Instance(args[0].cls, {**args[0].attrs, **kwargs})
+    if path.startswith(("typing.", "typing_extensions.")):
+        return args[0] if args else None
+    if path.startswith("random."):
+        return Unknown(f"{path}() is random")
+    if path in ("os.path.exists", "os.path.isdir", "os.path.isfile", "os.listdir"):
+        return model_dir_query(world, path, args)
+    if path.startswith(("os.path.", "pathlib.", "shutil.", "glob.")):
+        return Unknown(f"{path}() reads the file system")
+    return Unknown(f"{path}() is outside SGLang and not modeled")
+
+
+def model_dir_query(world, path: str, args) -> Any:
+    """File-system questions about the model path, answered as for a model directory holding config.json.
+
+    That is what the replay gives SGLang (a directory with the model's
+    config.json and no weights), so both engines see the same answers.
+    """
+    target = args[0] if args else None
+    model_path = world.record.fields.get("model_path")
+    if not isinstance(target, str) or not isinstance(model_path, str) or world.model is None:
+        return Unknown(f"{path}() reads the file system")
+    base = model_path.rstrip("/")
+    files = {f"{base}/config.json"}
+    if path == "os.listdir":
+        return ["config.json"] if target.rstrip("/") == base else Unknown(f"{path}() reads the file system")
+    if not (target.rstrip("/") == base or target.startswith(base + "/")):
+        return Unknown(f"{path}() reads the file system")
+    is_dir = target.rstrip("/") == base
+    is_file = target in files
+    return {"os.path.exists": is_dir or is_file, "os.path.isdir": is_dir, "os.path.isfile": is_file}[path]
+
+
+__all__ = ["BUILTINS", "table"]

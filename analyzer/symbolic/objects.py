@@ -1,0 +1,194 @@
+"""The values the evaluator manipulates besides plain Python data.
+
+Concrete data (None, bools, numbers, strings, lists, dicts...) is plain Python.
+Everything else is one of these small classes: the server-args record and its
+views, the model config, the platform, env vars, references to SGLang code,
+and ``Unknown`` (from ``analyzer.trace``) for what cannot be known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trace import Unknown
+
+MISSING = object()
+
+
+class AttrMissing(Exception):
+    """An attribute lookup failed the way ``AttributeError`` would in SGLang."""
+
+
+@dataclass(eq=False)
+class FunctionRef:
+    module_rel: str
+    qualname: str
+    bound: Any = MISSING  # ``self`` for a bound method
+    closure: Any = None  # the defining frame for a nested function
+    node: Any = None  # ast.FunctionDef / ast.Lambda when not found through the module table
+
+    @property
+    def id(self) -> str:
+        return f"{self.module_rel}::{self.qualname}"
+
+    @property
+    def short_qualname(self) -> str:
+        """What ``fn.__qualname__`` reads in SGLang (used as a declaration source)."""
+        return self.qualname.split(".<locals>.")[-1]
+
+    @property
+    def name(self) -> str:
+        return self.qualname.split(".")[-1]
+
+
+@dataclass(eq=False)
+class ClassRef:
+    module_rel: str
+    name: str
+
+
+@dataclass(eq=False)
+class ModuleRef:
+    dotted: str
+
+
+@dataclass(eq=False)
+class ExternalRef:
+    """A name from outside the SGLang tree (torch, transformers, a GPU kernel package)."""
+
+    path: str
+
+
+@dataclass(eq=False)
+class Intrinsic:
+    """A callable the evaluator implements itself (SGLang's resolution primitives, builtins)."""
+
+    name: str
+    fn: Any  # (interp, args, kwargs, call_info) -> value
+    bound: Any = MISSING
+
+
+@dataclass(eq=False)
+class Record:
+    """The ServerArgs record.
+
+    ``fields`` holds the current attribute values. In era B the attributes keep
+    the operator's raw input and decisions go to ``stash`` through
+    ``declare_resolution``; ``resolved(field)`` reads them the way SGLang's
+    ``resolution_result`` does.
+    """
+
+    fields: dict[str, Any]
+    era: str
+    fallbacks: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # bookkeeping attributes (_raw_input, ...)
+    stash: list[tuple[str, dict]] = field(default_factory=list)
+
+    def resolved(self, name: str) -> Any:
+        for _source, declared in reversed(self.stash):
+            if name in declared:
+                return declared[name]
+        value = self.fields.get(name, MISSING)
+        if value is MISSING:
+            value = self.extra.get(name, MISSING)
+        if value is None and name in self.fallbacks:
+            return self.fallbacks[name]
+        return value
+
+
+@dataclass(eq=False)
+class View:
+    """``resolving_view(server_args)``: reads resolve through declarations; ``overlay`` adds pending ones."""
+
+    record: Record
+    overlay: dict[str, Any] = field(default_factory=dict)
+    written: dict[str, Any] | None = None  # a record_foreign_defaults recorder keeps writes here
+
+
+@dataclass(eq=False)
+class ConfigObj:
+    """A model's ``config.json`` (or one of its nested dicts) as attributes."""
+
+    data: dict
+    path: str = "hf_config"
+
+
+@dataclass(eq=False)
+class ModelConfigObj:
+    """SGLang's ``ModelConfig`` for the model: ``hf_config`` and what is derived from it."""
+
+    hf_config: ConfigObj
+    model_path: Any = None
+
+
+@dataclass(eq=False)
+class PlatformObj:
+    """``get_platform()`` (0.5.19+) / ``current_platform``: attributes answered by the hardware profile."""
+
+    name: str = "get_platform()"
+
+
+@dataclass(eq=False)
+class EnvVar:
+    """``envs.NAME`` from ``sglang/srt/environ.py``."""
+
+    name: str
+
+
+@dataclass(eq=False)
+class EnvsObj:
+    pass
+
+
+@dataclass(eq=False)
+class EnvironObj:
+    """``os.environ``."""
+
+
+@dataclass(eq=False)
+class LoggerObj:
+    name: str = "sglang"
+
+
+@dataclass(eq=False)
+class Instance:
+    """An instance of an SGLang class built by the evaluator (simple dataclasses, enums)."""
+
+    cls: ClassRef
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Opaque:
+    """A value that exists but whose content is not modeled (a tokenizer, a torch device...)."""
+
+    what: str
+
+
+def is_unknown(value: Any) -> bool:
+    return isinstance(value, Unknown)
+
+
+__all__ = [
+    "AttrMissing",
+    "ClassRef",
+    "ConfigObj",
+    "EnvVar",
+    "EnvironObj",
+    "EnvsObj",
+    "ExternalRef",
+    "FunctionRef",
+    "Instance",
+    "Intrinsic",
+    "LoggerObj",
+    "MISSING",
+    "ModelConfigObj",
+    "ModuleRef",
+    "Opaque",
+    "PlatformObj",
+    "Record",
+    "Unknown",
+    "View",
+    "is_unknown",
+]

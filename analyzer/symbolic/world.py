@@ -1,0 +1,724 @@
+"""What the evaluated code sees: the record, the model config, the hardware, env vars, names.
+
+``World`` answers the interpreter's questions about everything that is not
+plain Python: attribute reads and writes on the server-args record (each write
+becomes a Trace event), probes (answered by the hardware profile), env vars
+(``envs.X.get()`` with the defaults of that version's ``environ.py``), module
+globals, imports, and calls to code outside the SGLang tree. SGLang's own
+resolution primitives (``declare_resolution``, ``run_hook``, ``resolving_view``,
+the model-override dispatch...) are in ``analyzer.symbolic.intrinsics``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import math
+from typing import Any
+
+from ..model import NOT_LITERAL, Extraction
+from ..trace import ENV_WRITE, PROBE, WARNING, WRITE, Event, GuardValue, SiteRef, Unknown, encode_value
+from . import intrinsics
+from .interp import SGLangError, contains_unknown, is_plain
+from .objects import (
+    MISSING,
+    AttrMissing,
+    ClassRef,
+    ConfigObj,
+    EnvironObj,
+    EnvsObj,
+    EnvVar,
+    ExternalRef,
+    FunctionRef,
+    Instance,
+    Intrinsic,
+    LoggerObj,
+    ModelConfigObj,
+    ModuleRef,
+    Opaque,
+    PlatformObj,
+    Record,
+    View,
+)
+from .program import Module, Program
+
+LEAF_MODULE_PREFIXES = ("sglang/srt/utils", "sglang/srt/platforms", "sglang/srt/runtime_context", "sglang/srt/hardware_backend")
+STR_METHODS = {
+    "lower", "upper", "startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "format",
+    "join", "find", "rfind", "count", "isdigit", "isalpha", "isalnum", "title", "capitalize", "partition",
+    "rpartition", "splitlines", "removeprefix", "removesuffix", "casefold", "index", "zfill", "encode",
+}
+LIST_METHODS = {"append", "extend", "insert", "remove", "pop", "index", "count", "copy", "sort", "reverse", "clear"}
+DICT_METHODS = {"get", "keys", "values", "items", "update", "setdefault", "pop", "copy", "clear"}
+SET_METHODS = {"add", "update", "discard", "remove", "union", "intersection", "difference", "issubset", "issuperset", "copy", "pop"}
+ENV_TRUE = ("1", "true", "yes", "y", "on")
+
+
+def _env_convert(raw: str, kind: str | None) -> Any:
+    if kind in ("EnvBool",):
+        return raw.strip().lower() in ENV_TRUE
+    if kind in ("EnvInt",):
+        try:
+            return int(raw)
+        except ValueError:
+            return Unknown(f"env value {raw!r} is not an int")
+    if kind in ("EnvFloat",):
+        try:
+            return float(raw)
+        except ValueError:
+            return Unknown(f"env value {raw!r} is not a float")
+    return raw
+
+
+class World:
+    def __init__(self, program: Program, extraction: Extraction, record: Record, profile, model, env: dict[str, str]):
+        self.program = program
+        self.extraction = extraction
+        self.record = record
+        self.profile = profile
+        self.model = model  # analyzer.models.ModelInfo or None
+        self.user_env = dict(env)
+        self.env: dict[str, Any] = {}  # values set during resolution (envs.X.set)
+        self.events: list[Event] = []
+        self.assumptions: list[tuple[str, bool, str, SiteRef]] = []
+        self.notes: list[str] = []
+        self.probes: dict[str, Any] = {}
+        self._globals: dict[tuple[str, str], Any] = {}
+        self._evaluating: set[tuple[str, str]] = set()
+        self.interp = None  # set by the engine
+        self.model_config = self._model_config()
+        self._model_config_instance = None
+        self._enum_members: dict[tuple, Instance] = {}
+        self.intrinsics = intrinsics.table()
+
+    # -- notes -----------------------------------------------------------------------
+    def note(self, text: str) -> None:
+        if text not in self.notes and len(self.notes) < 200:
+            self.notes.append(text)
+
+    def on_enter(self, frame) -> None:
+        return None
+
+    def _model_config(self) -> ModelConfigObj:
+        if self.model is None:
+            data = {}
+        else:
+            data = self.model.config
+        return ModelConfigObj(hf_config=ConfigObj(dict(data), "hf_config"), model_path=self.record.fields.get("model_path"))
+
+    # -- events ------------------------------------------------------------------------
+    def emit(self, kind: str, frame, node: ast.AST | None, **data) -> Event:
+        site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname) if frame is not None else None
+        event = Event(kind=kind, site=site, guards=frame.chain() if frame is not None else [], **data)
+        self.events.append(event)
+        return event
+
+    def write_field(self, name: str, value: Any, frame, node, idiom: str, source: str | None = None) -> None:
+        old = self.record.resolved(name) if self.record.era == "B" else self.record.fields.get(name, MISSING)
+        self.emit(WRITE, frame, node, field=name, old=None if old is MISSING else _snapshot(old), new=_snapshot(value), idiom=idiom, source=source)
+
+    # -- names and imports --------------------------------------------------------------
+    def global_name(self, module: Module, name: str) -> Any:
+        if module.rel.startswith(LEAF_MODULE_PREFIXES) and self._is_probe_name(name):
+            return FunctionRef(module.rel, name)  # however SGLang builds it (lru_cache(partial(...))), the profile answers
+        if name in module.functions:
+            return FunctionRef(module.rel, name)
+        if name in module.classes:
+            return ClassRef(module.rel, name)
+        if name in module.imports:
+            target, attr = module.imports[name]
+            return self.import_name(target, attr) if attr is not None else self.import_module(target)
+        if name in module.assignments:
+            return self.module_constant(module, name)
+        for star in module.star_imports:
+            other = self.program.module_dotted(star)
+            if other is not None and other.rel != module.rel and (
+                name in other.functions or name in other.classes or name in other.assignments or name in other.imports
+            ):
+                return self.global_name(other, name)
+        builtin = intrinsics.BUILTINS.get(name, MISSING)
+        if builtin is not MISSING:
+            return builtin
+        if name == "__name__":
+            return module.dotted
+        return Unknown(f"name {name!r} is not defined in {module.rel}")
+
+    def module_constant(self, module: Module, name: str) -> Any:
+        key = (module.rel, name)
+        if key in self._globals:
+            return self._globals[key]
+        if key in self._evaluating:
+            return Unknown(f"{name} refers to itself")
+        self._evaluating.add(key)
+        try:
+            from .interp import Frame
+
+            frame = Frame(module=module, qualname="<module>", class_name=None)
+            value = self.interp.eval(module.assignments[name], frame)
+        except SGLangError as exc:
+            value = Unknown(f"{name} raised {exc.exc_type} at import")
+        finally:
+            self._evaluating.discard(key)
+        self._globals[key] = value
+        return value
+
+    def import_module(self, dotted: str) -> Any:
+        if dotted in ("os", "os.path"):
+            return ExternalRef(dotted)
+        if self.program.has_module(dotted):
+            return ModuleRef(dotted)
+        return ExternalRef(dotted)
+
+    def import_name(self, dotted: str, name: str) -> Any:
+        if self.program.has_module(f"{dotted}.{name}"):
+            return ModuleRef(f"{dotted}.{name}")
+        module = self.program.module_dotted(dotted)
+        if module is not None:
+            if dotted.endswith("environ") and name == "envs":
+                return EnvsObj()
+            if dotted == "sglang.srt.platforms" and name == "current_platform":
+                return self.current_platform()
+            return self.global_name(module, name)
+        return ExternalRef(f"{dotted}.{name}")
+
+    def current_platform(self) -> Any:
+        """SGLang's platform object: the in-tree ``SRTPlatform`` unless the profile names an out-of-tree one."""
+        out_of_tree = self.profile.probe("current_platform.is_out_of_tree", self.effective_env()) if self.profile else Unknown("no profile", "input")
+        if out_of_tree is False:
+            for rel in ("sglang/srt/platforms/interface.py",):
+                module = self.program.module(rel)
+                if module is not None and "SRTPlatform" in module.classes:
+                    return Instance(ClassRef(rel, "SRTPlatform"), {})
+        return Unknown("an out-of-tree platform plugin is not modeled", "input" if isinstance(out_of_tree, Unknown) else "unmodeled")
+
+    # -- probes --------------------------------------------------------------------------
+    @staticmethod
+    def _is_probe_name(name: str) -> bool:
+        from ..profiles import PROBES
+
+        return name in PROBES
+
+    def probe_for(self, ref: FunctionRef) -> str | None:
+        from ..profiles import PROBES
+
+        if not ref.module_rel.startswith(LEAF_MODULE_PREFIXES):
+            return None
+        name = ref.qualname.split(".")[-1]
+        return name if name in PROBES else None
+
+    def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
+        from ..profiles import PROBES, Raises
+
+        if name not in PROBES:
+            return Unknown(f"probe {name} is not modeled")
+        answer = self.profile.probe(name, self.effective_env()) if self.profile is not None else Unknown("no hardware profile")
+        if isinstance(answer, tuple) and name == "get_device_capability" and args:
+            pass
+        if name not in self.probes:
+            self.probes[name] = answer
+            how = "profile" if not isinstance(answer, Unknown) else "unknown"
+            self.emit(PROBE, frame, node, field=name, new=encode_value(answer) if not isinstance(answer, Raises) else f"raises {answer.exc_type}", source=how)
+        if isinstance(answer, Raises):
+            raise SGLangError(answer.exc_type, answer.message, SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+        if isinstance(answer, list):
+            return tuple(answer)
+        return answer
+
+    def probe_value(self, name: str, node, frame) -> Any:
+        return self.answer_probe(name, None, node, frame)
+
+    def intrinsic_for(self, ref: FunctionRef) -> Intrinsic | None:
+        name = ref.qualname.split(".")[-1]
+        for (fragment, fn_name), module_handler in intrinsics.MODULE_INTRINSICS.items():
+            if fn_name == name and fragment in ref.module_rel:
+                return Intrinsic(name, module_handler)
+        handler = self.intrinsics.get(name)
+        if handler is None:
+            return None
+        return Intrinsic(name, handler)
+
+    # -- env -------------------------------------------------------------------------------
+    def effective_env(self) -> dict[str, str]:
+        env = dict(self.user_env)
+        for name, value in self.env.items():
+            env[name] = str(value)
+        return env
+
+    def env_get(self, name: str) -> Any:
+        if name in self.env:
+            return self.env[name]
+        kind = self.extraction.env_types.get(name)
+        if name in self.user_env:
+            return _env_convert(self.user_env[name], kind)
+        default = self.extraction.env_defaults.get(name, MISSING)
+        if default is MISSING or default == NOT_LITERAL:
+            return None if kind is None else Unknown(f"default of {name} is not a literal")
+        return default
+
+    def env_set(self, name: str, value: Any, frame, node, how: str) -> None:
+        old = self.env_get(name)
+        self.env[name] = value
+        self.emit(ENV_WRITE, frame, node, field=name, old=_snapshot(old), new=_snapshot(value), idiom=how)
+
+    # -- logging ----------------------------------------------------------------------------
+    def log(self, level: str, args: list, frame, node) -> None:
+        if not args:
+            return
+        message = self.format_message(args[0])
+        if len(args) > 1 and isinstance(message, str):
+            try:
+                message = message % tuple(self.format_value(a, node, frame) for a in args[1:])
+            except (TypeError, ValueError):
+                pass
+        self.emit(WARNING, frame, node, message=message, level=level)
+
+    def format_value(self, value: Any, node, frame) -> str:
+        spec = getattr(node, "format_spec", None)
+        conversion = getattr(node, "conversion", -1)
+        if isinstance(value, Unknown):
+            return f"<unknown: {value.reason}>"
+        if isinstance(value, (Record, View)):
+            return "ServerArgs(...)"
+        if isinstance(value, (ConfigObj, ModelConfigObj, PlatformObj, Opaque, Instance, FunctionRef, ClassRef, ExternalRef, ModuleRef)):
+            return f"<{type(value).__name__}>"
+        if conversion == ord("r"):
+            return repr(value)
+        if spec is not None and frame is not None and self.interp is not None:
+            spec_text = self.interp.eval(spec, frame)
+            if isinstance(spec_text, str):
+                try:
+                    return format(value, spec_text)
+                except (TypeError, ValueError):
+                    pass
+        return str(value)
+
+    def format_message(self, value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        return self.format_value(value, None, None)
+
+    # -- attributes ----------------------------------------------------------------------------
+    def get_attribute(self, obj: Any, attr: str, node, frame) -> Any:
+        try:
+            return self.attribute(obj, attr, node, frame)
+        except AttrMissing as missing:
+            return Unknown(str(missing), "input" if isinstance(obj, ConfigObj) else "unmodeled")
+
+    def attribute(self, obj: Any, attr: str, node, frame) -> Any:
+        """Like ``get_attribute`` but raises ``AttrMissing`` where Python raises AttributeError."""
+        if isinstance(obj, Unknown):
+            return obj
+        if isinstance(obj, Record):
+            return self._record_attribute(obj, attr, node, frame)
+        if isinstance(obj, View):
+            if obj.written is not None and attr in obj.written:
+                return obj.written[attr]
+            if attr in obj.overlay:
+                return obj.overlay[attr]
+            value = obj.record.resolved(attr)
+            if value is MISSING:
+                method = self._server_args_method(attr)
+                if method is not None:
+                    return self._bind_or_property(method, obj, frame, node)
+                raise AttrMissing(f"ServerArgs has no attribute {attr!r}")
+            return value
+        if isinstance(obj, ConfigObj):
+            return self._config_attribute(obj, attr)
+        if isinstance(obj, ModelConfigObj):
+            return self._model_config_attribute(obj, attr)
+        if isinstance(obj, PlatformObj):
+            return self.probe_value(f"platform.{attr}", node, frame)
+        if isinstance(obj, EnvsObj):
+            return EnvVar(attr)
+        if isinstance(obj, EnvVar):
+            return intrinsics.env_var_method(obj, attr)
+        if isinstance(obj, EnvironObj):
+            return intrinsics.environ_method(attr)
+        if isinstance(obj, LoggerObj):
+            return intrinsics.logger_method(attr)
+        if isinstance(obj, ModuleRef):
+            module = self.program.module_dotted(obj.dotted)
+            if self.program.has_module(f"{obj.dotted}.{attr}"):
+                return ModuleRef(f"{obj.dotted}.{attr}")
+            if module is None:
+                return Unknown(f"module {obj.dotted} not found")
+            if obj.dotted.endswith("environ") and attr == "envs":
+                return EnvsObj()
+            return self.global_name(module, attr)
+        if isinstance(obj, ExternalRef):
+            return intrinsics.external_attribute(self, obj, attr, node, frame)
+        if isinstance(obj, ClassRef):
+            return self._class_attribute(obj, attr, node, frame)
+        if isinstance(obj, Instance):
+            if attr in obj.attrs:
+                return obj.attrs[attr]
+            return self._class_attribute(obj.cls, attr, node, frame, bound=obj)
+        if isinstance(obj, FunctionRef):
+            if attr in ("__qualname__", "__name__"):
+                return obj.short_qualname if attr == "__qualname__" else obj.name
+            return Unknown(f"attribute {attr} of a function")
+        if isinstance(obj, Opaque):
+            return Unknown(f"{obj.what}.{attr}")
+        if isinstance(obj, str) and attr in STR_METHODS:
+            return getattr(obj, attr)
+        if isinstance(obj, list) and attr in LIST_METHODS:
+            return getattr(obj, attr)
+        if isinstance(obj, dict) and attr in DICT_METHODS:
+            return getattr(obj, attr)
+        if isinstance(obj, (set, frozenset)) and attr in SET_METHODS:
+            return getattr(obj, attr)
+        if isinstance(obj, (int, float)) and attr in ("is_integer", "real", "bit_length"):
+            return getattr(obj, attr)
+        if type(obj).__name__ == "Match" and attr in intrinsics.MATCH_METHODS:
+            return getattr(obj, attr)
+        if obj is None:
+            raise SGLangError("AttributeError", f"'NoneType' object has no attribute '{attr}'", SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+        return Unknown(f"attribute {attr} of {type(obj).__name__}")
+
+    def _server_args_method(self, attr: str) -> FunctionRef | None:
+        module = self.program.module("sglang/srt/server_args.py")
+        if module is not None and f"ServerArgs.{attr}" in module.functions:
+            return FunctionRef(module.rel, f"ServerArgs.{attr}")
+        return None
+
+    def _bind_or_property(self, ref: FunctionRef, receiver: Any, frame, node) -> Any:
+        found = self.program.function(ref.id)
+        if found is None:
+            return Unknown(f"{ref.qualname} not found")
+        _module, fn = found
+        decorators = [ast.unparse(d) for d in fn.decorator_list]
+        if any(d in ("property", "functools.cached_property", "cached_property") for d in decorators):
+            return self.interp.call_function(FunctionRef(ref.module_rel, ref.qualname, bound=receiver), [], {}, frame, node)
+        if "staticmethod" in decorators:
+            return FunctionRef(ref.module_rel, ref.qualname)
+        return FunctionRef(ref.module_rel, ref.qualname, bound=receiver)
+
+    def _record_attribute(self, record: Record, attr: str, node, frame) -> Any:
+        if attr == "model_config":
+            if self._model_config_instance is None:
+                raise AttrMissing("'ServerArgs' object has no attribute 'model_config'")
+            return self._model_config_instance
+        if attr in record.fields:
+            return record.fields[attr]
+        if attr in record.extra:
+            return record.extra[attr]
+        special = intrinsics.record_method(self, record, attr)
+        if special is not None:
+            return special
+        method = self._server_args_method(attr)
+        if method is not None:
+            return self._bind_or_property(method, record, frame, node)
+        if attr == "__class__":
+            return ClassRef("sglang/srt/server_args.py", "ServerArgs")
+        raise AttrMissing(f"'ServerArgs' object has no attribute '{attr}'")
+
+    def _config_attribute(self, config: ConfigObj, attr: str) -> Any:
+        if attr in config.data:
+            return _wrap(config.data[attr], f"{config.path}.{attr}")
+        if attr == "get_text_config":
+            text = config.data.get("text_config")
+            target = ConfigObj(text, f"{config.path}.text_config") if isinstance(text, dict) else config
+            return Intrinsic("get_text_config", lambda interp, args, kwargs, node, frame: target)
+        if attr == "to_dict":
+            return Intrinsic("to_dict", lambda interp, args, kwargs, node, frame: copy.deepcopy(config.data))
+        if attr == "text_config":
+            return config  # transformers configs without a text_config answer with themselves for text attributes
+        raise AttrMissing(f"model config has no attribute {attr!r} ({config.path}.{attr} is not in config.json)")
+
+    def _model_config_attribute(self, model_config: ModelConfigObj, attr: str) -> Any:
+        if attr == "hf_config":
+            return model_config.hf_config
+        if attr in ("hf_text_config", "text_config"):
+            text = model_config.hf_config.data.get("text_config")
+            return ConfigObj(text, "hf_text_config") if isinstance(text, dict) else model_config.hf_config
+        if attr == "model_path":
+            return model_config.model_path
+        if attr == "architectures":
+            return model_config.hf_config.data.get("architectures")
+        derived = intrinsics.model_config_attribute(self, model_config, attr)
+        if derived is not MISSING:
+            return derived
+        return Unknown(f"ModelConfig.{attr} is not modeled")
+
+    def _class_attribute(self, cls: ClassRef, attr: str, node, frame, bound: Any = MISSING, depth: int = 0) -> Any:
+        module = self.program.module(cls.module_rel)
+        if module is None:
+            return Unknown(f"class {cls.name} not found")
+        if f"{cls.name}.{attr}" not in module.functions and depth < 5:
+            for base in self._bases(module, cls.name):
+                found = self._class_attribute(base, attr, node, frame, bound, depth + 1)
+                if not (isinstance(found, Unknown) and found.reason.endswith("not found")):
+                    return found
+        qual = f"{cls.name}.{attr}"
+        if qual in module.functions:
+            if bound is not MISSING:
+                return self._bind_or_property(FunctionRef(cls.module_rel, qual), bound, frame, node)
+            return FunctionRef(cls.module_rel, qual)
+        node_cls = module.classes.get(cls.name)
+        if node_cls is not None:
+            for stmt in node_cls.body:
+                target = None
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+                    target = stmt.value
+                elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                    target = stmt.value
+                if target is not None:
+                    if _is_enum_class(node_cls):
+                        return self.enum_member(cls, attr, target, module)
+                    value = self.interp.eval(target, _module_frame(module))
+                    if isinstance(value, Unknown) and isinstance(target, ast.Call) and ast.unparse(target.func).endswith("field"):
+                        return Unknown(f"{cls.name}.{attr} is a dataclass field")
+                    return value
+        if attr in ("__name__", "__qualname__"):
+            return cls.name
+        return Unknown(f"{cls.name}.{attr} not found")
+
+    def enum_member(self, cls: ClassRef, name: str, value_node, module: Module) -> Instance:
+        """One Instance per enum member, so that identity and membership tests work."""
+        key = (cls.module_rel, cls.name, name)
+        member = self._enum_members.get(key)
+        if member is None:
+            value = self.interp.eval(value_node, _module_frame(module))
+            if isinstance(value, Instance) or type(value).__name__ == "Intrinsic":
+                value = name.lower()  # enum.auto(): SGLang compares names, not auto values
+            member = Instance(cls, {"name": name, "value": value})
+            self._enum_members[key] = member
+        return member
+
+    def enum_members(self, cls: ClassRef) -> list[Instance] | None:
+        module = self.program.module(cls.module_rel)
+        node_cls = module.classes.get(cls.name) if module else None
+        if node_cls is None or not _is_enum_class(node_cls):
+            return None
+        members = []
+        for stmt in node_cls.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                if not stmt.targets[0].id.startswith("_"):
+                    members.append(self.enum_member(cls, stmt.targets[0].id, stmt.value, module))
+        return members
+
+    def _bases(self, module: Module, name: str) -> list[ClassRef]:
+        node = module.classes.get(name)
+        out = []
+        for base in node.bases if node is not None else []:
+            if isinstance(base, ast.Name):
+                value = self.global_name(module, base.id)
+                if isinstance(value, ClassRef):
+                    out.append(value)
+        return out
+
+    def set_attribute(self, obj: Any, attr: str, value: Any, stmt, frame, idiom: str) -> None:
+        if isinstance(obj, Record):
+            if attr.startswith("_") and attr not in obj.fields:
+                obj.extra[attr] = value
+                return
+            if attr == "model_config":
+                if isinstance(value, (Instance, ModelConfigObj)):
+                    self._model_config_instance = value
+                return
+            self.write_field(attr, value, frame, stmt, idiom)
+            obj.fields[attr] = value
+        elif isinstance(obj, View):
+            if obj.written is not None:
+                obj.written[attr] = value
+            else:
+                obj.overlay[attr] = value
+        elif isinstance(obj, Instance):
+            obj.attrs[attr] = value
+        elif isinstance(obj, ConfigObj):
+            obj.data[attr] = value
+
+    def set_item(self, container: Any, key: Any, value: Any, target, stmt, frame) -> None:
+        if isinstance(container, EnvironObj):
+            if isinstance(key, str):
+                self.env_set(key, value, frame, stmt, "os.environ")
+            return
+        if isinstance(key, Unknown) or isinstance(container, Unknown):
+            return
+        if isinstance(container, dict):
+            try:
+                container[key] = value
+            except TypeError:
+                pass
+        elif isinstance(container, list) and isinstance(key, int):
+            try:
+                container[key] = value
+            except IndexError:
+                pass
+        elif isinstance(container, ConfigObj) and isinstance(key, str):
+            container.data[key] = value
+
+    def get_item(self, container: Any, key: Any, node, frame) -> Any:
+        if isinstance(container, Unknown):
+            return container
+        if isinstance(container, EnvironObj):
+            if isinstance(key, str):
+                value = self.effective_env().get(key, MISSING)
+                if value is MISSING:
+                    raise SGLangError("KeyError", repr(key), SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+                return value
+            return Unknown("os.environ[unknown]")
+        if isinstance(key, Unknown):
+            return Unknown(f"subscript with an unknown key ({key.reason})", key.kind)
+        if isinstance(container, ConfigObj):
+            container = container.data
+        if isinstance(container, (list, tuple, str, dict)):
+            try:
+                return _wrap(container[key], "item")
+            except (KeyError, IndexError) as exc:
+                raise SGLangError(type(exc).__name__, str(exc), SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+            except TypeError:
+                return Unknown("subscript of an unsupported kind")
+        if isinstance(container, ClassRef) and isinstance(key, str):
+            module = self.program.module(container.module_rel)
+            node_cls = module.classes.get(container.name) if module else None
+            if node_cls is not None and _is_enum_class(node_cls):
+                member = self._class_attribute(container, key, node, frame)
+                if isinstance(member, Instance):
+                    return member
+                raise SGLangError("KeyError", repr(key), SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+        if isinstance(container, (ClassRef, ExternalRef)):
+            return container  # typing subscripts: Optional[int], Dict[str, Any]
+        return Unknown(f"subscript of {type(container).__name__}")
+
+    def compare(self, op: type, left: Any, right: Any) -> Any:
+        from .interp import _CMPOPS
+
+        if op in (ast.Is, ast.IsNot):
+            if isinstance(left, Unknown) or isinstance(right, Unknown):
+                if (left is None or right is None) and isinstance(left, Unknown) != isinstance(right, Unknown):
+                    unknown = left if isinstance(left, Unknown) else right
+                    return Unknown(unknown.reason, unknown.kind)
+                return Unknown("identity of an unknown value")
+            if isinstance(left, Instance) and isinstance(right, Instance):
+                same = left.cls.name == right.cls.name and left.attrs.get("name") == right.attrs.get("name")
+                return same if op is ast.Is else not same
+            return _CMPOPS[op](left, right)
+        if isinstance(left, Unknown):
+            return left
+        if isinstance(right, Unknown):
+            return right
+        if op in (ast.In, ast.NotIn):
+            if isinstance(right, (ConfigObj,)):
+                right = right.data
+            if isinstance(right, EnvironObj):
+                present = left in self.effective_env()
+                return present if op is ast.In else not present
+            if not isinstance(right, (list, tuple, set, frozenset, dict, str)):
+                return Unknown(f"membership in {type(right).__name__}")
+            if not is_plain(left) and isinstance(right, (list, tuple, set, frozenset)):
+                found = any(item is left or self.compare(ast.Eq, left, item) is True for item in right)
+                return found if op is ast.In else not found
+            if contains_unknown(right) and left not in right:
+                return Unknown("membership in a collection with unknown items")
+        if isinstance(left, Instance) and isinstance(right, Instance):
+            same = left is right or (left.cls.name == right.cls.name and "name" in left.attrs and left.attrs.get("name") == right.attrs.get("name"))
+            return same if op is ast.Eq else not same if op is ast.NotEq else Unknown("ordering of enum members")
+        if isinstance(left, Instance) and is_plain(right) and op in (ast.Eq, ast.NotEq) and "value" in left.attrs and _is_str_enum(self, left):
+            same = left.attrs["value"] == right
+            return same if op is ast.Eq else not same
+        if isinstance(right, Instance) and is_plain(left) and op in (ast.Eq, ast.NotEq) and "value" in right.attrs and _is_str_enum(self, right):
+            same = right.attrs["value"] == left
+            return same if op is ast.Eq else not same
+        if not (is_plain(left) and is_plain(right)) and op not in (ast.Eq, ast.NotEq):
+            return Unknown(f"comparison of {type(left).__name__} and {type(right).__name__}")
+        try:
+            return _CMPOPS[op](left, right)
+        except TypeError:
+            return Unknown(f"comparison of {type(left).__name__} and {type(right).__name__}")
+
+    def as_bool(self, value: Any) -> bool:
+        if isinstance(value, ConfigObj):
+            return bool(value.data)
+        if isinstance(value, (Record, View, ModelConfigObj, PlatformObj, FunctionRef, ClassRef, Instance, Opaque)):
+            return True
+        try:
+            return bool(value)
+        except Exception:
+            return True
+
+    def iterate(self, obj: Any):
+        if isinstance(obj, ClassRef):
+            return self.enum_members(obj)
+        if isinstance(obj, ConfigObj):
+            return list(obj.data.keys())
+        if isinstance(obj, EnvironObj):
+            return list(self.effective_env().keys())
+        return None
+
+    # -- classes and external code ------------------------------------------------------------
+    def instantiate(self, cls: ClassRef, args, kwargs, node, frame) -> Any:
+        special = intrinsics.class_intrinsic(self, cls, args, kwargs, node, frame)
+        if special is not MISSING:
+            return special
+        module = self.program.module(cls.module_rel)
+        if module is None or cls.name not in module.classes:
+            return Opaque(f"{cls.name}(...)")
+        instance = Instance(cls, {})
+        init = self._class_attribute(cls, "__init__", node, frame, bound=instance)
+        if isinstance(init, FunctionRef):
+            self.interp.call_function(init, list(args), dict(kwargs), frame, node)
+        return instance
+
+    def model_config_for(self, record: Record, frame, node) -> Any:
+        """SGLang's own ``ModelConfig.from_server_args``, interpreted once per run over the model's config.json."""
+        if self._model_config_instance is not None:
+            return self._model_config_instance
+        self._model_config_instance = self.model_config  # re-entrancy guard and fallback
+        rel = "sglang/srt/configs/model_config.py"
+        module = self.program.module(rel)
+        if self.model is None or module is None or "ModelConfig.from_server_args" not in module.functions:
+            return self.model_config
+        receiver = View(record) if record.era == "B" else record
+        try:
+            built = self.interp.call(FunctionRef(rel, "ModelConfig.from_server_args"), [receiver], {}, node, frame)
+        except SGLangError as error:
+            self.note(f"ModelConfig could not be built from config.json ({error.exc_type}: {error.message}); its attributes are unknown")
+            return self.model_config
+        if isinstance(built, Instance):
+            built.attrs.setdefault("hf_config", self.model_config.hf_config)
+            self._model_config_instance = built
+        return self._model_config_instance
+
+    def call_external(self, ref: ExternalRef, args, kwargs, node, frame) -> Any:
+        return intrinsics.call_external(self, ref, args, kwargs, node, frame)
+
+
+def _wrap(value: Any, path: str) -> Any:
+    if isinstance(value, dict):
+        return ConfigObj(value, path)
+    return value
+
+
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, (list, dict, set)) and is_plain(value):
+        return copy.deepcopy(value)
+    if isinstance(value, ConfigObj):
+        return copy.deepcopy(value.data)
+    if isinstance(value, Instance):
+        if "name" in value.attrs and "value" in value.attrs:
+            return value.attrs["value"]
+        return {k: _snapshot(v) for k, v in value.attrs.items()}
+    if isinstance(value, Opaque):
+        return Unknown(value.what)
+    return value
+
+
+def _module_frame(module: Module):
+    from .interp import Frame
+
+    return Frame(module=module, qualname="<module>", class_name=None)
+
+
+def _is_str_enum(world, member: Instance) -> bool:
+    module = world.program.module(member.cls.module_rel)
+    node_cls = module.classes.get(member.cls.name) if module else None
+    return node_cls is not None and any(ast.unparse(b) in ("str", "StrEnum", "enum.StrEnum") for b in node_cls.bases)
+
+
+def _is_enum_class(node: ast.ClassDef) -> bool:
+    return any(ast.unparse(base).split(".")[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for base in node.bases)
+
+
+__all__ = ["World", "json", "math"]
