@@ -1,0 +1,203 @@
+"""The symbolic engine on the fixture trees (offline) and on real SGLang (P1, P2, P3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer import models, profiles, sources
+from analyzer.extract import extract_uncached
+from analyzer.symbolic import evaluate
+from analyzer.trace import Trace, Unknown
+
+
+@pytest.fixture(scope="module")
+def era_a(fixtures_dir):
+    tree = sources.resolve(str(fixtures_dir / "sites" / "era_a"))
+    return tree, extract_uncached(tree)
+
+
+@pytest.fixture(scope="module")
+def era_b(fixtures_dir):
+    tree = sources.resolve(str(fixtures_dir / "sites" / "era_b"))
+    return tree, extract_uncached(tree)
+
+
+def run(tree_and_extraction, values, profile="h100", model=None, env=None) -> Trace:
+    tree, extraction = tree_and_extraction
+    prof = profiles.load_profile(profile) if isinstance(profile, str) else profile
+    return evaluate(extraction, tree.root, values, env or {}, prof, model)
+
+
+def writes(trace: Trace, field: str):
+    return [(e.old, e.new, e.site.function) for e in trace.writes(field)]
+
+
+# -- era A -----------------------------------------------------------------------------
+
+
+A_VALUES = {"model_path": "/m", "speculative_algorithm": "NEXTN", "model_arch": "HybridForCausalLM"}
+
+
+def test_era_a_raise_with_guard_values(era_a):
+    trace = run(era_a, A_VALUES)
+    assert trace.error is not None
+    assert trace.error.exc_type == "ValueError"
+    assert trace.error.message == (
+        "Speculative decoding for HybridForCausalLM is not compatible with radix cache when using --strategy no_buffer."
+    )
+    assert trace.error.site.function == "ServerArgs._handle_strategy"
+    guards = [(g.expr, g.polarity) for g in trace.error.guards]
+    assert ("spec is None", False) in guards  # early return not taken
+    assert ("self.speculative_algorithm is not None", True) in guards
+    assert ("is_hip()", False) in guards
+    # the cause: auto became no_buffer earlier
+    assert writes(trace, "strategy") == [("auto", "no_buffer", "ServerArgs._handle_defaults")]
+
+
+def test_era_a_every_write_idiom_lands_in_the_trace(era_a):
+    trace = run(era_a, {**A_VALUES, "speculative_algorithm": None})
+    assert trace.error is None
+    assert trace.final["tp_size"] == 2 and trace.final["dp_size"] == 4
+    assert trace.final["mem_fraction"] == pytest.approx(0.7)
+    assert [e.idiom for e in trace.writes("mem_fraction")] == ["assign", "augassign"]
+    assert trace.final["attention_backend"] == "triton"  # setattr; not sm100 on an H100
+    assert trace.final["page_size"] == 1
+    warnings = [e.message for e in trace.warnings()]
+    assert "HybridForCausalLM needs page_size=1, got None" in warnings
+
+
+def test_era_a_probe_answers_drive_branches(era_a):
+    trace = run(era_a, {**A_VALUES, "speculative_algorithm": None}, profile="b200")
+    assert trace.final["attention_backend"] == "trtllm_mha"  # apply_platform_defaults on sm100
+    answers = {p["name"]: p["answer"] for p in trace.probes}
+    assert answers["is_sm100_supported"] is True
+
+
+def test_era_a_env_reads_and_writes(era_a):
+    trace = run(era_a, {**A_VALUES, "speculative_algorithm": "NEXTN", "model_arch": "LlamaForCausalLM"},
+                env={"SGLANG_ENABLE_SPEC_V2": "1"})
+    assert trace.final["speculative_algorithm"] == "EAGLE"
+    env_writes = [(e.field, e.new) for e in trace.events if e.kind == "env_write"]
+    assert ("SGLANG_MAMBA_TRACK", 64) in env_writes and ("NCCL_CUMEM_ENABLE", "0") in env_writes
+    without = run(era_a, {**A_VALUES, "speculative_algorithm": "NEXTN", "model_arch": "LlamaForCausalLM"})
+    assert without.final["speculative_algorithm"] == "NEXTN"  # EnvBool(False) default
+
+
+def test_unknown_probe_forks_into_alternatives(era_a, tmp_path):
+    path = tmp_path / "nohip.toml"
+    path.write_text('name = "partial"\nvendor = "nvidia"\nruntime = "cuda"\nmemory_per_gpu_mib = 81559\n')
+    profile = profiles.load_profile(str(path))
+    trace = run(era_a, {**A_VALUES, "speculative_algorithm": None}, profile=profile)
+    # the strategy does not depend on the hardware: one answer
+    assert trace.final["strategy"] == "no_buffer"
+    # is_sm100_supported() is unknown without a compute capability: alternatives where the code depends on it
+    assert isinstance(trace.final["attention_backend"], Unknown)
+    outcomes = {a.final["attention_backend"]: a.condition for a in trace.alternatives}
+    assert set(outcomes) == {"triton", "trtllm_mha"}
+    assert "is_sm100_supported()" in outcomes["trtllm_mha"][0]
+
+
+# -- era B -----------------------------------------------------------------------------
+
+
+def b_values(**extra):
+    return {"speculative_algorithm": "NEXTN", **extra}
+
+
+@pytest.fixture(scope="module")
+def tiny(fixtures_dir):
+    return models.load_model_config(str(fixtures_dir / "models" / "tiny-hybrid"))
+
+
+def test_era_b_declarations_and_model_overrides(era_b, tiny):
+    trace = run(era_b, b_values(), profile="b200", model=tiny)
+    assert trace.error is None
+    assert trace.final["strategy"] == "extra_buffer"
+    assert [e.source for e in trace.writes("strategy")] == ["_tiny_overrides"]
+    assert trace.final["page_size"] == 64  # the MODEL_OVERRIDES table
+    assert trace.final["attention_backend"] == "fa3"  # record_foreign_defaults
+    assert trace.final["cuda_graph_max_bs"] == 64  # reads config.json num_hidden_layers
+    assert trace.final["uses_cache"] is True  # the post-process pass
+    assert trace.final["enable_tf32"] is False  # Arg(fallback=False)
+
+
+def test_era_b_raise_after_post_process(era_b, tiny):
+    trace = run(era_b, b_values(), profile="h100", model=tiny)
+    assert trace.error is not None
+    assert trace.error.message == "Speculative decoding is not compatible with radix cache when using --strategy no_buffer."
+    sources_ = [e.source for e in trace.writes("strategy")]
+    assert sources_ == ["_strategy_resolution"]
+
+
+def test_era_b_missing_model_attribute_forks(era_b, tmp_path):
+    (tmp_path / "config.json").write_text('{"architectures": ["TinyHybridForCausalLM"]}')
+    trace = run(era_b, b_values(), profile="b200", model=models.load_model_config(str(tmp_path)))
+    # num_hidden_layers is not in config.json: both outcomes of the condition that reads it
+    assert isinstance(trace.final["cuda_graph_max_bs"], Unknown)
+    assert sorted(str(a.final["cuda_graph_max_bs"]) for a in trace.alternatives) == ["64", "None"]
+    assert trace.final["strategy"] == "extra_buffer"  # does not depend on it
+
+
+def test_era_b_unknown_architecture_skips_overrides_with_a_note(era_b):
+    trace = run(era_b, b_values(), profile="b200", model=None)
+    assert any("architecture is unknown" in note for note in trace.notes)
+
+
+# -- real SGLang -------------------------------------------------------------------------
+
+
+def p1_values(extraction, **extra):
+    from analyzer.model import NOT_LITERAL
+
+    values = {f.dest: f.default for f in extraction.flags if f.default != NOT_LITERAL}
+    given = dict(model_path="/models/Qwen3.5-122B-A10B", tp_size=4, tool_call_parser="qwen3_coder", reasoning_parser="qwen3",
+                 speculative_algorithm="NEXTN", speculative_num_steps=3, speculative_eagle_topk=1, speculative_num_draft_tokens=4)
+    given.update(extra)
+    values.update(given)
+    return values
+
+
+@pytest.fixture(scope="module")
+def v0511(tree):
+    from analyzer.extract import extract
+
+    t = tree("0.5.11")
+    return t, extract(t)
+
+
+@pytest.mark.network
+def test_p1_0511_predicts_the_seed_error(v0511):
+    _tree, extraction = v0511
+    trace = run(v0511, p1_values(extraction), profile="rtx-pro-6000-blackwell", model=models.load_model_config("Qwen3.5-122B-A10B"))
+    assert trace.error is not None and trace.error.exc_type == "ValueError"
+    assert trace.error.message.startswith(
+        "Speculative decoding for Qwen3_5MoeForConditionalGeneration is not compatible with radix cache "
+        "when using --mamba-scheduler-strategy no_buffer."
+    )
+    assert trace.error.site.function == "ServerArgs._handle_mamba_radix_cache"
+    assert [(e.old, e.new, e.site.function) for e in trace.writes("mamba_scheduler_strategy")] == [
+        ("auto", "no_buffer", "ServerArgs._handle_missing_default_values")
+    ]
+    held = {(g.expr, g.polarity) for g in trace.error.guards}
+    assert ("self.speculative_algorithm is None", False) in held
+    assert ("not self.disable_radix_cache", True) in held
+
+
+@pytest.mark.network
+def test_p2_0511_resolves_and_rewrites_nextn(v0511):
+    _tree, extraction = v0511
+    trace = run(v0511, p1_values(extraction, mamba_scheduler_strategy="extra_buffer"), profile="rtx-pro-6000-blackwell",
+                model=models.load_model_config("Qwen3.5-122B-A10B"), env={"SGLANG_ENABLE_SPEC_V2": "1"})
+    assert trace.error is None
+    assert trace.final["speculative_algorithm"] == "EAGLE"
+    assert trace.final["mamba_scheduler_strategy"] == "extra_buffer"
+
+
+@pytest.mark.network
+def test_p3_0511_extra_buffer_stays_on_every_path(v0511):
+    _tree, extraction = v0511
+    trace = run(v0511, p1_values(extraction, model_path="/models/Qwen3.6-27B", tp_size=1, mamba_scheduler_strategy="extra_buffer"),
+                profile="b200", model=models.load_model_config("Qwen3.6-27B"))
+    assert trace.final["mamba_scheduler_strategy"] == "extra_buffer"
+    assert not trace.writes("mamba_scheduler_strategy")
+    assert trace.error is None or "no_buffer" not in trace.error.message
