@@ -17,7 +17,7 @@ import os
 import click
 
 from . import __version__, sources
-from .errors import EXIT_BAD_INPUT, SgtraceError, UnknownFieldError
+from .errors import EXIT_BAD_INPUT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
 
 EXIT_INTERNAL = 5
@@ -180,14 +180,89 @@ def graph_cmd(field_name: str, direction: str, depth: int | None, fmt: str, sgla
         click.echo(graph_text(sliced, field_name, direction))
 
 
+# -- explain ---------------------------------------------------------------------------
+
+
+def explain_inputs(func):
+    """The options every command that runs a user's launch through resolution takes."""
+    options = [
+        click.option("--args", "args_text", help='The server arguments, shell-quoted: "--model-path /m --tp 4".'),
+        click.option("--cmd", "cmd_text", help="A whole command line: python -m sglang.launch_server ... / sglang serve ..."),
+        click.option("--service", type=click.Path(dir_okay=False), help="A systemd unit file (ExecStart=, Environment=, EnvironmentFile=)."),
+        click.option("--script", type=click.Path(dir_okay=False), help="A shell launch script (parsed, never executed)."),
+        click.option("--env", "env_items", multiple=True, metavar="KEY=VALUE", help="An env var for the server; repeatable."),
+        click.option("--model-config", help="config.json, a model directory, or a built-in name (sgtrace models)."),
+        click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles) or a TOML file."),
+        sglang_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name):
+    from .explain import ExplainRequest
+
+    return ExplainRequest(
+        sglang=sglang_spec, args=args_text, cmd=cmd_text, service=service, script=script,
+        env=list(env_items), model_config=model_config, profile=profile_name,
+    )
+
+
+@cli.command("explain")
+@explain_inputs
+@click.option("--field", "fields", multiple=True, help="Show the whole chain of writes for this field; repeatable.")
+@click.option("--all", "show_all", is_flag=True, help="Show every event (writes, env writes, logs, probes).")
+@click.option("--json", "as_json", is_flag=True, help="Print the Trace (and the overrides and cause) as JSON.")
+def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, fields, show_all, as_json):
+    """Run the arguments through SGLang's resolution code symbolically and explain every silent override.
+
+    Exit code 0 when the arguments resolve, 3 when resolution raises, 2 on bad input.
+    """
+    from .explain import explain
+    from .explain_view import render, to_json
+    from .render import dumps
+
+    request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    explanation = explain(request)
+    for name in fields:
+        check_field(explanation.extraction, name)
+    if as_json:
+        click.echo(dumps(to_json(explanation)))
+    else:
+        click.echo(render(explanation, list(fields), show_all), nl=False)
+    if explanation.raises:
+        raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
+
+
+@cli.command("models")
+def models_cmd() -> None:
+    """The built-in model configs (facts only: architecture, layers, MTP layers)."""
+    from .models import list_models
+
+    for model in list_models():
+        click.echo(f"{model.name:32} {model.architecture}")
+
+
+@cli.command("profiles")
+def profiles_cmd() -> None:
+    """The built-in hardware profiles."""
+    from .profiles import list_profiles
+
+    for profile in list_profiles():
+        cc = ".".join(map(str, profile.compute_capability)) if profile.compute_capability else "-"
+        memory = f"{profile.memory_per_gpu_mib / 1024:.0f} GiB" if profile.memory_per_gpu_mib else "-"
+        click.echo(f"{profile.name:24} {profile.runtime or '-':5} cc {cc:5} {memory:>8}  {profile.description}")
+
+
 # -- entry point -------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every failure becomes one line on stderr and a documented exit code."""
     try:
-        cli.main(args=argv, prog_name="sgtrace", standalone_mode=False)
-        return 0
+        code = cli.main(args=argv, prog_name="sgtrace", standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except SgtraceError as exc:
         click.echo(exc.one_line(), err=True)
         return exc.exit_code

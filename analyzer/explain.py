@@ -1,0 +1,263 @@
+"""``sgtrace explain``: from what the operator has (flags, a unit file, a script) to an Explanation.
+
+The steps, each in its own module: read the launch (``analyzer.inputs``),
+parse the argv with the version's own flag table (``analyzer.argv``), pick the
+model config and the hardware profile, run the symbolic engine
+(``analyzer.symbolic``), then read the Trace back into what an operator asks:
+which of my arguments were overridden, where and why, and if it raises, what
+chain of conditions led there and which of my inputs drive each.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import sources
+from .errors import SgtraceError
+from .model import NOT_LITERAL, Extraction
+from .trace import WRITE, Event, GuardValue, Trace, Unknown, same_value
+
+RECEIVER_ATTR = re.compile(r"\b(?:self|server_args|cfg|view|args|sa)\.(\w+)(\(\))?")
+ENV_ATTR = re.compile(r"\benvs\.(\w+)")
+PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")
+
+
+@dataclass
+class ExplainRequest:
+    sglang: str = "installed"
+    args: str | None = None
+    cmd: str | None = None
+    service: str | None = None
+    script: str | None = None
+    env: list[str] = field(default_factory=list)
+    model_config: str | None = None
+    profile: str | None = None
+
+
+@dataclass
+class Override:
+    field: str
+    given: bool  # the user set it (else it is the declared default)
+    before: Any
+    after: Any
+    writes: list[Event]
+    flag: str | None = None  # the option the user typed
+
+
+@dataclass
+class CauseStep:
+    guard: GuardValue
+    inputs: list[str]  # what drives the condition, in words
+
+
+@dataclass
+class Explanation:
+    request: ExplainRequest
+    tree: sources.SourceTree
+    extraction: Extraction
+    launch: Any  # analyzer.inputs.LaunchSpec
+    parsed: Any  # analyzer.argv.ParsedArgs
+    env: dict[str, str]
+    profile: Any
+    model: Any
+    model_note: str | None
+    trace: Trace
+    overrides: list[Override]
+    cause: list[CauseStep]
+
+    @property
+    def raises(self) -> bool:
+        return self.trace.error is not None
+
+
+def parse_env_items(items: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in items:
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise SgtraceError(f"--env {item!r} is not KEY=VALUE", hint="e.g. --env SGLANG_ENABLE_SPEC_V2=1")
+        key, value = item.split("=", 1)
+        env[key.strip()] = value
+    return env
+
+
+def load_launch(request: ExplainRequest):
+    from . import inputs
+
+    given = [name for name in ("args", "cmd", "service", "script") if getattr(request, name) is not None]
+    if len(given) > 1:
+        raise SgtraceError(f"give one of --args, --cmd, --service, --script (got {', '.join('--' + g for g in given)})",
+                           hint="they are alternative ways to say the same command")
+    if not given:
+        raise SgtraceError("no command to explain", hint='pass --args "--model-path ... --tp 4", --cmd, --service FILE or --script FILE')
+    kind = given[0]
+    value = getattr(request, kind)
+    if kind == "args":
+        return inputs.from_args(value)
+    if kind == "cmd":
+        return inputs.from_cmd(value)
+    if kind == "service":
+        return inputs.from_service(value)
+    return inputs.from_script(value)
+
+
+def pick_model(request: ExplainRequest, parsed, notes: list[str]):
+    """--model-config, else the config.json under a local --model-path, else a built-in of the same name."""
+    from . import models
+
+    if request.model_config:
+        model = models.load_model_config(request.model_config)
+        return model, f"model config from {model.source}"
+    model_path = parsed.values.get("model_path")
+    if isinstance(model_path, str) and model_path:
+        local = Path(model_path).expanduser()
+        if (local / "config.json").is_file():
+            model = models.load_model_config(str(local))
+            return model, f"config.json read from {local}"
+        builtin = models.builtin_for_model_path(model_path)
+        if builtin is not None:
+            return builtin, f"{model_path} is not on this machine; the built-in config {builtin.name!r} stands in for it"
+    notes.append("no model config: pass --model-config NAME|PATH (see `sgtrace models`); model-dependent branches are unknown")
+    return None, None
+
+
+def pick_profile(name: str | None):
+    from . import profiles
+
+    if not name:
+        return None
+    return profiles.load_profile(name)
+
+
+def explain(request: ExplainRequest) -> Explanation:
+    from . import argv as argv_module
+    from .extract import extract
+    from .symbolic import evaluate
+
+    tree = sources.resolve(request.sglang)
+    extraction = extract(tree)
+    launch = load_launch(request)
+    parsed = argv_module.parse_argv(extraction, list(launch.argv))
+    env = {**dict(launch.env), **parse_env_items(request.env)}
+    notes: list[str] = []
+    model, model_note = pick_model(request, parsed, notes)
+    profile = pick_profile(request.profile)
+    if profile is None:
+        notes.append("no hardware profile: every hardware probe is unknown (pass --profile, see `sgtrace profiles`)")
+    trace = evaluate(
+        extraction,
+        tree.root,
+        dict(parsed.values),
+        env,
+        profile,
+        model,
+        given=dict(parsed.given),
+        argv=list(launch.argv),
+        source=tree.description,
+    )
+    trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
+    explanation = Explanation(
+        request=request,
+        tree=tree,
+        extraction=extraction,
+        launch=launch,
+        parsed=parsed,
+        env=env,
+        profile=profile,
+        model=model,
+        model_note=model_note,
+        trace=trace,
+        overrides=silent_overrides(trace, extraction, parsed),
+        cause=[],
+    )
+    if trace.error is not None:
+        explanation.cause = cause_chain(explanation, trace.error)
+    return explanation
+
+
+# -- reading the Trace -------------------------------------------------------------------------
+
+
+def baseline(name: str, extraction: Extraction, parsed) -> Any:
+    if name in parsed.values:
+        return parsed.values[name]
+    decl = extraction.fields.get(name)
+    if decl is not None and decl.default != NOT_LITERAL:
+        return decl.default
+    return Unknown("no literal default")
+
+
+def silent_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Override]:
+    writes_by_field: dict[str, list[Event]] = {}
+    for event in trace.events:
+        if event.kind == WRITE and event.field:
+            writes_by_field.setdefault(event.field, []).append(event)
+    out = []
+    for name, writes in writes_by_field.items():
+        given = name in parsed.given
+        before = parsed.given[name] if given else baseline(name, extraction, parsed)
+        after = trace.final.get(name, writes[-1].new)
+        if name.startswith("_") or (name not in extraction.fields and name not in parsed.values):
+            continue  # bookkeeping attributes, not server arguments
+        if same_value(before, after):
+            continue
+        out.append(Override(name, given, before, after, writes, parsed.given_flags.get(name) if given else None))
+    out.sort(key=lambda o: (not o.given, trace.events.index(o.writes[0])))
+    return out
+
+
+def _helper_reads(extraction: Extraction, method: str) -> list[str]:
+    for function in extraction.functions.values():
+        if function.qualname.endswith(f"ServerArgs.{method}"):
+            return [f for f in function.reads.fields if not f.endswith("()")]
+    return []
+
+
+def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | None) -> list[str]:
+    """In words, what drives one condition: the user's flags, SGLang's own writes, defaults, env, hardware."""
+    trace = explanation.trace
+    parsed = explanation.parsed
+    words: list[str] = []
+    fields: list[str] = []
+    for match in RECEIVER_ATTR.finditer(guard.expr):
+        name, call = match.group(1), match.group(2)
+        if call:
+            fields.extend(_helper_reads(explanation.extraction, name))
+        else:
+            fields.append(name)
+    limit = trace.events.index(before) if before in trace.events else len(trace.events)
+    for name in dict.fromkeys(fields):
+        writes = [e for e in trace.events[:limit] if e.kind == WRITE and e.field == name]
+        if name in parsed.given and not writes:
+            words.append(f"{name} = {parsed.given[name]!r}: your {parsed.given_flags.get(name, '--' + name.replace('_', '-'))}")
+        elif writes:
+            last = writes[-1]
+            origin = f"your {parsed.given_flags.get(name)} {parsed.given[name]!r}" if name in parsed.given else "you did not set it"
+            words.append(
+                f"{name} = {last.new!r}: set by SGLang at {last.site.short()} in {last.site.function} "
+                f"(was {last.old!r}; {origin})"
+            )
+        elif name in parsed.values:
+            words.append(f"{name} = {parsed.values[name]!r}: the default (you did not set it)")
+    for env_name in dict.fromkeys(ENV_ATTR.findall(guard.expr)):
+        source = "your environment" if env_name in explanation.env else "its default in environ.py"
+        words.append(f"env {env_name}: {source}")
+    for probe in dict.fromkeys(PROBE_CALL.findall(guard.expr)):
+        answers = {p["name"]: p["answer"] for p in trace.probes}
+        if probe in answers:
+            profile = explanation.profile.name if explanation.profile is not None else "no profile"
+            words.append(f"hardware: {probe}() = {answers[probe]!r} ({profile})")
+    if "model_arch" in guard.expr or "hf_config" in guard.expr or "architectures" in guard.expr:
+        arch = explanation.model.architecture if explanation.model is not None else "unknown"
+        words.append(f"model: architecture {arch}")
+    return words
+
+
+def cause_chain(explanation: Explanation, error: Event) -> list[CauseStep]:
+    return [CauseStep(guard, guard_inputs(guard, explanation, None)) for guard in error.guards]
+
+
+def field_chain(trace: Trace, name: str) -> list[Event]:
+    return [e for e in trace.events if e.kind == WRITE and e.field == name]

@@ -1,0 +1,202 @@
+"""The terminal view of an Explanation: header, predicted error and its cause, silent overrides, warnings."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from .explain import Explanation, field_chain
+from .trace import WARNING, Event, Unknown, encode_value
+
+
+def show(value: Any) -> str:
+    if isinstance(value, Unknown):
+        return f"<unknown: {value.reason}>"
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _guards(event: Event, limit: int = 6) -> list[str]:
+    lines = []
+    guards = [g for g in event.guards if not g.expr.startswith(("for ", "except "))]
+    for guard in guards[-limit:]:
+        lines.append(f"when {guard.expr if guard.polarity else 'not (' + guard.expr + ')'}")
+    return lines
+
+
+def header(explanation: Explanation) -> list[str]:
+    trace = explanation.trace
+    lines = [f"SGLang {trace.sglang_version} (era {explanation.extraction.era}) from {explanation.tree.description}"]
+    profile = explanation.profile
+    if profile is not None:
+        cc = ".".join(map(str, profile.compute_capability)) if getattr(profile, "compute_capability", None) else "?"
+        lines.append(f"profile: {profile.name} ({profile.gpu_name or profile.runtime}, compute capability {cc}, {profile.gpu_count or '?'} GPU(s))")
+    else:
+        lines.append("profile: none (hardware probes are unknown)")
+    if explanation.model is not None:
+        lines.append(f"model: {explanation.model.architecture} ({explanation.model_note})")
+    else:
+        lines.append("model: unknown (no config.json)")
+    launch = explanation.launch
+    lines.append(f"command: {launch.launcher} {shlex.join(launch.argv)}".rstrip())
+    lines.append(f"  from: {launch.origin}")
+    if explanation.env:
+        lines.append("env: " + " ".join(f"{k}={v}" for k, v in explanation.env.items()))
+    return lines
+
+
+def error_section(explanation: Explanation) -> list[str]:
+    trace = explanation.trace
+    error = trace.error
+    if error is None:
+        raising = [a for a in trace.alternatives if a.error is not None]
+        if not raising:
+            return ["Resolution: succeeds (no error predicted)."]
+        lines = ["Resolution: may raise, depending on inputs the profile or the model config leave open:"]
+        for alternative in raising:
+            lines.append(f"  {alternative.error.exc_type}: {alternative.error.message}")
+            for condition in alternative.condition[:3]:
+                lines.append(f"    if {condition}")
+        return lines
+    lines = [
+        f"Predicted error: {error.exc_type}",
+        f"  {error.message}",
+        f"  raised at {error.site.short()} in {error.site.function}",
+        "  the conditions on the way, in order:",
+    ]
+    skipped = 0
+    for step in explanation.cause:
+        guard = step.guard
+        if not guard.polarity and all(word.startswith("model: ") for word in step.inputs) and step.inputs:
+            skipped += 1  # an elif chain on the architecture: only the branch taken matters
+            continue
+        if skipped:
+            lines.append(f"    ({skipped} branch(es) for other model architectures not taken)")
+            skipped = 0
+        mark = "held" if guard.polarity else "failed"
+        lines.append(f"    [{mark}] {guard.expr}")
+        for word in step.inputs:
+            lines.append(f"        <- {word}")
+    return lines
+
+
+def overrides_section(explanation: Explanation) -> list[str]:
+    given = [o for o in explanation.overrides if o.given]
+    defaults = [o for o in explanation.overrides if not o.given]
+    lines = []
+    lines.append("Silent overrides of what you gave:" if given else "Silent overrides of what you gave: none")
+    for override in given:
+        lines.extend(_override_lines(override, f"{override.flag or override.field}"))
+    if defaults:
+        lines.append("Defaults SGLang resolved (you did not set these):")
+        for override in defaults:
+            lines.extend(_override_lines(override, override.field))
+    return lines
+
+
+def _override_lines(override, label: str) -> list[str]:
+    last = override.writes[-1]
+    lines = [f"  {label}: {show(override.before)} -> {show(override.after)}"]
+    conditional = "" if last.certain else "  (only on some alternatives)"
+    lines.append(f"      at {last.site.short()} in {last.site.function}{conditional}" + (f" [{last.source}]" if last.source else ""))
+    for guard in _guards(last, 4):
+        lines.append(f"      {guard}")
+    return lines
+
+
+def warnings_section(explanation: Explanation) -> list[str]:
+    warnings = [e for e in explanation.trace.events if e.kind == WARNING]
+    if not warnings:
+        return []
+    lines = ["Warnings SGLang logs on the way:"]
+    for event in warnings:
+        lines.append(f"  [{event.level}] {event.message}  ({event.site.short()})")
+    return lines
+
+
+def notes_section(explanation: Explanation) -> list[str]:
+    notes = explanation.trace.notes
+    if not notes:
+        return []
+    lines = ["Notes (what the evaluator assumed or could not know):"]
+    lines.extend(f"  - {note}" for note in notes[:20])
+    if len(notes) > 20:
+        lines.append(f"  - ... {len(notes) - 20} more (see --json)")
+    return lines
+
+
+def field_section(explanation: Explanation, name: str) -> list[str]:
+    trace = explanation.trace
+    lines = [f"{name}: {show(trace.final.get(name))} (final)"]
+    given = explanation.parsed.given
+    if name in given:
+        lines.append(f"  you gave {show(given[name])} with {explanation.parsed.given_flags.get(name)}")
+    else:
+        lines.append(f"  not given; starts as {show(explanation.parsed.values.get(name))}")
+    chain = field_chain(trace, name)
+    if not chain:
+        lines.append("  no write on the way")
+    for event in chain:
+        lines.append(f"  {event.site.short()} {event.site.function}: {show(event.old)} -> {show(event.new)}" + ("" if event.certain else "  (conditional)"))
+        for guard in _guards(event, 8):
+            lines.append(f"      {guard}")
+    return lines
+
+
+def all_events(explanation: Explanation) -> list[str]:
+    lines = ["Every event, in order:"]
+    for event in explanation.trace.events:
+        where = event.site.short() if event.site else ""
+        if event.kind == "write":
+            lines.append(f"  write {event.field}: {show(event.old)} -> {show(event.new)}  ({where} {event.site.function})")
+        elif event.kind == "env_write":
+            lines.append(f"  env {event.field}: {show(event.old)} -> {show(event.new)}  ({where})")
+        elif event.kind == "warning":
+            lines.append(f"  log.{event.level}: {event.message}  ({where})")
+        elif event.kind == "probe":
+            lines.append(f"  probe {event.field}() = {event.new}  ({where})")
+    return lines
+
+
+def render(explanation: Explanation, fields: list[str] | None = None, show_all: bool = False) -> str:
+    lines: list[str] = []
+    lines += header(explanation)
+    lines.append("")
+    lines += error_section(explanation)
+    lines.append("")
+    if fields:
+        for name in fields:
+            lines += field_section(explanation, name)
+            lines.append("")
+    else:
+        lines += overrides_section(explanation)
+        lines.append("")
+        lines += warnings_section(explanation)
+    if show_all:
+        lines.append("")
+        lines += all_events(explanation)
+    if explanation.trace.alternatives and explanation.trace.error is None:
+        lines.append("")
+        lines.append(f"Alternatives ({len(explanation.trace.alternatives)} outcomes depend on unknown inputs):")
+        for alternative in explanation.trace.alternatives[:6]:
+            differing = ", ".join(f"{k}={show(v)}" for k, v in list(alternative.final.items())[:4])
+            outcome = f"raises {alternative.error.exc_type}" if alternative.error else "resolves"
+            lines.append(f"  {outcome}; {differing}")
+            lines.append(f"    if {alternative.condition[0]}")
+    notes = notes_section(explanation)
+    if notes:
+        lines.append("")
+        lines += notes
+    return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
+
+
+def to_json(explanation: Explanation) -> dict:
+    data = explanation.trace.to_dict()
+    data["overrides"] = [
+        {"field": o.field, "given": o.given, "flag": o.flag, "before": encode_value(o.before), "after": encode_value(o.after),
+         "site": o.writes[-1].site.short() if o.writes[-1].site else None, "function": o.writes[-1].site.function if o.writes[-1].site else None}
+        for o in explanation.overrides
+    ]
+    data["cause"] = [{"expr": s.guard.expr, "held": s.guard.polarity, "inputs": s.inputs} for s in explanation.cause]
+    data["launch"] = {"launcher": explanation.launch.launcher, "origin": explanation.launch.origin}
+    return data
