@@ -598,6 +598,8 @@ class Interpreter:
                 out[k] = self.eval(value, frame)
             except TypeError:
                 return Unknown("dict with an unhashable key")
+            if isinstance(k, str):
+                self.world.remember_origin(out, k, key, frame, "dict-literal")
         return out
 
     def expr_JoinedStr(self, node: ast.JoinedStr, frame: Frame) -> Any:
@@ -706,15 +708,18 @@ class Interpreter:
             else:
                 args.append(self.eval(arg, frame))
         kwargs: dict = {}
+        origins: dict = {}
         for keyword in node.keywords:
             value = self.eval(keyword.value, frame)
             if keyword.arg is None:
                 if isinstance(value, dict):
                     kwargs.update(value)
+                    origins.update(self.world.origins_of(value))
                 else:
                     return Unknown("call with **kwargs of an unknown value")
             else:
                 kwargs[keyword.arg] = value
+        self.world.call_origins = origins
         return self.call(func, args, kwargs, node, frame)
 
     # comprehensions --------------------------------------------------------------

@@ -66,13 +66,14 @@ def declare_resolution(interp, args, kwargs, node, frame):
     fields = {k: v for k, v in kwargs.items() if k != "source"}
     if record is None:
         return None
-    declare(interp.world, record, source if isinstance(source, str) else str(source), fields, frame, node, "declare")
+    origins = dict(interp.world.call_origins)
+    declare(interp.world, record, source if isinstance(source, str) else str(source), fields, frame, node, "declare", origins)
     return None
 
 
-def declare(world, record: Record, source: str, fields: dict, frame, node, idiom: str) -> None:
+def declare(world, record: Record, source: str, fields: dict, frame, node, idiom: str, origins: dict | None = None) -> None:
     for name, value in fields.items():
-        world.write_field(name, value, frame, node, idiom, source=source)
+        world.write_field(name, value, frame, node, idiom, source=source, origin=(origins or {}).get(name))
     record.stash.append((source, dict(fields)))
 
 
@@ -92,7 +93,7 @@ def run_post_process_pass(interp, args, kwargs, node, frame):
     declared = interp.call(fn, [View(record)], {}, node, frame)
     if isinstance(declared, dict) and declared:
         source = fn.short_qualname if isinstance(fn, FunctionRef) else "post-process"
-        declare(interp.world, record, source, declared, frame, node, "post-process")
+        declare(interp.world, record, source, declared, frame, node, "post-process", interp.world.origins_of(declared))
     elif isinstance(declared, Unknown):
         interp.world.note(f"post-process pass {getattr(fn, 'qualname', fn)} returned an unknown value: {declared.reason}")
     return None

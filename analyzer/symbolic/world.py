@@ -90,6 +90,9 @@ class World:
         self.model_config = self._model_config()
         self._model_config_instance = None
         self._enum_members: dict[tuple, Instance] = {}
+        # where each key of a declaration dict was written: (id(dict), key) -> (dict, SiteRef, guards, idiom)
+        self._origins: dict[tuple[int, str], tuple] = {}
+        self.call_origins: dict[str, tuple] = {}
         self.intrinsics = intrinsics.table()
 
     # -- notes -----------------------------------------------------------------------
@@ -114,9 +117,28 @@ class World:
         self.events.append(event)
         return event
 
-    def write_field(self, name: str, value: Any, frame, node, idiom: str, source: str | None = None) -> None:
+    def write_field(self, name: str, value: Any, frame, node, idiom: str, source: str | None = None, origin: tuple | None = None) -> None:
         old = self.record.resolved(name) if self.record.era == "B" else self.record.fields.get(name, MISSING)
-        self.emit(WRITE, frame, node, field=name, old=None if old is MISSING else _snapshot(old), new=_snapshot(value), idiom=idiom, source=source)
+        old = None if old is MISSING else _snapshot(old)
+        if origin is not None:
+            # the decision was taken where the key was written (an override's dict), not where it was declared
+            _dict, site, guards, how = origin
+            self.events.append(Event(kind=WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
+                                     idiom=f"{how} via {idiom}", source=source))
+            return
+        self.emit(WRITE, frame, node, field=name, old=old, new=_snapshot(value), idiom=idiom, source=source)
+
+    def remember_origin(self, container: dict, key: str, node, frame, how: str) -> None:
+        site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
+        self._origins[(id(container), key)] = (container, site, frame.chain(), how)
+
+    def origins_of(self, container: dict) -> dict[str, tuple]:
+        out = {}
+        for key in container:
+            origin = self._origins.get((id(container), key))
+            if origin is not None and origin[0] is container:
+                out[key] = origin
+        return out
 
     # -- names and imports --------------------------------------------------------------
     def global_name(self, module: Module, name: str) -> Any:
@@ -540,7 +562,9 @@ class World:
             try:
                 container[key] = value
             except TypeError:
-                pass
+                return
+            if isinstance(key, str):
+                self.remember_origin(container, key, stmt, frame, "dict-key")
         elif isinstance(container, list) and isinstance(key, int):
             try:
                 container[key] = value
