@@ -1,0 +1,880 @@
+"""Parse a user's SGLang argv with the selected version's own flag table.
+
+Nothing of SGLang is imported. A real ``argparse.ArgumentParser`` is built from
+``Extraction.flags`` (in registration order, as ``ServerArgs.add_cli_args``
+builds it), so argparse itself applies its rules: unambiguous prefixes
+(``--speculative-algo`` is ``--speculative-algorithm``), ``--flag=value``,
+``store_true``/``store_false``/``store_const``/``append``/``count``,
+``BooleanOptionalAction`` (``--no-x``), ``nargs``, ``choices``, ``required``,
+the first registered default of a shared ``dest``, ``argparse.SUPPRESS``
+defaults, and type conversion of string defaults.
+
+What argparse cannot know is reproduced here, from SGLang's source:
+
+- SGLang's own action classes (``LoRAPathAction``, ``DeprecatedAction``,
+  ``DeprecatedStoreTrueAction``, ``DeprecatedStoreConstAction``,
+  ``DeprecatedAliasStoreAction``), with the deprecation text they log, verbatim
+  (without the ANSI colour codes ``print_deprecated_warning`` wraps it in). The
+  version-dependent behaviour of ``DeprecatedAction`` (0.5.7 raises
+  ``ValueError(help)``, 0.5.18+ stops with ``error_message`` when one is given)
+  is read from the class's source in the tree.
+- the ``type=`` callables (``nullable_str``, ``human_readable_int``,
+  ``json_list_type``, ``json.loads``, ``parse_cuda_graph_backend_arg`` exactly;
+  ``parse_cuda_graph_config_arg`` without its phase/key validation). A type not
+  known here keeps the raw string and says so in ``notes``.
+- ``--config file.yaml``, merged by ``analyzer.inputs.config_yaml`` the way the
+  version's ``ConfigArgumentMerger`` does, with the store_true and unsupported
+  flags computed from this parser as SGLang computes them from its own.
+- ``ServerArgs.from_cli_args``: era-A releases copy some argparse dests onto
+  record fields (``args.tp_size = args.tensor_parallel_size``); ``fields``
+  holds the values the record receives.
+
+The parse follows the argparse of the interpreter sgtrace runs in; argparse's
+rules and messages changed a little between Python 3.11, 3.12 and 3.13.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from .errors import SgtraceError
+from .model import NOT_LITERAL, Extraction, Flag
+
+PROG = "sglang serve"
+SUPPRESS = argparse.SUPPRESS
+ACTION_FILES = ("sglang/srt/arg_groups/argparse_actions.py", "sglang/srt/server_args.py")
+FROM_CLI_ARGS = "sglang/srt/server_args.py::ServerArgs.from_cli_args"
+MAX_SUGGESTIONS = 3
+
+
+@dataclass
+class ParsedArgs:
+    """The argparse namespace SGLang would get for an argv, and how it got there.
+
+    values: every dest after parsing, defaults included (``vars(namespace)``);
+        a default the extraction could not evaluate is ``model.NOT_LITERAL``.
+    given: only the dests the argv set explicitly, with their parsed values.
+    given_flags: dest -> the option string as typed (``--speculative-algo``).
+    canonical: dest -> the full option it resolved to (``--speculative-algorithm``).
+    warnings: deprecation messages SGLang's actions log, verbatim, in order.
+    notes: what was not reproduced exactly, and flags that were accepted but ignored.
+    fields: the values ``ServerArgs.from_cli_args`` hands the record (era-A
+        dest copies applied), keyed by record field.
+    given_fields: the record fields the argv set (explicitly or through a copy).
+    argv: what argparse parsed (after a ``--config`` merge).
+    from_config: dests whose final value came from the ``--config`` file.
+    """
+
+    values: dict[str, Any]
+    given: dict[str, Any] = field(default_factory=dict)
+    given_flags: dict[str, str] = field(default_factory=dict)
+    canonical: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+    given_fields: dict[str, Any] = field(default_factory=dict)
+    argv: list[str] = field(default_factory=list)
+    from_config: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------
+# SGLang's type callables
+# ---------------------------------------------------------------------------
+
+
+def nullable_str(val: str):
+    """``sglang.srt.utils.common.nullable_str``."""
+    if not val or val == "None":
+        return None
+    return val
+
+
+def human_readable_int(value: str) -> int:
+    """``sglang.srt.utils.common.human_readable_int`` (SI and IEC suffixes)."""
+    value = value.strip()
+    si_multiplier = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    iec_multiplier = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in iec_multiplier:
+            if "." in number:
+                raise argparse.ArgumentTypeError(
+                    f"Decimals are not allowed with IEC suffixes like '{suffix}'. "
+                    f"Use an integer IEC value such as '{int(Decimal(number))}{suffix}', "
+                    f"or an SI value such as '{number}{suffix[0]}'."
+                )
+            return int(number) * iec_multiplier[suffix]
+        return int(Decimal(number) * si_multiplier[suffix])
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid integer value: '{value}'. "
+            "Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). "
+            "Suffixes are case-sensitive."
+        ) from None
+
+
+def _reject_constant(name: str):
+    raise json.JSONDecodeError(f"{name} is not valid JSON", name, 0)
+
+
+def json_list_type(value):
+    """``sglang.srt.utils.common.json_list_type`` (``orjson.loads``: no NaN/Infinity)."""
+    try:
+        return json.loads(value, parse_constant=_reject_constant)
+    except json.JSONDecodeError:
+        raise argparse.ArgumentTypeError(f"Invalid JSON list: {value}. Please provide a valid JSON list.") from None
+
+
+def loads(value):
+    """``json.loads`` (argparse names it ``loads`` in its messages)."""
+    return json.loads(value)
+
+
+def parse_cuda_graph_backend_arg(raw: str) -> str:
+    """``model_executor.cuda_graph_config.parse_cuda_graph_backend_arg`` (0.5.22+)."""
+    if raw == "tc_piecewise":
+        raise argparse.ArgumentTypeError("tc_piecewise was removed; select breakable, full, or disabled")
+    return raw
+
+
+def parse_cuda_graph_config_arg(raw: str) -> dict:
+    """``parse_cuda_graph_config_arg`` up to its per-version phase and key checks (not reproduced)."""
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"--cuda-graph-config must be JSON: {e}") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError(f"--cuda-graph-config must be a JSON object, got {type(parsed).__name__}")
+    for phase, settings in parsed.items():
+        if not isinstance(settings, dict):
+            raise argparse.ArgumentTypeError(
+                f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}"
+            )
+    return {str(phase): dict(settings) for phase, settings in parsed.items()}
+
+
+# type name as the flag table records it -> (callable, reproduced exactly?)
+TYPES: Mapping[str, tuple[Callable[[str], Any], bool]] = {
+    "str": (str, True),
+    "int": (int, True),
+    "float": (float, True),
+    "bool": (bool, True),
+    "json.loads": (loads, True),
+    "nullable_str": (nullable_str, True),
+    "human_readable_int": (human_readable_int, True),
+    "json_list_type": (json_list_type, True),
+    "parse_cuda_graph_backend_arg": (parse_cuda_graph_backend_arg, True),
+    "parse_cuda_graph_config_arg": (parse_cuda_graph_config_arg, False),
+}
+
+
+def _raw_type(name: str) -> Callable[[str], str]:
+    """A stand-in for a type callable not reproduced here: keeps the text, carries the name."""
+
+    def keep(value: str) -> str:
+        return value
+
+    keep.__name__ = name.rsplit(".", 1)[-1]
+    return keep
+
+
+# ---------------------------------------------------------------------------
+# SGLang's action classes
+# ---------------------------------------------------------------------------
+
+
+def _deprecated_message(option_string: str | None, new_flag: str | None) -> str:
+    """What ``DeprecatedStoreTrue/StoreConst/AliasStoreAction`` log."""
+    replacement = f" Use '{new_flag}' instead." if new_flag else ""
+    return f"'{option_string}' is deprecated and will be removed in a future release.{replacement}"
+
+
+def _entering(parser: argparse.ArgumentParser, option_string: str | None) -> None:
+    """Remember which option an action that may raise is handling (for the error message)."""
+    if isinstance(parser, SGLangArgumentParser):
+        parser.sgtrace_current = option_string
+
+
+def _warn(parser: argparse.ArgumentParser, message: str) -> None:
+    warnings = getattr(parser, "sgtrace_warnings", None)
+    if warnings is not None:
+        warnings.append(message)
+
+
+class LoRAPathAction(argparse.Action):
+    """Paths as given, or ``{"lora_name", "lora_path"}`` dicts for JSON-looking items."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _entering(parser, option_string)
+        lora_paths = []
+        if values:
+            assert isinstance(values, list), "Expected a list of LoRA paths."
+            for lora_path in values:
+                lora_path = lora_path.strip()
+                if lora_path.startswith("{") and lora_path.endswith("}"):
+                    obj = json.loads(lora_path)
+                    assert "lora_path" in obj and "lora_name" in obj, (
+                        f"{repr(lora_path)} looks like a JSON str, "
+                        "but it does not contain 'lora_name' and 'lora_path' keys."
+                    )
+                    lora_paths.append(obj)
+                else:
+                    lora_paths.append(lora_path)
+        setattr(namespace, self.dest, lora_paths)
+
+
+class DeprecatedAction(argparse.Action):
+    """A retired flag: warns and stores nothing; stops with ``error_message`` (0.5.18+)
+    or raises ``ValueError(help)`` (0.5.7) where the version's class does."""
+
+    sets_value = False
+
+    def __init__(self, option_strings, dest, nargs=0, error_message=None, sgtrace_mode="warn", **kwargs):
+        self.error_message = error_message
+        self.sgtrace_mode = sgtrace_mode
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _entering(parser, option_string)
+        if self.sgtrace_mode == "raise_help":
+            raise ValueError(self.help)
+        if self.sgtrace_mode == "error_message" and self.error_message is not None:
+            parser.error(self.error_message)
+        _warn(
+            parser,
+            f"The command line argument '{option_string}' is deprecated and will be removed in future versions.",
+        )
+
+
+class DeprecatedStoreTrueAction(argparse.Action):
+    """A deprecated boolean that still stores True and warns."""
+
+    def __init__(self, option_strings, dest, new_flag=None, nargs=0, const=True, default=False, **kwargs):
+        self.new_flag = new_flag
+        super().__init__(option_strings, dest, nargs=nargs, const=const, default=default, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _warn(parser, _deprecated_message(option_string, self.new_flag))
+        setattr(namespace, self.dest, True)
+
+
+class DeprecatedStoreConstAction(argparse.Action):
+    """A deprecated flag that stores ``const_value`` into ``dest`` and warns."""
+
+    def __init__(self, option_strings, dest, new_flag=None, const_value=None, nargs=0, default=None, **kwargs):
+        self.new_flag = new_flag
+        self.const_value = const_value
+        super().__init__(option_strings, dest, nargs=nargs, default=default, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _warn(parser, _deprecated_message(option_string, self.new_flag))
+        setattr(namespace, self.dest, self.const_value)
+
+
+class DeprecatedAliasStoreAction(argparse.Action):
+    """A renamed valued flag: stores its value into the new ``dest`` and warns."""
+
+    def __init__(self, option_strings, dest, new_flag=None, **kwargs):
+        self.new_flag = new_flag
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        _warn(parser, _deprecated_message(option_string, self.new_flag))
+        setattr(namespace, self.dest, values)
+
+
+class _UnknownCustomAction(argparse.Action):
+    """A custom action class not reproduced here: stores the values (True without any)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        notes = getattr(parser, "sgtrace_notes", None)
+        if notes is not None:
+            notes.append(f"{option_string}: SGLang's {type(self).__name__} is not reproduced; its value is stored as given")
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+
+
+class _HelpAction(argparse.Action):
+    """``-h/--help``: registered like argparse's own (it takes part in prefix matching)."""
+
+    def __init__(self, option_strings, dest=SUPPRESS, default=SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise _HelpInvoked(option_string)
+
+
+CUSTOM_ACTIONS: Mapping[str, type[argparse.Action]] = {
+    "LoRAPathAction": LoRAPathAction,
+    "DeprecatedAction": DeprecatedAction,
+    "DeprecatedStoreTrueAction": DeprecatedStoreTrueAction,
+    "DeprecatedStoreConstAction": DeprecatedStoreConstAction,
+    "DeprecatedAliasStoreAction": DeprecatedAliasStoreAction,
+}
+
+
+class _ParseFailure(Exception):
+    """argparse called ``error()``: the message it would print."""
+
+
+class _HelpInvoked(Exception):
+    """The argv asks for ``--help``."""
+
+
+class _UnknownDefault:
+    """A default the extraction could not evaluate; never type-converted by argparse."""
+
+    def __repr__(self) -> str:
+        return "<not literal>"
+
+
+_UNKNOWN_DEFAULT = _UnknownDefault()
+
+
+# ---------------------------------------------------------------------------
+# The parser
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _OptionUse:
+    """One argv token argparse took for an option."""
+
+    typed: str  # as typed, without ``=value``
+    option: str  # the option string it resolved to
+    action: argparse.Action
+
+
+class SGLangArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser that reports instead of exiting, and records the options it matched."""
+
+    def __init__(self) -> None:
+        super().__init__(prog=PROG, allow_abbrev=True, add_help=False, exit_on_error=False)
+        self.sgtrace_warnings: list[str] = []
+        self.sgtrace_notes: list[str] = []
+        self.sgtrace_uses: list[_OptionUse] = []
+        self.sgtrace_current: str | None = None
+
+    def error(self, message):  # noqa: D102 - argparse API
+        raise _ParseFailure(message)
+
+    def _parse_optional(self, arg_string):
+        """argparse's own classification of one token; recorded when it names an option."""
+        result = super()._parse_optional(arg_string)
+        match = result[0] if isinstance(result, list) and len(result) == 1 else result
+        if isinstance(match, tuple) and match and match[0] is not None:
+            action, option = match[0], match[1]
+            explicit = match[-1]
+            typed = arg_string[: len(arg_string) - len(explicit) - 1] if isinstance(explicit, str) else arg_string
+            self.sgtrace_uses.append(_OptionUse(typed, option, action))
+        return result
+
+
+@dataclass
+class _TreeFacts:
+    """What the parser needs from the tree beyond the flag table."""
+
+    deprecated_mode: str = "warn"  # warn, error_message, raise_help
+    error_messages: dict[tuple[str, int], Any] = field(default_factory=dict)
+
+
+def build_parser(extraction: Extraction, enforce_required: bool = True) -> SGLangArgumentParser:
+    """A parser equivalent to ``ServerArgs.add_cli_args(ArgumentParser(prog="sglang serve"))``."""
+    parser = SGLangArgumentParser()
+    parser.add_argument("-h", "--help", action=_HelpAction, help="show this help message and exit")
+    facts = _tree_facts(extraction)
+    custom_classes: dict[str, type[argparse.Action]] = {}
+    for flag in extraction.flags:
+        _add_flag(parser, flag, facts, custom_classes, enforce_required)
+    return parser
+
+
+def _add_flag(
+    parser: SGLangArgumentParser,
+    flag: Flag,
+    facts: _TreeFacts,
+    custom_classes: dict[str, type[argparse.Action]],
+    enforce_required: bool,
+) -> None:
+    names, kwargs = _argparse_call(flag, facts, custom_classes)
+    if not enforce_required:
+        kwargs.pop("required", None)
+    try:
+        parser.add_argument(*names, **kwargs)
+    except (ValueError, TypeError, argparse.ArgumentError) as exc:
+        parser.sgtrace_notes.append(f"flag {flag.primary} could not be registered ({exc}); it is unknown to this parse")
+
+
+def _argparse_call(
+    flag: Flag, facts: _TreeFacts, custom_classes: dict[str, type[argparse.Action]]
+) -> tuple[list[str], dict[str, Any]]:
+    """``add_argument(*names, **kwargs)`` for one flag of the table."""
+    kwargs: dict[str, Any] = {"dest": flag.dest, "default": _default(flag.default)}
+    kwargs["help"] = SUPPRESS if flag.suppressed else (flag.help or None)
+    if flag.required:
+        kwargs["required"] = True
+    action = flag.action
+    if action in ("store_true", "store_false", "count"):
+        return list(flag.option_strings), {**kwargs, "action": action}
+    if action in ("store_const", "append_const"):
+        return list(flag.option_strings), {**kwargs, "action": action, "const": flag.const}
+    if action == "boolean_optional":
+        return _positive_names(flag.option_strings), {**kwargs, "action": argparse.BooleanOptionalAction}
+    kwargs.update(_value_kwargs(flag))
+    if action.startswith("custom:"):
+        kwargs.update(_custom_kwargs(flag, facts, custom_classes))
+    elif action in ("store", "append", "extend"):
+        kwargs["action"] = action
+    else:
+        kwargs["action"] = _custom_class(action, custom_classes)
+    return list(flag.option_strings), kwargs
+
+
+def _value_kwargs(flag: Flag) -> dict[str, Any]:
+    """type, nargs, const and choices of a flag that takes values."""
+    out: dict[str, Any] = {}
+    if flag.type:
+        out["type"] = TYPES.get(flag.type, (None,))[0] or _raw_type(flag.type)
+    if flag.nargs is not None and _valid_nargs(flag.nargs):
+        out["nargs"] = flag.nargs
+    if flag.const is not None and flag.nargs == "?":
+        out["const"] = flag.const
+    if flag.choices is not None:
+        out["choices"] = list(flag.choices)
+    return out
+
+
+def _custom_kwargs(flag: Flag, facts: _TreeFacts, custom_classes: dict[str, type[argparse.Action]]) -> dict[str, Any]:
+    """The keywords SGLang passes to its own action classes."""
+    name = flag.action.split(":", 1)[1]
+    out: dict[str, Any] = {"action": _custom_class(name, custom_classes)}
+    if name in ("DeprecatedStoreTrueAction", "DeprecatedStoreConstAction", "DeprecatedAliasStoreAction"):
+        out["new_flag"] = flag.replacement
+    if name == "DeprecatedStoreConstAction":
+        out["const_value"] = flag.const
+        out.pop("const", None)
+    if name == "DeprecatedStoreTrueAction":
+        out["const"] = True
+    if name == "DeprecatedAction":
+        out["sgtrace_mode"] = facts.deprecated_mode
+        out["error_message"] = facts.error_messages.get(_site(flag))
+    if flag.nargs is None or _valid_nargs(flag.nargs):
+        out["nargs"] = flag.nargs  # the table holds the effective nargs (the class's default when not given)
+    return out
+
+
+def _custom_class(name: str, custom_classes: dict[str, type[argparse.Action]]) -> type[argparse.Action]:
+    """SGLang's class of that name, or a stand-in that carries the name."""
+    if name in CUSTOM_ACTIONS:
+        return CUSTOM_ACTIONS[name]
+    if name not in custom_classes:
+        custom_classes[name] = type(name, (_UnknownCustomAction,), {})
+    return custom_classes[name]
+
+
+def _default(value: Any) -> Any:
+    if value == NOT_LITERAL:
+        return _UNKNOWN_DEFAULT
+    if value == SUPPRESS:
+        return SUPPRESS  # argparse compares by identity
+    return value
+
+
+def _valid_nargs(nargs: Any) -> bool:
+    return nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE, argparse.ONE_OR_MORE) or (
+        isinstance(nargs, int) and not isinstance(nargs, bool)
+    )
+
+
+def _positive_names(option_strings: list[str]) -> list[str]:
+    """Undo ``BooleanOptionalAction``'s ``--no-X`` (the table lists each after its ``--X``)."""
+    names, skip = [], False
+    for name in option_strings:
+        if skip:
+            skip = False
+            continue
+        names.append(name)
+        skip = name.startswith("--")
+    return names
+
+
+def _site(flag: Flag) -> tuple[str, int]:
+    return (flag.location.file, flag.location.line) if flag.location else ("", 0)
+
+
+# ---------------------------------------------------------------------------
+# Facts read from the tree's source
+# ---------------------------------------------------------------------------
+
+
+def _tree_facts(extraction: Extraction) -> _TreeFacts:
+    root = Path(extraction.root)
+    source = _class_source(root, "DeprecatedAction")
+    facts = _TreeFacts()
+    if "raise ValueError(self.help)" in source:
+        facts.deprecated_mode = "raise_help"
+    elif "error_message" in source:
+        facts.deprecated_mode = "error_message"
+        facts.error_messages = _error_messages(root, extraction.flags)
+    return facts
+
+
+def _class_source(root: Path, name: str) -> str:
+    """The text of ``class name(...)`` in the files SGLang keeps its actions in ('' if absent)."""
+    pattern = re.compile(rf"^class {re.escape(name)}\b.*?(?=^\S)", re.S | re.M)
+    for rel in ACTION_FILES:
+        text = _read(root / rel)
+        match = pattern.search(text + "\n.")
+        if match:
+            return match.group(0)
+    return ""
+
+
+def _error_messages(root: Path, flags: list[Flag]) -> dict[tuple[str, int], Any]:
+    """``error_message=`` of each ``DeprecatedAction`` registration, by call site."""
+    out: dict[tuple[str, int], Any] = {}
+    sites = {_site(f) for f in flags if f.action == "custom:DeprecatedAction" and f.location}
+    for file in sorted({s[0] for s in sites}):
+        try:
+            tree = ast.parse(_read(root / file))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or (file, node.lineno) not in sites:
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "error_message":
+                    out[(file, node.lineno)] = _literal(keyword.value)
+    return out
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError):
+        return f"<{ast.unparse(node)}>"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _record_copies(extraction: Extraction) -> list[tuple[str, str]]:
+    """``args.FIELD = args.DEST`` lines of ``ServerArgs.from_cli_args`` (era A), in order."""
+    function = extraction.functions.get(FROM_CLI_ARGS)
+    if function is None:
+        return []
+    lines = _read(Path(extraction.root) / function.file).splitlines()[function.line - 1 : function.end_line]
+    pattern = re.compile(r"^\s*args\.(\w+)\s*=\s*args\.(\w+)\s*(#.*)?$")
+    return [(m.group(1), m.group(2)) for m in map(pattern.match, lines) if m]
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------
+
+
+def parse_argv(
+    extraction: Extraction,
+    argv: list[str],
+    *,
+    config_path_resolver: Callable[[str], Any] | None = None,
+    known_elsewhere: Mapping[str, str] | None = None,
+) -> ParsedArgs:
+    """Parse ``argv`` as SGLang ``extraction.version``'s ``prepare_server_args`` would.
+
+    ``config_path_resolver`` maps the path after ``--config`` to a local file.
+    ``known_elsewhere`` maps option strings this version lacks to a sentence
+    about them (``"removed after 0.5.19; use --mamba-radix-cache-strategy"``),
+    for the hint of an unknown flag; the extraction alone cannot tell.
+    Raises ``SgtraceError`` (exit code 2) with argparse's message where SGLang
+    would refuse the command line.
+    """
+    argv = [str(token) for token in argv]
+    parser = build_parser(extraction)
+    merged_argv, merge_notes, config_count = _merge_config(extraction, parser, argv, config_path_resolver)
+    namespace, extras = _run(parser, extraction, merged_argv, known_elsewhere)
+    if extras:
+        raise _unrecognized(extraction, parser, merged_argv, extras, known_elsewhere)
+    values = {k: (NOT_LITERAL if v is _UNKNOWN_DEFAULT else v) for k, v in vars(namespace).items()}
+    parsed = ParsedArgs(values=values, warnings=list(parser.sgtrace_warnings), argv=merged_argv)
+    parsed.notes.extend(merge_notes)
+    parsed.notes.extend(parser.sgtrace_notes)
+    _record_given(parsed, parser.sgtrace_uses, merged_argv, config_count)
+    _note_types(parsed, extraction)
+    _record_fields(parsed, extraction)
+    return parsed
+
+
+def _run(
+    parser: SGLangArgumentParser, extraction: Extraction, argv: list[str], known_elsewhere: Mapping[str, str] | None
+) -> tuple[argparse.Namespace, list[str]]:
+    """``parse_known_args``, every way it can fail turned into an ``SgtraceError``."""
+    try:
+        return parser.parse_known_args(argv)
+    except _HelpInvoked as exc:
+        raise SgtraceError(
+            f"'{exc.args[0]}' makes SGLang print its help and exit; nothing is resolved",
+            hint="drop --help from the command line",
+        ) from None
+    except (_ParseFailure, argparse.ArgumentError) as exc:
+        raise _argparse_error(extraction, parser, argv, str(exc), known_elsewhere) from None
+    except (ValueError, AssertionError, TypeError) as exc:
+        option = parser.sgtrace_current or "the command line"
+        raise SgtraceError(
+            f"SGLang {extraction.version} raises {type(exc).__name__} while parsing {option}: {exc}",
+            hint=f"fix or remove {option}",
+        ) from None
+
+
+def _record_given(parsed: ParsedArgs, uses: list[_OptionUse], argv: list[str], config_count: int) -> None:
+    """given/given_flags/canonical from the options argparse matched, last use winning."""
+    position = 0
+    for use in uses:
+        index = _find_token(argv, use.typed, position)
+        position = index + 1 if index is not None else position
+        dest = use.action.dest
+        if dest == SUPPRESS:
+            continue
+        if not getattr(use.action, "sets_value", True):
+            parsed.notes.append(f"{use.typed}: accepted and ignored (a deprecated flag that stores nothing)")
+            continue
+        parsed.given[dest] = parsed.values.get(dest)
+        parsed.given_flags[dest] = use.typed
+        parsed.canonical[dest] = use.option
+        if index is not None and index < config_count:
+            if dest not in parsed.from_config:
+                parsed.from_config.append(dest)
+        elif dest in parsed.from_config:
+            parsed.from_config.remove(dest)
+
+
+def _find_token(argv: list[str], typed: str, start: int) -> int | None:
+    """Index of the next token at or after ``start`` that spells ``typed`` (with or without ``=``)."""
+    for index in range(start, len(argv)):
+        token = argv[index]
+        if token == typed or token.startswith(typed + "="):
+            return index
+    return None
+
+
+def _note_types(parsed: ParsedArgs, extraction: Extraction) -> None:
+    """A given flag whose ``type=`` is not reproduced exactly."""
+    for flag in extraction.flags:
+        if flag.dest not in parsed.given or not flag.type or parsed.canonical.get(flag.dest) not in flag.option_strings:
+            continue
+        exact = TYPES.get(flag.type, (None, False))[1]
+        if not exact:
+            known = flag.type in TYPES
+            what = "is reproduced without its per-version checks" if known else "is not reproduced; the value is kept as text"
+            parsed.notes.append(f"{parsed.canonical[flag.dest]}: type {flag.type} {what}")
+        if flag.choices is None and flag.choices_src:
+            parsed.notes.append(f"{parsed.canonical[flag.dest]}: choices {flag.choices_src} are not literal; not checked")
+
+
+def _record_fields(parsed: ParsedArgs, extraction: Extraction) -> None:
+    """What ``ServerArgs.from_cli_args`` hands the record."""
+    values = dict(parsed.values)
+    given = dict(parsed.given)
+    for target, source in _record_copies(extraction):
+        if source in values:
+            values[target] = values[source]
+        if source in given:
+            given[target] = given[source]
+    names = [n for n, decl in extraction.fields.items() if not decl.derived] if extraction.fields else list(values)
+    parsed.fields = {name: values[name] for name in names if name in values}
+    parsed.given_fields = {name: given[name] for name in names if name in given}
+
+
+# ---------------------------------------------------------------------------
+# --config
+# ---------------------------------------------------------------------------
+
+
+def _merge_config(
+    extraction: Extraction,
+    parser: SGLangArgumentParser,
+    argv: list[str],
+    resolver: Callable[[str], Any] | None,
+) -> tuple[list[str], list[str], int]:
+    """(argv after SGLang's ``--config`` merge, notes, number of arguments that came from the file).
+
+    The merge is ``analyzer.inputs.config_yaml``'s; the store_true and
+    unsupported flag sets come from this parser, as ``ConfigArgumentMerger(parser)``
+    takes them from SGLang's.
+    """
+    try:
+        from .inputs import config_yaml
+    except ImportError:  # pragma: no cover - the adapter ships with sgtrace
+        notes = ["--config is not merged: analyzer.inputs.config_yaml is missing"] if "--config" in argv else []
+        return argv, notes, 0
+    version = extraction.version if re.match(r"\d+\.\d+", extraction.version) else None
+    booleans, unsupported = config_yaml.config_key_sets(parser, version)
+    merged = config_yaml.merge_config_detailed(
+        argv, resolver, booleans, unsupported_flags=unsupported, version=version
+    )
+    return merged.argv, list(merged.notes), len(merged.config_args)
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+def _argparse_error(
+    extraction: Extraction,
+    parser: SGLangArgumentParser,
+    argv: list[str],
+    message: str,
+    known_elsewhere: Mapping[str, str] | None,
+) -> SgtraceError:
+    """argparse's message as SGLang prints it, with a hint for the kind of failure."""
+    text = f"SGLang {extraction.version} rejects the command line: {message}"
+    if message.startswith("ambiguous option:"):
+        return SgtraceError(text, hint="write more of the flag name: argparse accepts a prefix only when it matches one flag")
+    if message.startswith("the following arguments are required:"):
+        return SgtraceError(text, hint=_required_hint(extraction, argv, message, known_elsewhere))
+    if parser.sgtrace_current is not None and not message.startswith("argument "):
+        return SgtraceError(text, hint=f"SGLang {extraction.version} retired {parser.sgtrace_current}; remove it")
+    if "invalid choice:" in message:
+        return SgtraceError(text, hint=_choice_hint(message))
+    if re.search(r": expected (one|at least one|at most one|\d+) argument", message):
+        return SgtraceError(text, hint=f"give {_typed_in(parser, message)} its value (one starting with '-' needs --flag=VALUE)")
+    match = re.search(r": invalid (\S+) value:", message)
+    if match:
+        return SgtraceError(text, hint=f"{_typed_in(parser, message)} takes a value of type {match.group(1)}")
+    if message.startswith("argument "):
+        return SgtraceError(text, hint=f"check the value given to {_typed_in(parser, message)}")
+    return SgtraceError(text, hint="see the flag's help in this SGLang version")
+
+
+def _typed_in(parser: SGLangArgumentParser, message: str) -> str:
+    """The option as the user typed it, for argparse's ``argument --a/--b: ...`` messages."""
+    match = re.match(r"argument (\S+?): ", message)
+    if not match:
+        return "the flag"
+    names = match.group(1).split("/")
+    typed = [use.typed for use in parser.sgtrace_uses if set(names) & set(use.action.option_strings)]
+    return typed[-1] if typed else names[0]
+
+
+def _required_hint(
+    extraction: Extraction, argv: list[str], message: str, known_elsewhere: Mapping[str, str] | None
+) -> str:
+    """Name the missing flags, and any unknown flag that may have been meant for them."""
+    missing = message.split(":", 1)[1].strip()
+    hint = f"add {missing.split('/')[0].split(',')[0]} (required by SGLang)"
+    lenient = build_parser(extraction, enforce_required=False)
+    try:
+        _, extras = lenient.parse_known_args(argv)
+    except (_ParseFailure, argparse.ArgumentError, _HelpInvoked, ValueError, AssertionError, TypeError):
+        return hint
+    typos = [t for t in extras if t.startswith("-")]
+    if typos:
+        hint += f"; also unknown: {_unknown_hint(lenient, typos[0].split('=', 1)[0], known_elsewhere)}"
+    return hint
+
+
+def _choice_hint(message: str) -> str:
+    match = re.search(r"invalid choice: (.*?) \(choose from (.*)\)$", message)
+    if not match:
+        return "pick one of the listed choices"
+    value = _unquote(match.group(1))
+    choices = [_unquote(c.strip()) for c in match.group(2).split(",")]
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]}? (choices: {', '.join(choices)})"
+    return f"choose one of: {', '.join(choices)}"
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+
+
+def _unrecognized(
+    extraction: Extraction,
+    parser: SGLangArgumentParser,
+    argv: list[str],
+    extras: list[str],
+    known_elsewhere: Mapping[str, str] | None,
+) -> SgtraceError:
+    """argparse's 'unrecognized arguments' error, with did-you-mean for the first unknown flag."""
+    version = extraction.version
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    if extras[0] == "--":
+        return SgtraceError(
+            f"SGLang {version} rejects the command line: {message}",
+            hint="everything after '--' is positional, and SGLang takes no positional arguments",
+        )
+    flags = [t for t in extras if t.startswith("-") and len(t) > 1]
+    if flags:
+        typed = flags[0].split("=", 1)[0]
+        return SgtraceError(
+            f"SGLang {version} has no flag {typed} ({message})",
+            hint=_unknown_hint(parser, typed, known_elsewhere),
+        )
+    return SgtraceError(
+        f"SGLang {version} rejects the command line: {message}",
+        hint=_stray_hint(parser, argv, extras[0]),
+    )
+
+
+def _unknown_hint(parser: argparse.ArgumentParser, typed: str, known_elsewhere: Mapping[str, str] | None) -> str:
+    """Did-you-mean over every option string of the version, and what is known of the flag elsewhere."""
+    options = [o for a in parser._actions for o in a.option_strings]
+    close = difflib.get_close_matches(typed, options, n=MAX_SUGGESTIONS, cutoff=0.6)
+    parts = []
+    if known_elsewhere and typed in known_elsewhere:
+        parts.append(f"{typed}: {known_elsewhere[typed]}")
+    if close:
+        parts.append("did you mean " + " or ".join(_describe_option(parser, o) for o in close) + "?")
+    if not parts:
+        parts.append("no flag of this version is close; check the spelling against `--help` of this SGLang version")
+    return "; ".join(parts)
+
+
+def _describe_option(parser: argparse.ArgumentParser, option: str) -> str:
+    """``--x``, or ``--x (deprecated, use --y)`` for a deprecated alias."""
+    action = parser._option_string_actions.get(option)
+    new_flag = getattr(action, "new_flag", None)
+    if isinstance(action, DeprecatedAction):
+        return f"{option} (deprecated)"
+    if new_flag:
+        return f"{option} (deprecated, use {new_flag})"
+    return option
+
+
+def _stray_hint(parser: argparse.ArgumentParser, argv: list[str], stray: str) -> str:
+    """Where a value nobody takes comes from."""
+    index = argv.index(stray) if stray in argv else -1
+    before = next((argv[i] for i in range(index - 1, -1, -1) if argv[i].startswith("-")), None) if index > 0 else None
+    if before is None:
+        return f"'{stray}' is not a flag and SGLang takes no positional arguments"
+    action = _action_for(parser, before.split("=", 1)[0])
+    if action is None:
+        return f"'{stray}' is not a flag and SGLang takes no positional arguments"
+    takes = {None: "one value", 0: "no value", "?": "at most one value"}.get(action.nargs, f"{action.nargs} value(s)")
+    return f"'{stray}' follows {before}, which takes {takes}; SGLang takes no positional arguments"
+
+
+def _action_for(parser: argparse.ArgumentParser, typed: str) -> argparse.Action | None:
+    """The action argparse matched for ``typed`` in the last parse, if any."""
+    for use in reversed(getattr(parser, "sgtrace_uses", [])):
+        if use.typed == typed:
+            return use.action
+    return None
