@@ -7,7 +7,7 @@ install:
 
 # The main job on an embedded default: scenario P1 (SGLang 0.5.11, fetched on first use).
 demo: install
-	sgtrace graph --sglang 0.5.11 --field mamba_scheduler_strategy
+	sgtrace explain --sglang 0.5.11 --profile rtx-pro-6000-blackwell --service fixtures/inputs/p1.service; test $$? -eq 3
 
 test: install
 	$(PYTHON) -m pytest -q

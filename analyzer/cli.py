@@ -214,7 +214,12 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
 @click.option("--field", "fields", multiple=True, help="Show the whole chain of writes for this field; repeatable.")
 @click.option("--all", "show_all", is_flag=True, help="Show every event (writes, env writes, logs, probes).")
 @click.option("--json", "as_json", is_flag=True, help="Print the Trace (and the overrides and cause) as JSON.")
-def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, fields, show_all, as_json):
+@click.option("--error", "error_text", help="An error message you saw: find its raise site and hold it against these inputs.")
+@click.option("--log", "log_file", help="A journal or console paste (- for stdin): the exception that ended resolution.")
+@click.option("--fix", "with_fix", is_flag=True, help="Also propose fixes, each verified before it is shown.")
+@click.option("--write", "write_patch", is_flag=True, help="With --fix on --service/--script: apply the first fix to the file (keeps FILE.bak).")
+def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, fields, show_all, as_json,
+                error_text, log_file, with_fix, write_patch):
     """Run the arguments through SGLang's resolution code symbolically and explain every silent override.
 
     Exit code 0 when the arguments resolve, 3 when resolution raises, 2 on bad input.
@@ -224,14 +229,117 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
     from .render import dumps
 
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    if error_text is not None or log_file is not None:
+        return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch)
     explanation = explain(request)
     for name in fields:
         check_field(explanation.extraction, name)
     if as_json:
-        click.echo(dumps(to_json(explanation)))
+        data = to_json(explanation)
+        if with_fix and explanation.raises:
+            data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation))
+        click.echo(dumps(data))
     else:
         click.echo(render(explanation, list(fields), show_all), nl=False)
+        if with_fix and explanation.raises:
+            print_fixes(request, explanation, write_patch)
     if explanation.raises:
+        raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
+
+
+def compute_fixes(request, explanation, message=None, guards=None):
+    from .fix import find_fixes
+
+    return find_fixes(request, explanation, message, guards)
+
+
+def fixes_json(explanation, report) -> dict:
+    from .fix import command_line
+
+    def one(candidate):
+        return {"changes": [c.text() for c in candidate.changes], "origin": [c.origin for c in candidate.changes],
+                "outcome": candidate.outcome, "trade_off": candidate.trade_off, "command": command_line(explanation, candidate)}
+
+    return {"fixes": [one(c) for c in report.fixes], "trade_offs": [one(c) for c in report.trade_offs]}
+
+
+def print_fixes(request, explanation, write_patch: bool, report=None) -> None:
+    from .diagnose_view import render_fixes
+    from .fix import file_patch, write_patch as apply_patch
+
+    report = report or compute_fixes(request, explanation)
+    click.echo("")
+    click.echo(render_fixes(explanation, report), nl=False)
+    if write_patch:
+        if not report.fixes:
+            raise SgtraceError("no verified fix to write", hint="the trade-offs above change what you asked for; edit the file by hand")
+        patch = file_patch(explanation, report.fixes[0])
+        if patch is None:
+            raise SgtraceError("--write needs --service or --script", hint="for --args/--cmd, copy the corrected command above")
+        path, _old, new = patch
+        backup = apply_patch(path, new)
+        click.echo(f"wrote {path} (backup at {backup})")
+
+
+def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch):
+    from .diagnose import diagnose, read_error
+    from .diagnose_view import render_diagnosis
+    from .explain_view import render
+    from .render import dumps, site_json
+
+    observed = read_error(error_text, log_file)
+    diagnosis = diagnose(request, observed)
+    explanation = diagnosis.explanation
+    if as_json:
+        data = {
+            "observed": {"exc_type": observed.exc_type, "message": observed.message},
+            "matches": [{"site": site_json(m.site), "values": m.values, "exact": m.exact} for m in diagnosis.matches],
+            "consistent": diagnosis.consistent,
+            "conditional": diagnosis.conditional,
+            "failing": None if diagnosis.failing is None else {
+                "expr": diagnosis.failing.guard.expr, "required": diagnosis.failing.required,
+                "actual": diagnosis.failing.actual, "inputs": diagnosis.failing.inputs},
+            "producers": [{"description": p.description, "argv": p.argv} for p in diagnosis.producers],
+            "other_versions": diagnosis.other_versions,
+        }
+        click.echo(dumps(data))
+    else:
+        click.echo(render_diagnosis(diagnosis), nl=False)
+        if diagnosis.consistent and explanation is not None:
+            click.echo(render(explanation), nl=False)
+            if with_fix:
+                target = diagnosis.matches[0].site
+                print_fixes(request, explanation, write_patch,
+                            compute_fixes(request, explanation, observed.message, explanation.trace.error.guards if explanation.trace.error else target.guards))
+    if not diagnosis.matches:
+        raise click.exceptions.Exit(EXIT_BAD_INPUT)
+    if diagnosis.consistent is False:
+        raise click.exceptions.Exit(1)
+    return None
+
+
+@cli.command("fix")
+@explain_inputs
+@click.option("--error", "error_text", help="Fix this observed error instead of the predicted one.")
+@click.option("--write", "write_patch", is_flag=True, help="Apply the first fix to the --service/--script file (keeps FILE.bak).")
+@click.option("--json", "as_json", is_flag=True)
+def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, error_text, write_patch, as_json):
+    """Propose changes to flags and env that avoid the error, each verified by running resolution again."""
+    from .explain import explain
+    from .render import dumps
+
+    request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    explanation = explain(request)
+    if not explanation.raises and error_text is None:
+        click.echo("Resolution succeeds with these arguments: nothing to fix.")
+        return
+    message = error_text if error_text is not None else None
+    report = compute_fixes(request, explanation, message)
+    if as_json:
+        click.echo(dumps(fixes_json(explanation, report)))
+    else:
+        print_fixes(request, explanation, write_patch, report)
+    if not report.fixes:
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
 
 

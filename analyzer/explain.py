@@ -38,6 +38,31 @@ class ExplainRequest:
 
 
 @dataclass
+class UserArgs:
+    """The user's arguments keyed by record field (what ``ServerArgs.from_cli_args`` hands the record)."""
+
+    values: dict[str, Any]  # every field's starting value
+    given: dict[str, Any]  # the fields the user's flags set
+    given_flags: dict[str, str]  # field -> the option as the user typed it
+    warnings: list[str]
+    notes: list[str]
+    raw: Any  # analyzer.argv.ParsedArgs
+
+
+def user_args(parsed) -> UserArgs:
+    flags: dict[str, str] = {}
+    for dest, option in parsed.given_flags.items():
+        if dest in parsed.given_fields:
+            flags[dest] = option
+        else:  # a dest that from_cli_args copies to another field (0.5.11: tensor_parallel_size -> tp_size)
+            for name, value in parsed.given_fields.items():
+                if name not in parsed.given and name not in flags and value == parsed.given.get(dest):
+                    flags[name] = option
+                    break
+    return UserArgs(dict(parsed.fields), dict(parsed.given_fields), flags, list(parsed.warnings), list(parsed.notes), parsed)
+
+
+@dataclass
 class Override:
     field: str
     given: bool  # the user set it (else it is the declared default)
@@ -59,7 +84,7 @@ class Explanation:
     tree: sources.SourceTree
     extraction: Extraction
     launch: Any  # analyzer.inputs.LaunchSpec
-    parsed: Any  # analyzer.argv.ParsedArgs
+    parsed: UserArgs
     env: dict[str, str]
     profile: Any
     model: Any
@@ -132,14 +157,19 @@ def pick_profile(name: str | None):
 
 
 def explain(request: ExplainRequest) -> Explanation:
+    return explain_with(request)
+
+
+def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = None, observed: list | None = None) -> Explanation:
+    """``explain``, optionally on a given launch (a changed argv) and watching the conditions of some functions."""
     from . import argv as argv_module
     from .extract import extract
     from .symbolic import evaluate
 
     tree = sources.resolve(request.sglang)
     extraction = extract(tree)
-    launch = load_launch(request)
-    parsed = argv_module.parse_argv(extraction, list(launch.argv))
+    launch = launch if launch is not None else load_launch(request)
+    parsed = user_args(argv_module.parse_argv(extraction, list(launch.argv)))
     env = {**dict(launch.env), **parse_env_items(request.env)}
     notes: list[str] = []
     model, model_note = pick_model(request, parsed, notes)
@@ -156,6 +186,8 @@ def explain(request: ExplainRequest) -> Explanation:
         given=dict(parsed.given),
         argv=list(launch.argv),
         source=tree.description,
+        watch=watch,
+        observed=observed,
     )
     trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
     explanation = Explanation(

@@ -72,7 +72,10 @@ def evaluate(
     source: str = "",
     max_paths: int = MAX_PATHS,
     program: Program | None = None,
+    watch: set[str] | None = None,
+    observed: list | None = None,
 ) -> Trace:
+    """Run resolution symbolically. ``watch``: function ids whose conditions each run appends to ``observed``."""
     program = program or Program(Path(root))
     entry_name = "ServerArgs.resolve_once" if extraction.era == "B" else "ServerArgs.__post_init__"
 
@@ -81,6 +84,10 @@ def evaluate(
         world = World(program, extraction, record, profile, model, env)
         interp = Interpreter(program, world, decisions)
         world.interp = interp
+        if watch:
+            world.watched = set(watch)
+            if observed is not None:
+                observed.append(world.observed)
 
         def entry(interpreter: Interpreter) -> None:
             interpreter.call_function(FunctionRef(SERVER_ARGS, entry_name, bound=record), [], {}, None)

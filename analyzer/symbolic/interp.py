@@ -346,6 +346,7 @@ class Interpreter:
     def stmt_If(self, stmt: ast.If, frame: Frame) -> None:
         value = self.eval(stmt.test, frame)
         taken = self.truth(value, stmt.test, frame)
+        self.world.observe(frame, stmt, ast.unparse(stmt.test), taken, value)
         guard = GuardValue(ast.unparse(stmt.test), taken, encode_value(value if not isinstance(value, Unknown) else value))
         body = stmt.body if taken else stmt.orelse
         if body:
@@ -471,6 +472,7 @@ class Interpreter:
     def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:
         value = self.eval(stmt.test, frame)
         held = self.truth(value, stmt.test, frame)
+        self.world.observe(frame, stmt, ast.unparse(stmt.test), held, value)
         if not held:
             message = self.world.format_message(self.eval(stmt.msg, frame)) if stmt.msg is not None else ""
             guards = frame.chain() + [GuardValue(ast.unparse(stmt.test), False, encode_value(value))]

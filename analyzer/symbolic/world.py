@@ -93,6 +93,8 @@ class World:
         # where each key of a declaration dict was written: (id(dict), key) -> (dict, SiteRef, guards, idiom)
         self._origins: dict[tuple[int, str], tuple] = {}
         self.call_origins: dict[str, tuple] = {}
+        self.watched: set[str] = set()  # function ids whose conditions are recorded
+        self.observed: dict[str, list[tuple]] = {}
         self.intrinsics = intrinsics.table()
 
     # -- notes -----------------------------------------------------------------------
@@ -101,7 +103,13 @@ class World:
             self.notes.append(text)
 
     def on_enter(self, frame) -> None:
-        return None
+        if frame.function_id in self.watched:
+            self.observed.setdefault(frame.function_id, []).append(("enter", 0, "", True, None))
+
+    def observe(self, frame, node, expr: str, held: bool, value: Any) -> None:
+        """Record the conditions evaluated in a watched function (for error diagnosis)."""
+        if frame.function_id in self.watched:
+            self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, value))
 
     def _model_config(self) -> ModelConfigObj:
         if self.model is None:

@@ -1,0 +1,377 @@
+"""Fixes for a predicted or observed error, each verified before it is suggested.
+
+Candidates come from two places: the hints in the message itself ("please use
+--X Y and set Z=1") and the conditions on the way to the raise (make one of
+them false by changing an input it reads: a flag's other choices, a boolean
+flag toggled). Every candidate is run through the symbolic engine on the
+changed inputs; it is a fix when resolution no longer raises and the user's
+intent is kept. A candidate that changes or drops a flag the user gave, or that
+turns a feature off (a ``--disable-*`` flag), is a trade-off: listed apart,
+with what it costs, never as the fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+import shlex
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .explain import Explanation, ExplainRequest, explain_with
+from .model import Flag
+
+# A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
+FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
+ENV_HINT = re.compile(r"\b(SGLANG_[A-Z0-9_]+|[A-Z][A-Z0-9_]{3,})=(\S+?)[.,;]?(?:\s|$)")
+MAX_CANDIDATES = 24
+
+
+@dataclass
+class Change:
+    kind: str  # "set-flag", "drop-flag", "set-env"
+    option: str  # the flag or the env var
+    value: str | None = None  # None for a store_true flag or a drop
+    origin: str = ""  # where the idea came from: "message", "condition: <expr>"
+
+    def text(self) -> str:
+        if self.kind == "set-env":
+            return f"env {self.option}={self.value}"
+        if self.kind == "drop-flag":
+            return f"- {self.option}"
+        return f"+ {self.option}" + (f" {self.value}" if self.value is not None else "")
+
+
+@dataclass
+class Candidate:
+    changes: list[Change]
+    argv: list[str]
+    env: dict[str, str]
+    verified: bool = False
+    outcome: str = ""  # "resolves", "raises ValueError: ...", "does not parse: ..."
+    trade_off: str | None = None  # what it costs, when it is a trade-off
+    replayed: str | None = None  # the replay's verdict, when one ran
+
+    @property
+    def size(self) -> int:
+        return len(self.changes)
+
+
+@dataclass
+class FixReport:
+    fixes: list[Candidate] = field(default_factory=list)
+    trade_offs: list[Candidate] = field(default_factory=list)
+    rejected: list[Candidate] = field(default_factory=list)
+
+
+# -- argv editing -------------------------------------------------------------------------------
+
+
+def _flag_of(explanation: Explanation, option: str) -> Flag | None:
+    return explanation.extraction.flag_for(option)
+
+
+def option_span(argv: list[str], option: str | None) -> tuple[int, int] | None:
+    """Where a typed option and its value sit in argv: (start, end) indices, end exclusive."""
+    if not option:
+        return None
+    for index, token in enumerate(argv):
+        if token == option:
+            end = index + 1
+            while end < len(argv) and not argv[end].startswith("--"):
+                end += 1
+            return index, end
+        if token.startswith(option + "="):
+            return index, index + 1
+    return None
+
+
+def argv_without(argv: list[str], option: str | None) -> list[str] | None:
+    span = option_span(argv, option)
+    if span is None:
+        return None
+    return argv[: span[0]] + argv[span[1]:]
+
+
+def argv_with(argv: list[str], option: str, value: str | None, typed: str | None = None) -> list[str]:
+    """Set ``option`` (replacing the user's spelling ``typed`` of the same flag, if any)."""
+    out = list(argv)
+    for spelling in (typed, option):
+        span = option_span(out, spelling)
+        if span is not None:
+            out = out[: span[0]] + [option] + ([value] if value is not None else []) + out[span[1]:]
+            return out
+    return out + [option] + ([value] if value is not None else [])
+
+
+def with_argv(request: ExplainRequest, argv: list[str], explanation: Explanation, env: dict[str, str] | None = None):
+    launch = copy.copy(explanation.launch)
+    launch.argv = list(argv)
+    if env is not None:
+        launch.env = dict(env)
+    return launch
+
+
+# -- candidates -------------------------------------------------------------------------------
+
+
+def message_hints(message: str, explanation: Explanation) -> list[Change]:
+    changes: list[Change] = []
+    for option, value in FLAG_HINT.findall(message or ""):
+        flag = _flag_of(explanation, option)
+        if flag is None:
+            continue
+        if flag.action in ("store_true", "store_false") or flag.nargs == 0:
+            changes.append(Change("set-flag", option, None, "message"))
+        elif value:
+            value = re.split(r"\.(?=[A-Z])", value)[0].rstrip(".,;:")
+            changes.append(Change("set-flag", option, value, "message"))
+    for name, value in ENV_HINT.findall(message or ""):
+        changes.append(Change("set-env", name, value, "message"))
+    unique = {}
+    for change in changes:
+        unique.setdefault((change.kind, change.option), change)
+    return list(unique.values())
+
+
+def _fields_in(expr: str) -> list[str]:
+    return re.findall(r"\b(?:self|server_args|cfg|view|args)\.(\w+)", expr)
+
+
+def _reads_through_helpers(explanation: Explanation, expr: str) -> list[str]:
+    names = []
+    for name in _fields_in(expr):
+        helper = [f for f in explanation.extraction.functions.values() if f.qualname.endswith(f"ServerArgs.{name}")]
+        if helper and "(" in expr.split(name, 1)[1][:2]:
+            names += [f for f in helper[0].reads.fields if not f.endswith("()")]
+        else:
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def condition_changes(explanation: Explanation, guards) -> list[Change]:
+    """Flip one condition on the way by changing an input it reads."""
+    changes: list[Change] = []
+    for guard in guards:
+        for name in _reads_through_helpers(explanation, guard.expr):
+            for flag in explanation.extraction.flags_for_dest(name):
+                if flag.deprecated or flag.suppressed:
+                    continue
+                current = explanation.parsed.values.get(name)
+                if flag.action == "store_true":
+                    if current is not True:
+                        changes.append(Change("set-flag", flag.primary, None, f"condition: {guard.expr}"))
+                elif flag.choices:
+                    for choice in flag.choices:
+                        if choice != current:
+                            changes.append(Change("set-flag", flag.primary, str(choice), f"condition: {guard.expr}"))
+                if name in explanation.parsed.given:
+                    changes.append(Change("drop-flag", explanation.parsed.given_flags.get(name, flag.primary), None, f"condition: {guard.expr}"))
+    unique = {}
+    for change in changes:
+        unique.setdefault((change.kind, change.option, change.value), change)
+    return list(unique.values())
+
+
+def build_candidates(explanation: Explanation, message: str, guards) -> list[list[Change]]:
+    hints = message_hints(message, explanation)
+    sets: list[list[Change]] = []
+    flag_hints = [h for h in hints if h.kind == "set-flag"]
+    env_hints = [h for h in hints if h.kind == "set-env"]
+    if flag_hints:
+        sets.append(flag_hints + env_hints)  # what the message asks for, all of it
+        for hint in flag_hints:
+            sets.append([hint])
+    for change in condition_changes(explanation, guards):
+        if not any(len(s) == 1 and (s[0].kind, s[0].option, s[0].value) == (change.kind, change.option, change.value) for s in sets):
+            sets.append([change])
+    return sets[:MAX_CANDIDATES]
+
+
+# -- verification -------------------------------------------------------------------------------
+
+
+def apply(explanation: Explanation, changes: list[Change]) -> tuple[list[str], dict[str, str]]:
+    argv = list(explanation.launch.argv)
+    env = dict(explanation.launch.env)
+    for change in changes:
+        if change.kind == "set-env":
+            env[change.option] = change.value or ""
+        elif change.kind == "drop-flag":
+            argv = argv_without(argv, change.option) or argv
+        else:
+            flag = _flag_of(explanation, change.option)
+            typed = None
+            if flag is not None:
+                typed = explanation.parsed.given_flags.get(flag.dest)
+            argv = argv_with(argv, change.option, change.value, typed)
+    return argv, env
+
+
+def trade_off_of(explanation: Explanation, changes: list[Change], result: Explanation) -> str | None:
+    """What a change costs the user, or None when it keeps their intent."""
+    costs = []
+    given = explanation.parsed.given
+    for change in changes:
+        if change.kind == "drop-flag":
+            costs.append(f"drops your {change.option}")
+        elif change.kind == "set-flag":
+            flag = _flag_of(explanation, change.option)
+            if flag is not None and flag.dest in given and explanation.parsed.given_flags.get(flag.dest) and change.value != str(given[flag.dest]):
+                costs.append(f"changes your {explanation.parsed.given_flags[flag.dest]} {given[flag.dest]} to {change.value}")
+            if flag is not None and flag.dest.startswith("disable_"):
+                costs.append(f"turns off {flag.dest[len('disable_'):].replace('_', ' ')}")
+    for name, value in given.items():
+        final = result.trace.final.get(name)
+        if value is not None and final is None:
+            costs.append(f"turns off {name.replace('_', ' ')} (you asked for {value})")
+    return "; ".join(dict.fromkeys(costs)) or None
+
+
+def verify(request: ExplainRequest, explanation: Explanation, changes: list[Change]) -> Candidate:
+    from .errors import SgtraceError
+
+    argv, env = apply(explanation, changes)
+    candidate = Candidate(changes, argv, env)
+    launch = with_argv(request, argv, explanation, env)
+    try:
+        result = explain_with(request, launch=launch)
+    except SgtraceError as exc:
+        candidate.outcome = f"does not parse: {exc.message}"
+        return candidate
+    error = result.trace.error
+    conditional = [a for a in result.trace.alternatives if a.error is not None]
+    if error is not None:
+        candidate.outcome = f"raises {error.exc_type}: {error.message}"
+    elif conditional:
+        candidate.outcome = f"may raise {conditional[0].error.exc_type} depending on {conditional[0].condition[0]}"
+    else:
+        candidate.outcome = "resolves"
+        candidate.verified = True
+        candidate.trade_off = trade_off_of(explanation, changes, result)
+    return candidate
+
+
+def find_fixes(request: ExplainRequest, explanation: Explanation, message: str | None = None, guards=None) -> FixReport:
+    error = explanation.trace.error
+    message = message if message is not None else (error.message if error else "")
+    guards = guards if guards is not None else (error.guards if error else [])
+    report = FixReport()
+    for changes in build_candidates(explanation, message, guards):
+        candidate = verify(request, explanation, changes)
+        if candidate.verified and candidate.trade_off is None:
+            report.fixes.append(candidate)
+        elif candidate.verified:
+            report.trade_offs.append(candidate)
+        else:
+            report.rejected.append(candidate)
+    # what the message asks for, all of it, first when it verifies; then the fewest changes
+    report.fixes.sort(key=lambda c: (0 if c.size > 1 and all(ch.origin == "message" for ch in c.changes) else 1, c.size))
+    report.trade_offs.sort(key=lambda c: c.size)
+    return _drop_supersets(report)
+
+
+def _drop_supersets(report: FixReport) -> FixReport:
+    """Keep the message's full request (flag + env) but not other supersets of a smaller verified fix."""
+    kept: list[Candidate] = []
+    for candidate in report.fixes:
+        keys = {(c.kind, c.option, c.value) for c in candidate.changes}
+        superset = any({(c.kind, c.option, c.value) for c in k.changes} < keys for k in kept)
+        from_message = all(c.origin == "message" for c in candidate.changes)
+        if not superset or from_message:
+            kept.append(candidate)
+    report.fixes = kept
+    return report
+
+
+# -- presenting a fix ---------------------------------------------------------------------------------
+
+
+def command_line(explanation: Explanation, candidate: Candidate) -> str:
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in candidate.env.items() if explanation.launch.env.get(k) != v)
+    launcher = explanation.launch.launcher or "sglang serve"
+    return (env + " " if env else "") + launcher + " " + shlex.join(candidate.argv)
+
+
+def file_patch(explanation: Explanation, candidate: Candidate) -> tuple[Path, str, str] | None:
+    """(path, old text, new text) for a --service or --script input, else None."""
+    origin = explanation.launch.origin
+    if not origin.startswith(("service:", "script:")):
+        return None
+    path = Path(origin.split(":", 1)[1])
+    try:
+        old = path.read_text()
+    except OSError:
+        return None
+    lines = old.splitlines(keepends=True)
+    argv_origins = explanation.launch.arg_origins
+    for change in candidate.changes:
+        lines = _patch_lines(lines, change, explanation, argv_origins, origin.startswith("service:"))
+    return path, old, "".join(lines)
+
+
+def _line_of_option(explanation, option: str | None, argv_origins) -> int | None:
+    span = option_span(list(explanation.launch.argv), option)
+    if span is None or span[0] >= len(argv_origins):
+        return None
+    return argv_origins[span[0]].line
+
+
+def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, is_service: bool) -> list[str]:
+    if change.kind == "set-env":
+        text = f"Environment={change.option}={change.value}\n" if is_service else f"export {change.option}={change.value}\n"
+        anchor = None
+        for index, line in enumerate(lines):
+            stripped = line.strip()
+            if (is_service and stripped.startswith(("Environment=", "ExecStart="))) or (not is_service and stripped.startswith("export ")):
+                anchor = index if stripped.startswith(("Environment=", "export ")) else (anchor if anchor is not None else index - 1)
+                if stripped.startswith("ExecStart="):
+                    break
+        position = (anchor + 1) if anchor is not None else 0
+        return lines[:position] + [text] + lines[position:]
+    flag = _flag_of(explanation, change.option)
+    typed = explanation.parsed.given_flags.get(flag.dest) if flag is not None else None
+    line_no = _line_of_option(explanation, typed or change.option, argv_origins)
+    if change.kind == "drop-flag":
+        line_no = _line_of_option(explanation, change.option, argv_origins)
+        if line_no is not None:
+            line = lines[line_no - 1]
+            pattern = re.escape(change.option) + r"(?:[= ]+\S+)?\s*"
+            lines[line_no - 1] = re.sub(pattern, "", line, count=1) if line.strip() != "\\" else line
+        return lines
+    new_text = change.option + (f" {change.value}" if change.value is not None else "")
+    if line_no is not None:  # replace the user's spelling in place
+        line = lines[line_no - 1]
+        lines[line_no - 1] = re.sub(re.escape(typed or change.option) + r"(?:[= ]+(?!--)\S+)?", new_text, line, count=1)
+        return lines
+    last = max((o.line for o in argv_origins if o.line), default=None)
+    if last is None:
+        return lines
+    line = lines[last - 1]
+    indent = re.match(r"\s*", line).group() or "    "
+    if line.rstrip().endswith("\\"):
+        return lines[:last] + [f"{indent}{new_text} \\\n"] + lines[last:]
+    body = line.rstrip("\n")
+    stripped_redirect = re.search(r"(\s+[0-9]*>.*|\s+&\s*)$", body)
+    if stripped_redirect and not is_service:
+        head = body[: stripped_redirect.start()]
+        return lines[: last - 1] + [f"{head} \\\n", f"{indent}{new_text}{stripped_redirect.group()}\n"] + lines[last:]
+    return lines[: last - 1] + [f"{body} \\\n", f"{indent}{new_text}\n"] + lines[last:]
+
+
+def unified_diff(path: Path, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path.name}", f"b/{path.name}"))
+
+
+def write_patch(path: Path, new: str) -> Path:
+    backup = path.with_name(path.name + ".bak")
+    shutil.copy2(path, backup)
+    path.write_text(new)
+    return backup
+
+
+__all__ = ["find_fixes", "FixReport", "Candidate", "Change", "command_line", "file_patch", "unified_diff", "write_patch",
+           "argv_without", "argv_with", "with_argv", "Any"]
