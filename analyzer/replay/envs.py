@@ -1,0 +1,447 @@
+"""Replay environments: one virtual environment per SGLang version, in the user cache.
+
+``<cache>/replay-envs/<version>/`` holds a venv with
+
+- ``sglang==VERSION`` installed with ``--no-deps`` (the wheel carries the full
+  Python source);
+- ``torch==2.13.0``, CPU build, installed FIRST and then held by a constraints
+  file, so that no later install can pull a CUDA torch;
+- the light packages SGLang needs to import and resolve its arguments, at the
+  requirement the release itself declares (its ``Requires-Dist`` lines: a pin
+  where it pins, its range where it gives one): see ``ALLOW_LIST``.
+
+GPU-only packages (torchvision, sgl_kernel, flashinfer, deep_gemm, triton,
+...) are not installed: the replay harness gives them import stand-ins.
+
+An environment is built in a temporary folder beside the final one and renamed
+into place when complete, with a marker file (``sgtrace-env.json``) written
+last; a folder without the marker is a half-built environment and is rebuilt.
+A lock file keeps two processes from building the same version at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import SgtraceError
+from ..sources import VERSION_RE, cache_root
+
+ENV_FORMAT = 1
+MARKER = "sgtrace-env.json"
+TORCH_REQUIREMENT = "torch==2.13.0"  # the CPU build this machine has on disk
+PYTHON_TAG = (3, 11)  # SGLang's wheels are cp311
+
+# Packages SGLang imports while it imports ``server_args`` and resolves the
+# arguments (found empirically on 0.5.11, 0.5.14, 0.5.18 and 0.5.23). Each is
+# installed with the requirement the release declares for it; their own
+# dependencies come along (torch stays pinned by the constraints file).
+ALLOW_LIST = (
+    "transformers",
+    "tokenizers",
+    "huggingface-hub",
+    "safetensors",
+    "openai",
+    "pydantic",
+    "orjson",
+    "psutil",
+    "pybase64",
+    "pyzmq",
+    "msgspec",
+    "pillow",
+    "ipython",
+    "aiohttp",
+    "partial-json-parser",
+    "sentencepiece",
+    "compressed-tensors",
+    "gguf",
+    "requests",
+    "numpy",
+    "fastapi",
+    "uvicorn",
+    "einops",
+    "xgrammar",
+    "apache-tvm-ffi",
+    "packaging",
+    "tqdm",
+    "setproctitle",
+    "prometheus-client",
+    "python-multipart",
+    "interegular",
+    "xxhash",
+    "zstandard",
+    "distro",
+    "regex",
+    "python-dateutil",
+    "uvloop",
+)
+
+# GPU-only packages that arrive as dependencies of the light ones (xgrammar
+# requires triton, about 1 GB): removed again, the harness gives them stand-ins
+# (a real triton on a CPU answers "no GPU", whatever the profile says).
+REMOVE_AFTER_INSTALL = ("triton", "torchvision", "torchaudio", "flashinfer-python", "sglang-kernel", "sgl-kernel")
+
+# Imported by SGLang without being in its Requires-Dist (they arrive on a node
+# through other dependencies): installed unpinned.
+EXTRA_PACKAGES = ("dill",)
+
+
+@dataclass
+class ReplayEnv:
+    version: str
+    path: Path
+    python: Path
+    created: float = 0.0
+    seconds: float = 0.0  # how long the build took
+    size_bytes: int = 0
+    pins: dict[str, str] = field(default_factory=dict)  # installed distribution -> version
+    requirements: list[str] = field(default_factory=list)  # what was asked of pip
+
+    def describe(self) -> str:
+        return (
+            f"SGLang {self.version}: {self.path} ({self.size_bytes / 2**20:.0f} MiB, "
+            f"built in {self.seconds:.0f} s)"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Paths
+# ---------------------------------------------------------------------------
+
+
+def envs_root() -> Path:
+    return cache_root() / "replay-envs"
+
+
+def env_dir(version: str) -> Path:
+    _check_version(version)
+    return envs_root() / version
+
+
+def _python_in(path: Path) -> Path:
+    return path / "bin" / "python"
+
+
+def _check_version(version: str) -> None:
+    if not VERSION_RE.match(version or ""):
+        raise SgtraceError(
+            f"{version!r} is not an SGLang version",
+            hint="give a release number such as 0.5.11",
+        )
+
+
+def _read_marker(path: Path) -> dict | None:
+    try:
+        data = json.loads((path / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != ENV_FORMAT:
+        return None
+    return data
+
+
+def _env_from(path: Path, data: dict) -> ReplayEnv:
+    return ReplayEnv(
+        version=data.get("version", path.name),
+        path=path,
+        python=_python_in(path),
+        created=float(data.get("created", 0.0)),
+        seconds=float(data.get("seconds", 0.0)),
+        size_bytes=int(data.get("size_bytes", 0)),
+        pins=dict(data.get("pins", {})),
+        requirements=list(data.get("requirements", [])),
+    )
+
+
+def get_env(version: str) -> ReplayEnv | None:
+    """The complete environment of ``version``, or None."""
+    path = env_dir(version)
+    data = _read_marker(path)
+    if data is None or not _python_in(path).exists():
+        return None
+    return _env_from(path, data)
+
+
+def env_python(version: str) -> Path | None:
+    """The interpreter of the complete environment of ``version``, or None."""
+    env = get_env(version)
+    return env.python if env else None
+
+
+def list_envs() -> list[ReplayEnv]:
+    root = envs_root()
+    found = []
+    if not root.is_dir():
+        return found
+    for child in sorted(root.iterdir()):
+        if child.name.startswith(".") or not child.is_dir():
+            continue
+        data = _read_marker(child)
+        if data is not None and _python_in(child).exists():
+            found.append(_env_from(child, data))
+    return sorted(found, key=lambda e: _version_key(e.version))
+
+
+def remove_env(version: str) -> bool:
+    """Delete the environment of ``version``; True when there was one."""
+    path = env_dir(version)
+    if not path.exists():
+        return False
+    with _lock(version):
+        _discard(path)
+    return True
+
+
+# ---------------------------------------------------------------------------
+# Building
+# ---------------------------------------------------------------------------
+
+
+def create_env(version: str, *, force: bool = False, log=None, base_python: str | None = None) -> ReplayEnv:
+    """Build (or return the cached) replay environment of SGLang ``version``.
+
+    ``log`` is a callable taking one line of progress; pip's own output goes to
+    ``<cache>/replay-envs/.logs/<version>.log``.
+    """
+    _check_version(version)
+    say = log or (lambda line: None)
+    root = envs_root()
+    root.mkdir(parents=True, exist_ok=True)
+    final = env_dir(version)
+    with _lock(version):
+        if not force:
+            existing = get_env(version)
+            if existing is not None:
+                return existing
+        if final.exists() and get_env(version) is None:
+            say(f"removing the incomplete environment {final}")
+            _discard(final)
+        _clean_stale_temps(root)
+        python = base_python or _find_base_python()
+        logs = root / ".logs"
+        logs.mkdir(exist_ok=True)
+        log_path = logs / f"{version}.log"
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{version}-", dir=root))
+        started = time.monotonic()
+        try:
+            with open(log_path, "w") as log_file:
+                requirements = _build(version, tmp, python, log_file, say)
+            pins = _installed(tmp)
+            data = {
+                "format": ENV_FORMAT,
+                "version": version,
+                "created": time.time(),
+                "seconds": round(time.monotonic() - started, 1),
+                "size_bytes": _du(tmp),
+                "pins": pins,
+                "requirements": requirements,
+                "python": ".".join(map(str, PYTHON_TAG)),
+            }
+            if pins.get("sglang") != version:
+                raise SgtraceError(
+                    f"the replay environment for SGLang {version} has sglang {pins.get('sglang')!r} installed",
+                    hint=f"see {log_path}",
+                )
+            (tmp / MARKER).write_text(json.dumps(data, indent=1, sort_keys=True))
+            if final.exists():
+                _discard(final)
+            os.rename(tmp, final)
+        except BaseException:
+            _discard(tmp)
+            raise
+        env = get_env(version)
+        assert env is not None
+        say(f"built {env.describe()}")
+        return env
+
+
+def _build(version: str, tmp: Path, python: str, log_file, say) -> list[str]:
+    py = str(_python_in(tmp))
+    constraints = tmp / "sgtrace-constraints.txt"
+
+    def pip(*args: str, what: str) -> None:
+        say(what)
+        cmd = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *args]
+        log_file.write("$ " + " ".join(cmd) + "\n")
+        log_file.flush()
+        proc = subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise SgtraceError(
+                f"building the replay environment for SGLang {version} failed: {what} (pip exit {proc.returncode})",
+                hint=f"see {log_file.name}",
+            )
+
+    say(f"creating a virtual environment with {python}")
+    proc = subprocess.run([python, "-m", "venv", str(tmp)], stdout=log_file, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        raise SgtraceError(
+            f"python -m venv failed for the SGLang {version} replay environment",
+            hint=f"see {log_file.name}",
+        )
+    pip("--no-deps", f"sglang=={version}", what=f"installing sglang=={version} (no dependencies)")
+    pip(TORCH_REQUIREMENT, what=f"installing {TORCH_REQUIREMENT} (CPU build)")
+    constraints.write_text(TORCH_REQUIREMENT + "\n")
+    metadata = _sglang_metadata(tmp, version)
+    requirements = requirements_for(metadata)
+    pip("-c", str(constraints), *requirements, what=f"installing {len(requirements)} light dependencies at SGLang's pins")
+    installed = _installed(tmp)
+    unwanted = [name for name in REMOVE_AFTER_INSTALL if _norm(name) in installed]
+    if unwanted:
+        say(f"removing GPU-only packages pulled in as dependencies: {', '.join(unwanted)}")
+        cmd = [py, "-m", "pip", "uninstall", "-y", *unwanted]
+        log_file.write("$ " + " ".join(cmd) + "\n")
+        log_file.flush()
+        subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
+    return requirements
+
+
+def requirements_for(metadata_text: str) -> list[str]:
+    """The pip requirements for the allow-listed packages, from a wheel's METADATA text.
+
+    Each allow-listed package is asked for with the release's own specifier
+    (``transformers==5.6.0``, ``pyzmq>=25.1.2``, ``numpy``); its environment
+    marker, if any, is kept. Allow-listed packages the release does not name are
+    not installed (they come as dependencies of others when needed).
+    """
+    wanted = {_norm(n) for n in ALLOW_LIST}
+    out: list[str] = []
+    seen: set[str] = set()
+    for line in metadata_text.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        req = line.split(":", 1)[1].strip()
+        spec, _, marker = req.partition(";")
+        if "extra" in marker:
+            continue
+        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*(.*)$", spec)
+        if not m:
+            continue
+        name = _norm(m.group(1))
+        if name not in wanted or name in seen:
+            continue
+        seen.add(name)
+        text = m.group(1) + m.group(3).strip().replace(" ", "")
+        if marker.strip():
+            text += "; " + marker.strip()
+        out.append(text)
+    for extra in EXTRA_PACKAGES:
+        if _norm(extra) not in seen:
+            out.append(extra)
+    return out
+
+
+def sglang_pins(metadata_text: str) -> dict[str, str]:
+    """``{distribution: version}`` for every ``==`` pin in a wheel's METADATA (no extras)."""
+    pins = {}
+    for line in metadata_text.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        spec, _, marker = line.split(":", 1)[1].partition(";")
+        if "extra" in marker:
+            continue
+        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*==\s*([^,\s]+)\s*$", spec)
+        if m:
+            pins[_norm(m.group(1))] = m.group(3)
+    return pins
+
+
+def _sglang_metadata(env: Path, version: str) -> str:
+    for site in sorted(env.glob("lib/python*/site-packages")):
+        meta = site / f"sglang-{version}.dist-info" / "METADATA"
+        if meta.exists():
+            return meta.read_text(encoding="utf-8", errors="replace")
+    raise SgtraceError(f"sglang {version} installed no METADATA in {env}")
+
+
+def _installed(env: Path) -> dict[str, str]:
+    pins = {}
+    for site in env.glob("lib/python*/site-packages"):
+        for info in site.glob("*.dist-info"):
+            m = re.match(r"^(.+)-([^-]+)\.dist-info$", info.name)
+            if m:
+                pins[_norm(m.group(1))] = m.group(2)
+    return dict(sorted(pins.items()))
+
+
+def _find_base_python() -> str:
+    """An interpreter of the Python version SGLang's wheels are built for."""
+    if sys.version_info[:2] == PYTHON_TAG:
+        return sys.executable
+    name = "python%d.%d" % PYTHON_TAG
+    found = shutil.which(name)
+    if found:
+        return found
+    raise SgtraceError(
+        f"replay environments need {name} (SGLang's wheels are cp{PYTHON_TAG[0]}{PYTHON_TAG[1]})",
+        hint=f"install {name}, or replay with --python PATH",
+    )
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _version_key(text: str):
+    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-]", text))
+
+
+def _du(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _discard(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        # rename first so that a half-deleted folder never looks like an environment
+        trash = path.with_name(f".trash-{path.name}-{os.getpid()}-{int(time.time() * 1000)}")
+        try:
+            os.rename(path, trash)
+        except OSError:
+            trash = path
+        shutil.rmtree(trash, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _clean_stale_temps(root: Path, older_than_s: float = 6 * 3600) -> None:
+    now = time.time()
+    for child in root.iterdir():
+        if child.name.startswith((".tmp-", ".trash-")):
+            try:
+                if child.name.startswith(".trash-") or now - child.stat().st_mtime > older_than_s:
+                    shutil.rmtree(child, ignore_errors=True)
+            except OSError:
+                pass
+
+
+class _lock:
+    """An exclusive advisory lock on ``<root>/.locks/<version>.lock``."""
+
+    def __init__(self, version: str):
+        self.path = envs_root() / ".locks" / f"{version}.lock"
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(self.path, "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+        return False

@@ -1,0 +1,2224 @@
+"""sgtrace replay harness: run SGLang's own argument resolution and record it.
+
+This file is sent, as text, to the target interpreter (a replay environment,
+a ``--python`` interpreter, or ``python3`` on a node over ssh) and run there.
+It imports the STANDARD LIBRARY ONLY and nothing from ``analyzer``; inside
+functions it imports what it patches in the target (``torch``, ``msgspec``,
+``sglang``). A test parses this file to keep it so.
+
+Transport (see ``analyzer.replay.runner``): the runner starts
+``python -c BOOTSTRAP``; the fixed bootstrap reads one line with the harness
+length, the harness source, then the input JSON, all from stdin, and calls
+``main(input_text)``. Nothing the user typed is ever put on a command line.
+For debugging it also runs as ``python harness.py < input.json``.
+
+Input JSON::
+
+    {"argv": [...], "env": {...}, "profile": {...} | null, "model_dir": path | null,
+     "timeout_s": N}
+
+Output: on the ORIGINAL stdout, lines ``@@sgtrace@@ {json}``; everything SGLang
+prints goes to stderr. Pieces are sent as they happen (``header``, ``event``,
+``probe``, ``stand_in``, ``note``, ``fatal``) so a crash or a kill loses nothing
+already seen; the last line is ``{"t": "trace", "phase": ..., "trace": {...}}``
+with the whole Trace in ``analyzer/trace.py``'s JSON shape.
+
+What it does, in order:
+1. scrubs SGLANG_* variables that the input does not set, applies the input env;
+2. installs import stand-ins (a meta-path finder) for GPU-only modules that are
+   not importable, with distribution metadata at the versions the target SGLang
+   pins, and records each one touched; stand-ins never answer hardware
+   questions (the few hardware paths they carry, like triton's driver target,
+   answer from the profile and are recorded as probes);
+3. emulates the profile's hardware at the lowest layer SGLang reads: torch
+   (``torch.version.cuda/hip``, ``torch.cuda.*``), ``nvidia-smi``/``rocminfo``
+   (fake binaries first on PATH, every call logged), ``pynvml``; wraps SGLang's
+   probe functions (``sglang/srt/utils/common.py``) and, from 0.5.19, the
+   ``get_platform()`` facts, recording every answer;
+4. hooks ``ServerArgs.__setattr__``, ``declare_resolution`` (every module that
+   holds it), ``envs.X.set``/``os.environ`` writes, sglang loggers,
+   ``warnings.warn`` and argparse errors;
+5. runs ``prepare_server_args(argv)`` and, where it exists,
+   ``server_args.resolve_once()``; records the raise (innermost sglang frame),
+   the final value of every field (through ``resolution_result`` where SGLang has
+   it) and SGLang's own ``_resolved_overrides``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.metadata
+import importlib.util
+import json
+import linecache
+import logging
+import os
+import re
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import types
+import warnings
+
+HARNESS_VERSION = 1
+SCHEMA_VERSION = 1
+MARK = "@@sgtrace@@ "
+
+# Modules that only exist (or only work) on a GPU node. They get a stand-in
+# when, and only when, the target interpreter cannot import them.
+GPU_ONLY_MODULES = (
+    "torchvision",
+    "torchaudio",
+    "torchcodec",
+    "triton",
+    "triton_kernels",
+    "sgl_kernel",
+    "sglang_kernel",
+    "flashinfer",
+    "flashinfer_cubin",
+    "deep_gemm",
+    "deep_ep",
+    "sgl_deep_gemm",
+    "flash_mla",
+    "sgl_flash_mla",
+    "vllm",
+    "cuda",
+    "cutlass",
+    "cuda_tile",
+    "flash_attn",
+    "flash_attn_interface",
+    "flash_attn_4",
+    "quack",
+    "tilelang",
+    "tvm",
+    "torch_memory_saver",
+    "torchao",
+    "decord",
+    "decord2",
+    "xformers",
+    "aiter",
+    "amdsmi",
+    "mooncake",
+    "nixl",
+    "nvshmem",
+    "nvshmem4py",
+    "tokenspeed_mla",
+    "humming_kernels",
+    "humming",
+    "kernels",
+    "mori",
+    "pplx_kernels",
+    "nvidia",
+    "cupy",
+    "pynvml",
+    "deepseek_recipe",
+    "tml_renderers",
+    "smg_grpc_servicer",
+    "smg_grpc_proto",
+    "torch_npu",
+    "habana_frameworks",
+    "intel_extension_for_pytorch",
+    "mlx",
+    "mlx_lm",
+)
+
+# Stand-ins that answer no attribute (only submodule imports): packages that are
+# bare namespaces on a real node (flash-attn-4 installs ``flash_attn`` without the
+# v2 API, and SGLang checks ``hasattr(flash_attn, "flash_attn_func")``).
+NAMESPACE_STAND_INS = ("flash_attn",)
+
+# On an emulated GPU node these are stand-ins even where a real package is
+# importable: a real triton on this CPU answers "0 active drivers" to SGLang's
+# hardware questions; the stand-in answers from the profile.
+PREFER_STAND_IN_WHEN_EMULATING = ("triton",)
+
+# Distribution names (as SGLang's wheel names them in Requires-Dist) for the
+# stand-in modules, so that importlib.metadata.version() answers with the
+# version the target SGLang release pins.
+STAND_IN_DISTS = {
+    "torchvision": ("torchvision",),
+    "torchaudio": ("torchaudio",),
+    "torchcodec": ("torchcodec",),
+    "triton": ("triton",),
+    "sgl_kernel": ("sglang-kernel", "sgl-kernel"),
+    "sglang_kernel": ("sglang-kernel",),
+    "flashinfer": ("flashinfer_python", "flashinfer-python"),
+    "flashinfer_cubin": ("flashinfer_cubin", "flashinfer-cubin"),
+    "deep_gemm": ("sgl-deep-gemm", "sglang-kernel", "sgl-kernel"),  # sgl-kernel bundled deep_gemm before the split
+    "deep_ep": ("sgl-deep-ep", "deep_ep"),
+    "flash_mla": ("sgl-flash-mla",),
+    "cuda": ("cuda-python", "cuda-bindings"),
+    "cutlass": ("nvidia-cutlass-dsl",),
+    "cuda_tile": ("cuda-tile",),
+    "flash_attn": ("flash-attn-4", "flash_attn"),
+    "quack": ("quack-kernels",),
+    "tilelang": ("tilelang",),
+    "torch_memory_saver": ("torch_memory_saver", "torch-memory-saver"),
+    "torchao": ("torchao",),
+    "tokenspeed_mla": ("tokenspeed_mla",),
+    "humming_kernels": ("humming-kernels",),
+    "kernels": ("kernels",),
+    "pynvml": ("nvidia-ml-py",),
+    "nvshmem4py": ("nvshmem4py-cu13",),
+    "deepseek_recipe": ("deepseek-recipe",),
+    "tml_renderers": ("tml-renderers",),
+    "smg_grpc_servicer": ("smg-grpc-servicer",),
+}
+
+# GPU-only modules a node has whatever SGLang's own requirements say: torch's CUDA
+# build brings triton and the nvidia-* wheels; ROCm builds of SGLang bring aiter.
+NODE_BASE_TOPS = {
+    "cuda": ("triton", "nvidia"),
+    "rocm": ("triton", "aiter", "amdsmi"),
+    "cpu": ("triton", "nvidia"),  # pip install sglang brings torch's CUDA build even there
+}
+
+# Versions for stand-ins the target SGLang does not pin (they must parse:
+# transformers compares torchvision's, for one).
+STAND_IN_DEFAULT_VERSIONS = {
+    "torchvision": "0.26.0",
+    "triton": "3.6.0",
+    "cuda-python": "13.0.0",
+    "cuda-bindings": "13.0.0",
+    "flash-attn-4": "4.0.0b18",
+    "quack-kernels": "0.6.5",
+    "nvidia-ml-py": "13.580.82",
+    "torch_memory_saver": "0.0.9.post1",
+    "torch-memory-saver": "0.0.9.post1",
+    "smg-grpc-servicer": "0.9.0",
+    "kernels": "0.14.1",
+}
+
+# Names in sglang/srt/utils/common.py (and friends) that are hardware probes.
+PROBE_NAME_RE = re.compile(
+    r"^(is_(cuda|hip|cuda_alike|hpu|xpu|npu|cpu|musa|mps|host_cpu_x86|host_cpu_arm64|"
+    r"blackwell|flashinfer_available|triton_kernels_available|gfx95_supported|"
+    r"nvidia_cublas_version_ge_12_9|fa3_default_architecture|fi_a2a_supported)"
+    r"|is_.*_supported|is_.*_with_cuda_.*|get_device_sm|get_device_sm_nvidia_smi|get_device_capability|"
+    r"get_device_name|get_device_core_count|get_device_count|get_device_memory_capacity|"
+    r"get_.*gpu_memory_capacity|get_cpu_memory_capacity|get_nvidia_driver_version(_str)?|"
+    r"get_cuda_version|cpu_has_amx_support|xpu_has_xmx_support|get_cuda_driver_version|"
+    r"get_compiler_backend|get_device|get_torch_cuda_version)$"
+)
+PROBE_MODULES = ("sglang.srt.utils.common", "sglang.srt.utils")
+
+
+
+# ---------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------
+
+
+def encode_value(value, _depth=0):
+    """The same encoding as ``analyzer.trace.encode_value`` (kept in step by a test)."""
+    if _depth > 8:
+        return {"repr": "..."}
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return {"repr": repr(value)}
+        return value
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v, _depth + 1) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            if set(value) in ({"repr"}, {"unknown"}):
+                return value
+            return {"dict": {k: encode_value(v, _depth + 1) for k, v in value.items()}}
+        return {"repr": _safe_repr(value)[:500]}
+    if isinstance(value, (set, frozenset)):
+        try:
+            return [encode_value(v, _depth + 1) for v in sorted(value)]
+        except TypeError:
+            return [encode_value(v, _depth + 1) for v in value]
+    # enums: their value is what comparisons care about, the repr keeps the name
+    return {"repr": _safe_repr(value)[:500]}
+
+
+_ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _safe_repr(value):
+    """repr() without memory addresses (they differ on every run)."""
+    try:
+        text = repr(value)
+    except BaseException as exc:  # a stand-in or a half-built object
+        text = "<unrepresentable %s: %s>" % (type(value).__name__, exc)
+    return _ADDRESS_RE.sub("", text)
+
+
+# ---------------------------------------------------------------------------
+# Recorder: the Trace being built, sent out piece by piece
+# ---------------------------------------------------------------------------
+
+
+class Recorder:
+    def __init__(self, out):
+        self.out = out
+        self.lock = threading.RLock()
+        self.trace = {
+            "engine": "replay",
+            "sglang_version": "",
+            "sglang_source": "",
+            "argv": [],
+            "env": {},
+            "profile": "",
+            "model_arch": None,
+            "given": {},
+            "events": [],
+            "final": {},
+            "error": None,
+            "alternatives": [],
+            "probes": [],
+            "stand_ins": [],
+            "resolved_overrides": [],
+            "notes": [],
+            "complete": False,
+            "schema": SCHEMA_VERSION,
+        }
+        self.phase = "start"  # start -> import -> parse -> resolve -> done
+        self.outcome = None  # resolved | raised | timeout | import_failed | no_sglang
+        self.fatal = None
+        self.finished = False
+        self.root = None  # the directory that holds the sglang package
+        self._probe_keys = set()
+        self._notes = set()
+        self.suppress = 0  # >0: hooks do not record (our own calls, nested recorders)
+
+    # -- transport -----------------------------------------------------------
+    def send(self, obj):
+        with self.lock:
+            try:
+                self.out.write(MARK + json.dumps(obj, default=_safe_repr) + "\n")
+                self.out.flush()
+            except (OSError, ValueError):
+                pass
+
+    # -- pieces -----------------------------------------------------------------
+    def event(self, kind, site=None, **kw):
+        ev = {
+            "kind": kind,
+            "site": site,
+            "field": kw.get("field"),
+            "old": encode_value(kw.get("old")),
+            "new": encode_value(kw.get("new")),
+            "guards": [],
+            "certain": True,
+            "condition": [],
+            "message": kw.get("message"),
+            "exc_type": kw.get("exc_type"),
+            "level": kw.get("level"),
+            "source": kw.get("source"),
+            "idiom": kw.get("idiom"),
+        }
+        with self.lock:
+            self.trace["events"].append(ev)
+            self.send({"t": "event", "event": ev})
+        return ev
+
+    def probe(self, name, answer, how):
+        try:
+            key = name + "\0" + json.dumps(encode_value(answer), sort_keys=True)
+        except Exception:
+            key = name
+        with self.lock:
+            if key in self._probe_keys:
+                return
+            self._probe_keys.add(key)
+            p = {"name": name, "answer": encode_value(answer), "how": how}
+            self.trace["probes"].append(p)
+            self.send({"t": "probe", "probe": p})
+
+    def stand_in(self, name):
+        with self.lock:
+            if name in self.trace["stand_ins"]:
+                return
+            self.trace["stand_ins"].append(name)
+            self.send({"t": "stand_in", "name": name})
+
+    def note(self, text):
+        with self.lock:
+            if text in self._notes or len(self._notes) > 400:
+                return
+            self._notes.add(text)
+            self.trace["notes"].append(text)
+            self.send({"t": "note", "note": text})
+
+    # -- sites --------------------------------------------------------------------
+    def rel(self, path):
+        if not path:
+            return ""
+        if path.startswith("<"):
+            return path
+        path = os.path.abspath(path)
+        if self.root and path.startswith(self.root + os.sep):
+            return path[len(self.root) + 1 :].replace(os.sep, "/")
+        marker = os.sep + "site-packages" + os.sep
+        if marker in path:
+            return path.split(marker, 1)[1].replace(os.sep, "/")
+        return path
+
+    def in_sglang(self, path):
+        rel = self.rel(path)
+        return rel.startswith("sglang/")
+
+    def site_of_frame(self, frame):
+        return {"file": self.rel(frame.f_code.co_filename), "line": frame.f_lineno, "function": frame.f_code.co_name}
+
+    def sglang_caller(self, frame):
+        """The first frame, from ``frame`` outwards, whose code lives in sglang."""
+        f = frame
+        while f is not None:
+            if self.in_sglang(f.f_code.co_filename):
+                return f
+            f = f.f_back
+        return frame
+
+
+REC = None  # the Recorder of this run (hooks reach it through this)
+
+
+# ---------------------------------------------------------------------------
+# Import stand-ins (in the manner of Sphinx's autodoc_mock_imports)
+# ---------------------------------------------------------------------------
+
+
+class StandIn:
+    """Any attribute, any call, falsy. Hardware never comes from here."""
+
+    __slots__ = ("_path", "_children", "_cls")
+
+    def __init__(self, path):
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_children", {})
+        object.__setattr__(self, "_cls", None)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        children = object.__getattribute__(self, "_children")
+        if name not in children:
+            path = object.__getattribute__(self, "_path") + "." + name
+            children[name] = _special_stand_in(path) or StandIn(path)
+        return children[name]
+
+    def __setattr__(self, name, value):
+        object.__getattribute__(self, "_children")[name] = value
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], StandIn):
+            return args[0]  # used as a decorator
+        return StandIn(object.__getattribute__(self, "_path") + "()")
+
+    def __getitem__(self, key):
+        return StandIn(object.__getattribute__(self, "_path") + "[]")
+
+    def __mro_entries__(self, bases):
+        cls = object.__getattribute__(self, "_cls")
+        if cls is None:
+            path = object.__getattribute__(self, "_path")
+            cls = type(
+                path.rsplit(".", 1)[-1],
+                (object,),
+                {"__module__": path.rsplit(".", 1)[0], "__init__": lambda self, *a, **k: None},
+            )
+            object.__setattr__(self, "_cls", cls)
+        return (cls,)
+
+    def __instancecheck__(self, inst):
+        return False
+
+    def __subclasscheck__(self, sub):
+        return False
+
+    def _used(self, how, answer):
+        if REC is not None:
+            REC.note("stand-in %s used as %s (answered %r)" % (object.__getattribute__(self, "_path"), how, answer))
+        return answer
+
+    def __bool__(self):
+        return self._used("a truth value", False)
+
+    def __len__(self):
+        return self._used("a length", 0)
+
+    def __iter__(self):
+        self._used("an iterable", ())
+        return iter(())
+
+    def __contains__(self, item):
+        return self._used("a container", False)
+
+    def __int__(self):
+        return self._used("an int", 0)
+
+    def __index__(self):
+        return self._used("an index", 0)
+
+    def __float__(self):
+        return self._used("a float", 0.0)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __repr__(self):
+        return "<stand-in %s>" % object.__getattribute__(self, "_path")
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class StandInModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        if self.__name__ in NAMESPACE_STAND_INS:
+            raise AttributeError("module %r has no attribute %r" % (self.__name__, name))
+        path = self.__name__ + "." + name
+        value = _special_stand_in(path) or StandIn(path)
+        setattr(self, name, value)
+        return value
+
+
+def _special_stand_in(path):
+    """The few stand-in paths that carry hardware: answered from the profile."""
+    if path == "triton.runtime.driver":
+        return _TritonDriver()
+    return None
+
+
+class _TritonDriver:
+    """``triton.runtime.driver``: ``.active`` answers from the profile, like a real driver would."""
+
+    @property
+    def active(self):
+        prof = HW.profile
+        if not prof or prof.get("runtime") not in ("cuda", "rocm"):
+            if REC:
+                REC.probe("triton.runtime.driver.active", "no active driver", "triton stand-in, profile has no GPU")
+            raise RuntimeError("0 active drivers ([]). There should only be one.")
+        return _TritonActiveDriver(prof)
+
+
+class _TritonActiveDriver:
+    def __init__(self, prof):
+        self.prof = prof
+        self.utils = self
+
+    def get_current_target(self):
+        prof = self.prof
+        backend = "hip" if prof.get("runtime") == "rocm" else "cuda"
+        if backend == "hip":
+            arch = (prof.get("gcn_arch_name") or prof.get("gcn_arch") or "gfx942").split(":")[0]
+            warp = 64
+        else:
+            major, minor = HW.capability()
+            arch = major * 10 + minor
+            warp = 32
+        target = types.SimpleNamespace(backend=backend, arch=arch, warp_size=warp)
+        REC.probe("triton.runtime.driver.active.get_current_target()", {"backend": backend, "arch": arch, "warp_size": warp},
+                  "triton stand-in answered from the profile")
+        return target
+
+    def get_device_properties(self, device=0):
+        props = {
+            "multiprocessor_count": HW.sm_count(),
+            "max_shared_mem": int(self.prof.get("max_shared_mem", 101376)),
+            "warpSize": 64 if self.prof.get("runtime") == "rocm" else 32,
+        }
+        REC.probe("triton.runtime.driver.active.utils.get_device_properties()", props, "triton stand-in answered from the profile")
+        return props
+
+    def get_current_device(self):
+        return 0
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cuda", 0)
+
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda
+
+
+class StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers imports of GPU-only modules that nothing else can import."""
+
+    def __init__(self, names, forced=()):
+        self.names = set(names)
+        self.forced = dict(forced)  # top-level name -> module object to use regardless
+        self.active_tops = set()  # top-level names that are stand-ins in this run
+        self.node = None  # top-level names the node has (None: all of ``names``)
+        self.prefer = set()  # stand-ins even where the real package is importable
+        self.dist_versions = {}  # distribution name (normalized) -> version
+
+    def _really_importable(self, name, path):
+        for finder in sys.meta_path:
+            if finder is self:
+                continue
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            try:
+                if find(name, path) is not None:
+                    return True
+            except Exception:
+                continue
+        return False
+
+    def _probing_caller(self):
+        """When the lookup comes from ``importlib.util.find_spec`` (an availability probe, not an
+        import), the frame that asked; else None."""
+        def is_util(code):
+            name = code.co_filename.replace(os.sep, "/")
+            return name == "<frozen importlib.util>" or name.endswith("importlib/util.py")
+
+        f = sys._getframe(2)
+        for _ in range(8):
+            if f is None:
+                return None
+            if f.f_code.co_name == "find_spec" and is_util(f.f_code):
+                caller = f.f_back
+                while caller is not None and is_util(caller.f_code):
+                    caller = caller.f_back
+                return caller or f
+            f = f.f_back
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        top = fullname.partition(".")[0]
+        if top in self.forced:
+            if fullname == top:
+                return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+            return None
+        if top not in self.names:
+            return None
+        if (top not in self.active_tops and fullname == top and top not in self.prefer
+                and self._really_importable(fullname, path)):
+            return None  # the real package is here: use it
+        if self.node is not None and top not in self.node:
+            if REC is not None and fullname == top:
+                REC.note("import of %s fails as on the node: this SGLang release does not install it" % top)
+            return None
+        caller = self._probing_caller()
+        if caller is not None:
+            # An availability probe, not an import. SGLang's own probes see what the node has (the
+            # GPU packages this release installs); other libraries' probes (transformers) see
+            # nothing, so they do not go on to read versions and features from a stand-in.
+            if REC is None or not REC.in_sglang(caller.f_code.co_filename):
+                return None
+            REC.probe("importlib.util.find_spec(%r)" % fullname, True,
+                      "stand-in: a GPU-only package this SGLang release installs, assumed present on the node")
+        if top not in self.active_tops:
+            if fullname != top:
+                return None
+            self.active_tops.add(top)
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        top = spec.name.partition(".")[0]
+        if spec.name in self.forced:
+            return self.forced[spec.name]
+        mod = StandInModule(spec.name)
+        mod.__path__ = []
+        mod.__all__ = []
+        mod.__file__ = None
+        if spec.name == top:
+            mod.__version__ = self.version_for_module(top)
+        if REC is not None:
+            REC.stand_in(spec.name)
+        return mod
+
+    def exec_module(self, module):
+        pass
+
+    # distribution metadata for stand-ins (importlib.metadata.version & co.)
+    def version_for_module(self, top):
+        for dist in STAND_IN_DISTS.get(top, (top,)):
+            v = self.dist_versions.get(_norm_dist(dist))
+            if v:
+                return v
+        for dist in STAND_IN_DISTS.get(top, (top,)):
+            v = STAND_IN_DEFAULT_VERSIONS.get(dist)
+            if v:
+                return v
+        return "0.0.0"
+
+    def _absent_tops(self):
+        """GPU-only top-level modules this interpreter cannot import (computed once)."""
+        if getattr(self, "_absent", None) is None:
+            self._absent = set(self.forced) | {
+                top for top in self.names if top not in sys.modules and not self._really_importable(top, None)
+            }
+        return self._absent | self.active_tops
+
+    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
+        name = getattr(context, "name", None)
+        if not name:
+            # Listing every distribution (packages_distributions() and the like): the GPU-only
+            # packages this SGLang release installs are there on the node, so list them.
+            found = []
+            for top in sorted(t for t in self._absent_tops() if self.node is None or t in self.node):
+                for dist in STAND_IN_DISTS.get(top, ())[:1]:
+                    version = self.dist_versions.get(_norm_dist(dist)) or STAND_IN_DEFAULT_VERSIONS.get(dist)
+                    if version:
+                        found.append(_StandInDistribution(dist, version, top))
+            return iter(found)
+        norm = _norm_dist(name)
+        for top in self._absent_tops():
+            dists = STAND_IN_DISTS.get(top, (top,))
+            if norm in {_norm_dist(d) for d in dists}:
+                version = self.dist_versions.get(norm) or STAND_IN_DEFAULT_VERSIONS.get(name) or self.version_for_module(top)
+                if REC is not None:
+                    REC.probe("importlib.metadata.version(%r)" % name, version,
+                              "stand-in distribution (version pinned by this SGLang release)"
+                              if norm in self.dist_versions else "stand-in distribution (default version)")
+                return iter([_StandInDistribution(name, version, top)])
+        return iter(())
+
+
+def _norm_dist(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class _StandInDistribution(importlib.metadata.Distribution):
+    def __init__(self, name, version, top):
+        self._name = name
+        self._version = version
+        self._top = top
+
+    def read_text(self, filename):
+        if filename == "METADATA":
+            return "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (self._name, self._version)
+        if filename == "top_level.txt":
+            return self._top + "\n"
+        return None
+
+    def locate_file(self, path):
+        return None
+
+
+_MARKER_NAMES = ("sys_platform", "platform_machine", "python_version", "platform_system", "os_name",
+                 "implementation_name", "platform_python_implementation", "python_full_version")
+
+
+def _marker_true(marker, machine=None):
+    """Evaluate a PEP 508 marker (the subset wheels use) for the node; unknown forms count as true."""
+    import ast
+    import platform
+
+    values = {
+        "sys_platform": sys.platform,
+        "platform_machine": machine or platform.machine(),
+        "python_version": "%d.%d" % sys.version_info[:2],
+        "python_full_version": platform.python_version(),
+        "platform_system": platform.system(),
+        "os_name": os.name,
+        "implementation_name": sys.implementation.name,
+        "platform_python_implementation": platform.python_implementation(),
+    }
+
+    def ver(text):
+        return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
+
+    def ev(node):
+        if isinstance(node, ast.BoolOp):
+            parts = [ev(v) for v in node.values]
+            return all(parts) if isinstance(node.op, ast.And) else any(parts)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = val(node.left), val(node.comparators[0])
+            op = node.ops[0]
+            if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+                left, right = ver(left), ver(right)
+            return {ast.Eq: lambda: left == right, ast.NotEq: lambda: left != right,
+                    ast.Lt: lambda: left < right, ast.LtE: lambda: left <= right,
+                    ast.Gt: lambda: left > right, ast.GtE: lambda: left >= right,
+                    ast.In: lambda: left in right, ast.NotIn: lambda: left not in right}[type(op)]()
+        raise ValueError("unsupported marker")
+
+    def val(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in values:
+            return values[node.id]
+        raise ValueError("unsupported marker")
+
+    try:
+        return bool(ev(ast.parse(marker.strip(), mode="eval").body))
+    except Exception:
+        return True
+
+
+def _requirements_of_sglang(machine=None):
+    """Distribution names (normalized) SGLang requires on the node, extras left out."""
+    names = set()
+    try:
+        reqs = importlib.metadata.requires("sglang") or []
+    except Exception:
+        return names
+    for req in reqs:
+        spec, _, marker = req.partition(";")
+        if "extra ==" in marker or "extra==" in marker:
+            continue
+        if marker and not _marker_true(marker, machine):
+            continue
+        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)", spec)
+        if m:
+            names.add(_norm_dist(m.group(1)))
+    return names
+
+
+def node_tops(runtime, machine=None):
+    """The GPU-only top-level modules a node running this SGLang release has installed."""
+    required = _requirements_of_sglang(machine)
+    tops = set(NODE_BASE_TOPS.get(runtime or "cpu", NODE_BASE_TOPS["cpu"]))
+    for top in GPU_ONLY_MODULES:
+        if any(_norm_dist(d) in required for d in STAND_IN_DISTS.get(top, ())):
+            tops.add(top)
+    return tops
+
+
+def _pins_of_sglang():
+    """The ``name==version`` pins in the installed SGLang's Requires-Dist."""
+    pins = {}
+    try:
+        reqs = importlib.metadata.requires("sglang") or []
+    except Exception:
+        return pins
+    for req in reqs:
+        if "extra ==" in req:
+            continue
+        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*==\s*([^;,\s]+)", req)
+        if m:
+            pins[_norm_dist(m.group(1))] = m.group(3)
+    return pins
+
+
+# ---------------------------------------------------------------------------
+# Hardware emulation
+# ---------------------------------------------------------------------------
+
+
+class _Hardware:
+    profile = None
+
+    def gpu(self):
+        p = self.profile
+        return bool(p) and p.get("runtime") in ("cuda", "rocm") and int(p.get("gpu_count") or 0) > 0
+
+    def capability(self):
+        cc = (self.profile or {}).get("compute_capability") or [0, 0]
+        return int(cc[0]), int(cc[1])
+
+    def sm_count(self):
+        return int((self.profile or {}).get("multiprocessor_count") or 0)
+
+    def total_bytes(self):
+        return int(float((self.profile or {}).get("memory_per_gpu_mib") or 0) * 1024 * 1024)
+
+    def free_bytes(self):
+        p = self.profile or {}
+        if p.get("memory_free_mib") is not None:
+            return int(float(p["memory_free_mib"]) * 1024 * 1024)
+        return self.total_bytes()
+
+    def visible_count(self):
+        n = int((self.profile or {}).get("gpu_count") or 0)
+        vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if self.gpu() and vis is not None:
+            ids = [x for x in vis.split(",") if x.strip() != ""]
+            return min(n, len(ids))
+        return n
+
+
+HW = _Hardware()
+
+
+class _DeviceProperties:
+    """What ``torch.cuda.get_device_properties`` returns, from the profile."""
+
+    def __init__(self, prof):
+        major, minor = HW.capability()
+        self.name = prof.get("gpu_name") or "Emulated GPU"
+        self.total_memory = HW.total_bytes()
+        self.major = major
+        self.minor = minor
+        self.multi_processor_count = HW.sm_count()
+        self.is_integrated = 0
+        self.is_multi_gpu_board = 0
+        self.warp_size = 64 if prof.get("runtime") == "rocm" else 32
+        if prof.get("runtime") == "rocm":
+            self.gcnArchName = prof.get("gcn_arch_name") or prof.get("gcn_arch") or ""
+        for key, value in (prof.get("device_properties") or {}).items():
+            setattr(self, key, value)
+
+    def as_dict(self):
+        return dict(vars(self))
+
+    def __repr__(self):
+        return "_CudaDeviceProperties(%s)" % ", ".join("%s=%r" % kv for kv in vars(self).items())
+
+
+def _recorded(name, fn, how):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        answer = fn(*args, **kwargs)
+        if REC is not None:
+            shown = answer.as_dict() if isinstance(answer, _DeviceProperties) else answer
+            label = name + "(" + ", ".join([_safe_repr(a) for a in args] + ["%s=%r" % kv for kv in kwargs.items()]) + ")"
+            REC.probe(label, shown, how)
+        return answer
+
+    return wrapper
+
+
+def _make_noop(qualname):
+    def noop(*args, **kwargs):
+        return None
+
+    noop.__qualname__ = qualname
+    return noop
+
+
+def neutralize_torch_compile(rec):
+    """``torch.compile`` as a pass-through: the replay never runs a kernel, and compiling pulls
+    torch's inductor onto the triton stand-in."""
+    try:
+        import torch
+    except ImportError:
+        return
+
+    def compile(model=None, **kwargs):
+        if model is None:
+            return lambda fn: fn
+        return model
+
+    compile.__qualname__ = "torch.compile"
+    torch.compile = compile
+
+
+def install_torch_profile(prof, rec):
+    """Patch torch so that it describes the profile's node."""
+    import torch
+    import torch.cuda
+    import torch.version
+
+    runtime = prof.get("runtime") or "cpu"
+    how = "profile %r (torch patched)" % (prof.get("name") or "?")
+    cuda_v = (prof.get("torch_cuda_version") or prof.get("cuda_version")) if runtime == "cuda" else None
+    hip_v = prof.get("hip_version") if runtime == "rocm" else None
+    torch.version.cuda = str(cuda_v) if cuda_v else None
+    torch.version.hip = str(hip_v) if hip_v else None
+    rec.probe("torch.version.cuda", torch.version.cuda, how)
+    rec.probe("torch.version.hip", torch.version.hip, how)
+    gpu = HW.gpu()
+    props = _DeviceProperties(prof) if gpu else None
+
+    def _no_gpu(*a, **k):
+        raise RuntimeError("sgtrace replay: the profile %r has no GPU" % prof.get("name"))
+
+    def is_available():
+        return gpu
+
+    def device_count():
+        return HW.visible_count() if gpu else 0
+
+    def get_device_capability(device=None):
+        if not gpu:
+            _no_gpu()
+        return HW.capability()
+
+    def get_device_properties(device=None):
+        if not gpu:
+            _no_gpu()
+        return props
+
+    def get_device_name(device=None):
+        if not gpu:
+            _no_gpu()
+        return props.name
+
+    def mem_get_info(device=None):
+        if not gpu:
+            _no_gpu()
+        return (HW.free_bytes(), HW.total_bytes())
+
+    def current_device():
+        if not gpu:
+            _no_gpu()
+        return 0
+
+    def get_arch_list():
+        if not gpu:
+            return []
+        major, minor = HW.capability()
+        return ["sm_%d%d" % (major, minor)]
+
+    def is_bf16_supported(including_emulation=True):
+        return gpu and HW.capability()[0] >= 8
+
+    patches = {
+        "is_available": is_available,
+        "device_count": device_count,
+        "get_device_capability": get_device_capability,
+        "get_device_properties": get_device_properties,
+        "get_device_name": get_device_name,
+        "mem_get_info": mem_get_info,
+        "current_device": current_device,
+        "get_arch_list": get_arch_list,
+        "is_bf16_supported": is_bf16_supported,
+    }
+    for name, fn in patches.items():
+        setattr(torch.cuda, name, _recorded("torch.cuda." + name, fn, how))
+    if gpu:
+        # one function object per name: torch._dynamo keeps a rule per torch function object
+        for name in ("set_device", "synchronize", "empty_cache"):
+            setattr(torch.cuda, name, _make_noop("torch.cuda." + name))
+
+        def is_initialized():
+            return True
+
+        torch.cuda.is_initialized = is_initialized
+    if prof.get("host_arch"):
+        import platform
+
+        machine = str(prof["host_arch"])
+
+        def _machine():
+            return machine
+
+        platform.machine = _recorded("platform.machine", _machine, how)
+    if prof.get("host_amx_tile") is not None:
+        value = bool(prof["host_amx_tile"])
+
+        def _is_amx_tile_supported():
+            return value
+
+        try:
+            torch._C._cpu._is_amx_tile_supported = _recorded("torch._C._cpu._is_amx_tile_supported", _is_amx_tile_supported, how)
+        except Exception:
+            pass
+    try:  # torch.cuda.memory re-exports mem_get_info
+        import torch.cuda.memory as tcm
+
+        tcm.mem_get_info = torch.cuda.mem_get_info
+    except Exception:
+        pass
+
+
+def install_fake_binaries(prof, rec, tmp):
+    """``nvidia-smi`` (or ``rocminfo``/``rocm-smi``/``amd-smi``) answering from the profile, first on PATH."""
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    with open(os.path.join(tmp, "profile.json"), "w") as f:
+        json.dump(prof, f)
+    impl = os.path.join(tmp, "fake_smi.py")
+    with open(impl, "w") as f:
+        f.write(FAKE_SMI_SOURCE)
+    names = ["nvidia-smi"] if prof.get("runtime") == "cuda" else ["rocminfo", "rocm-smi", "amd-smi"]
+    for name in names:
+        path = os.path.join(bindir, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\nexec %s %s %s \"$@\"\n" % (shlex.quote(sys.executable), shlex.quote(impl), name))
+        os.chmod(path, 0o755)
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    os.environ["SGTRACE_FAKE_SMI_DIR"] = tmp
+    return os.path.join(tmp, "smi_log.jsonl")
+
+
+FAKE_SMI_SOURCE = r'''
+import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+prog, args = sys.argv[1], sys.argv[2:]
+prof = json.load(open(os.path.join(here, "profile.json")))
+n = int(prof.get("gpu_count") or 0)
+mib = int(float(prof.get("smi_memory_mib") or prof.get("memory_per_gpu_mib") or 0))
+cc = prof.get("compute_capability") or [0, 0]
+name = prof.get("gpu_name") or "Emulated GPU"
+drv = prof.get("driver_version")
+cuda = prof.get("cuda_version")
+unanswered = []
+def field(key, units):
+    key = key.strip()
+    table = {
+        "memory.total": (str(mib), " MiB"), "memory.free": (str(mib), " MiB"), "memory.used": ("0", " MiB"),
+        "name": (name, ""), "gpu_name": (name, ""), "compute_cap": ("%s.%s" % (cc[0], cc[1]), ""),
+        "driver_version": (drv, ""), "count": (str(n), ""),
+    }
+    if key in ("index",):
+        return None
+    if key not in table or table[key][0] in (None, ""):
+        unanswered.append(key)
+        return "[N/A]"
+    value, unit = table[key]
+    return value + ("" if not units else unit)
+out, rc = "", 0
+if prog == "nvidia-smi":
+    query = [a.split("=", 1)[1] for a in args if a.startswith("--query-gpu=")]
+    fmt = [a.split("=", 1)[1] for a in args if a.startswith("--format=")]
+    fmt = fmt[0].split(",") if fmt else []
+    if query:
+        keys = query[0].split(",")
+        lines = []
+        if "noheader" not in fmt:
+            lines.append(", ".join(keys))
+        for i in range(n):
+            row = []
+            for k in keys:
+                if k.strip() == "index":
+                    row.append(str(i))
+                elif k.strip() == "uuid":
+                    row.append("GPU-00000000-0000-0000-0000-%012d" % i)
+                else:
+                    row.append(field(k, "nounits" not in fmt))
+            lines.append(", ".join(row))
+        out = "\n".join(lines) + "\n"
+    elif args in ([], ["-L"]):
+        if args == ["-L"]:
+            out = "".join("GPU %d: %s (UUID: GPU-00000000-0000-0000-0000-%012d)\n" % (i, name, i) for i in range(n))
+        else:
+            out = "NVIDIA-SMI %s    Driver Version: %s    CUDA Version: %s\n" % (drv or "[N/A]", drv or "[N/A]", cuda or "[N/A]")
+            out += "".join("|   %d  %s  |  0MiB / %dMiB |\n" % (i, name, mib) for i in range(n))
+    else:
+        unanswered.append(" ".join(args))
+        out, rc = "sgtrace: this nvidia-smi query is not emulated\n", 2
+elif prog == "rocminfo":
+    arch = (prof.get("gcn_arch_name") or prof.get("gcn_arch") or "gfx942").split(":")[0]
+    for i in range(n):
+        out += "Agent %d\n  Name:                    %s\n  Pool 1\n    Segment:                 GLOBAL; FLAGS: COARSE GRAINED\n    Size:                    %d(0x%x) KB\n" % (i + 1, arch, mib * 1024, mib * 1024)
+else:
+    unanswered.append(" ".join(args))
+    out, rc = "sgtrace: %s is not emulated\n" % prog, 2
+with open(os.path.join(here, "smi_log.jsonl"), "a") as log:
+    log.write(json.dumps({"prog": prog, "args": args, "out": out, "rc": rc, "unanswered": unanswered}) + "\n")
+(sys.stdout if rc == 0 else sys.stderr).write(out)
+sys.exit(rc)
+'''
+
+
+def read_smi_log(rec, path):
+    if not path or not os.path.exists(path):
+        return
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue
+                name = " ".join([d["prog"]] + d["args"])
+                how = "fake %s on PATH, answered from the profile" % d["prog"]
+                if d.get("unanswered"):
+                    how += "; not in the profile: %s" % ", ".join(d["unanswered"])
+                answer = d["out"].strip() if d["rc"] == 0 else {"repr": "exit %d: %s" % (d["rc"], d["out"].strip())}
+                rec.probe(name, answer, how)
+    except OSError:
+        pass
+
+
+def make_pynvml(prof):
+    """A ``pynvml`` that answers from the profile; anything it does not know raises NVMLError."""
+    mod = types.ModuleType("pynvml")
+    mod.__file__ = None
+    mod.__version__ = "13.580.82"
+
+    class NVMLError(Exception):
+        pass
+
+    mod.NVMLError = NVMLError
+    mod.NVML_SUCCESS = 0
+    mod.NVML_P2P_STATUS_OK = 0
+    mod.NVML_ERROR_NOT_SUPPORTED = 3
+    how = "profile %r (pynvml emulated)" % (prof.get("name") or "?")
+    major, minor = HW.capability()
+    drv = prof.get("driver_version")
+    cuda = prof.get("cuda_version") or "0.0"
+
+    def rec(name, answer):
+        if REC is not None:
+            REC.probe("pynvml." + name, answer, how)
+        return answer
+
+    def cuda_int():
+        parts = (str(cuda).split(".") + ["0"])[:2]
+        return int(parts[0]) * 1000 + int(parts[1]) * 10
+
+    fns = {
+        "nvmlInit": lambda *a: None,
+        "nvmlShutdown": lambda *a: None,
+        "nvmlDeviceGetCount": lambda: rec("nvmlDeviceGetCount", HW.visible_count()),
+        "nvmlDeviceGetHandleByIndex": lambda i: i,
+        "nvmlDeviceGetName": lambda h: rec("nvmlDeviceGetName", prof.get("gpu_name") or ""),
+        "nvmlDeviceGetMemoryInfo": lambda h: rec(
+            "nvmlDeviceGetMemoryInfo",
+            types.SimpleNamespace(total=HW.total_bytes(), free=HW.free_bytes(), used=HW.total_bytes() - HW.free_bytes()),
+        ),
+        "nvmlDeviceGetCudaComputeCapability": lambda h: rec("nvmlDeviceGetCudaComputeCapability", (major, minor)),
+        "nvmlSystemGetCudaDriverVersion": lambda: rec("nvmlSystemGetCudaDriverVersion", cuda_int()),
+        "nvmlSystemGetCudaDriverVersion_v2": lambda: rec("nvmlSystemGetCudaDriverVersion_v2", cuda_int()),
+    }
+    if drv:
+        fns["nvmlSystemGetDriverVersion"] = lambda: rec("nvmlSystemGetDriverVersion", drv)
+    for k, v in fns.items():
+        setattr(mod, k, v)
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def unanswered(*a, **k):
+            if REC is not None:
+                REC.probe("pynvml." + name, {"repr": "NVMLError: not in the profile"}, how)
+            raise NVMLError("sgtrace: pynvml.%s is not emulated by the profile" % name)
+
+        return unanswered
+
+    mod.__getattr__ = __getattr__
+    return mod
+
+
+# ---------------------------------------------------------------------------
+# Post-import hooks
+# ---------------------------------------------------------------------------
+
+
+class PostImportFinder(importlib.abc.MetaPathFinder):
+    """Runs a callback right after a named module has executed."""
+
+    def __init__(self, hooks):
+        self.hooks = hooks  # module name -> [callback(module)]
+        self._busy = set()
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.hooks or fullname in self._busy:
+            return None
+        self._busy.add(fullname)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._busy.discard(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        callbacks = self.hooks[fullname]
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, spec_):
+                return loader.create_module(spec_)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                for cb in callbacks:
+                    try:
+                        cb(module)
+                    except Exception as exc:  # a hook must never break the import
+                        if REC is not None:
+                            REC.note("sgtrace hook on %s failed: %s: %s" % (fullname, type(exc).__name__, exc))
+
+            def __getattr__(self, name):
+                return getattr(loader, name)
+
+        spec.loader = _Loader()
+        return spec
+
+
+# ---------------------------------------------------------------------------
+# Probe wrapping (SGLang's own hardware probes)
+# ---------------------------------------------------------------------------
+
+_WRAPPED = {}  # id(original) -> wrapper
+
+
+class ProbeRaises:
+    """A probe answer that is an exception (a profile's ``{"raises": {"type", "message"}}``)."""
+
+    def __init__(self, exc_type, message):
+        self.exc_type = exc_type
+        self.message = message
+
+    def exception(self):
+        import builtins
+
+        cls = getattr(builtins, self.exc_type, None)
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            cls = RuntimeError
+        return cls(self.message)
+
+
+_UNUSABLE = object()
+
+
+def decode_profile_answer(value):
+    """A profile's encoded probe answer as a Python value (lists become tuples); _UNUSABLE if unknown."""
+    if isinstance(value, dict):
+        if set(value) == {"unknown"} or set(value) == {"repr"}:
+            return _UNUSABLE
+        if set(value) == {"raises"}:
+            r = value["raises"] or {}
+            return ProbeRaises(str(r.get("type", "RuntimeError")), str(r.get("message", "")))
+        if set(value) == {"dict"}:
+            return {k: decode_profile_answer(v) for k, v in value["dict"].items()}
+        return value
+    if isinstance(value, list):
+        return tuple(decode_profile_answer(v) for v in value)
+    return value
+
+
+def _probe_wrapper(modname, name, fn, rec, override=None):
+    has_override = override is not None
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if has_override:
+            answer = override[0]
+            how = "profile probes[%r]" % name
+            if isinstance(answer, ProbeRaises):
+                if rec.suppress == 0:
+                    rec.probe(name + "()", {"repr": "raises %s: %s" % (answer.exc_type, answer.message)}, how)
+                raise answer.exception()
+        else:
+            answer = fn(*args, **kwargs)
+            how = "SGLang's %s.%s() on the emulated node" % (modname.rsplit(".", 1)[-1], name)
+        if rec.suppress == 0:
+            label = name + "(" + ", ".join([_safe_repr(a) for a in args] + ["%s=%r" % kv for kv in kwargs.items()]) + ")"
+            rec.probe(label, answer, how)
+        return answer
+
+    for attr in ("cache_clear", "cache_info", "cache_parameters"):
+        if hasattr(fn, attr):
+            setattr(wrapper, attr, getattr(fn, attr))
+    wrapper.__sgtrace_wrapped__ = fn
+    return wrapper
+
+
+def wrap_probes(module, rec, overrides):
+    for name, fn in list(vars(module).items()):
+        if not callable(fn) or isinstance(fn, type) or getattr(fn, "__sgtrace_wrapped__", None) is not None:
+            continue
+        if not (PROBE_NAME_RE.match(name) or name in overrides):
+            continue
+        if getattr(fn, "__module__", module.__name__) not in (module.__name__, None) and not isinstance(fn, functools.partial):
+            # imported from elsewhere (e.g. torch): wrap only SGLang's own functions
+            mod_of = getattr(fn, "__module__", "") or ""
+            if not mod_of.startswith("sglang"):
+                continue
+        ov = (overrides[name],) if name in overrides else None
+        w = _probe_wrapper(module.__name__, name, fn, rec, ov)
+        _WRAPPED[id(fn)] = w
+        setattr(module, name, w)
+
+
+def rebind_everywhere(originals_to_wrappers, prefix="sglang"):
+    """Replace, in every loaded sglang module, names bound to an original by its wrapper."""
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or not (modname == prefix or modname.startswith(prefix + ".")):
+            continue
+        try:
+            items = list(vars(mod).items())
+        except TypeError:
+            continue
+        for attr, value in items:
+            w = originals_to_wrappers.get(id(value))
+            if w is not None and w is not value:
+                try:
+                    setattr(mod, attr, w)
+                except Exception:
+                    pass
+
+
+def clear_probe_caches():
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or not modname.startswith("sglang"):
+            continue
+        try:
+            items = list(vars(mod).items())
+        except TypeError:
+            continue
+        for name, fn in items:
+            if PROBE_NAME_RE.match(name) and hasattr(fn, "cache_clear"):
+                try:
+                    fn.cache_clear()
+                except Exception:
+                    pass
+
+
+# ---------------------------------------------------------------------------
+# Write, env, log and parse hooks
+# ---------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+class WriteHooks:
+    def __init__(self, rec):
+        self.rec = rec
+        self.primary = None  # the ServerArgs instance that prepare_server_args builds
+        self.other_instances = 0
+        self.fields = []
+        self.cls = None
+        self.resolution_result = None
+        self.declaration_overlay = None  # 0.5.15-0.5.18: overrides._declaration_overlay
+        self.declared = set()  # (source, field) recorded as declarations
+        self.in_env_set = 0
+
+    # -- ServerArgs.__setattr__ ---------------------------------------------------
+    def hook_server_args(self, cls):
+        self.cls = cls
+        self.fields = _record_field_names(cls)
+        field_set = set(self.fields)
+        original = cls.__dict__.get("__setattr__")
+        base_setattr = original if original is not None else None
+        hooks = self
+        rec = self.rec
+
+        def __setattr__(obj, name, value):
+            if rec.phase in ("parse", "resolve") and rec.suppress == 0 and type(obj) is hooks.cls:
+                frame = sys._getframe(1)
+                init_write = frame.f_code.co_name == "__init__" and not rec.in_sglang(frame.f_code.co_filename)
+                if hooks.primary is None:
+                    hooks.primary = obj
+                replayed = hooks._replays_declaration(frame, name)
+                if obj is hooks.primary and (name in field_set or not name.startswith("_")) and not init_write and not replayed:
+                    old = obj.__dict__.get(name, _MISSING) if hasattr(obj, "__dict__") else _MISSING
+                    if old is _MISSING:
+                        try:
+                            old = object.__getattribute__(obj, name)
+                        except AttributeError:
+                            old = None
+                    source = None
+                    idiom = "setattr"
+                    if frame.f_code.co_name == "materialize_declarations":
+                        source, idiom = frame.f_locals.get("_source"), "materialize_declarations"
+                    rec.event("write", rec.site_of_frame(frame), field=name, old=old, new=value, source=source, idiom=idiom)
+                elif obj is not hooks.primary:
+                    hooks.other_instances += 1
+            if base_setattr is not None:
+                return base_setattr(obj, name, value)
+            return super(hooks.cls, obj).__setattr__(name, value)
+
+        cls.__setattr__ = __setattr__
+
+    def _replays_declaration(self, frame, name):
+        """A setattr that applies a declaration already recorded (0.5.15-0.5.18 materialization)."""
+        fn = frame.f_code.co_name
+        if fn == "materialize_declarations":
+            return (frame.f_locals.get("_source"), name) in self.declared
+        if fn == "_apply_fields" and frame.f_back is not None and frame.f_back.f_code.co_name == "run_post_process_pass":
+            return self._pass_wrapped
+        return False
+
+    _pass_wrapped = False
+
+    # -- declaration passes (0.5.15 to 0.5.18: stash, then materialize) ---------
+    def hook_declaration_passes(self, mod):
+        if getattr(mod, "declare_resolution", None) is not None:
+            return  # era B: every pass declares through declare_resolution, wrapped on its own
+        rec = self.rec
+        hooks = self
+        overlay_fn = getattr(mod, "_declaration_overlay", None)
+        self.declaration_overlay = overlay_fn
+        wrapped = {}
+
+        def before(server_args):
+            rec.suppress += 1
+            try:
+                return dict(overlay_fn(server_args)) if overlay_fn else {}
+            except Exception:
+                return {}
+            finally:
+                rec.suppress -= 1
+
+        def old_of(server_args, overlay, field):
+            if field in overlay:
+                return overlay[field]
+            rec.suppress += 1
+            try:
+                return getattr(server_args, field, None)
+            finally:
+                rec.suppress -= 1
+
+        def emit(server_args, entries, site_of, idiom, overlay):
+            if hooks.primary is None and type(server_args) is hooks.cls:
+                hooks.primary = server_args
+            for source, declared in entries:
+                site = site_of(source)
+                for field, value in dict(declared).items():
+                    hooks.declared.add((source, field))
+                    rec.event("write", site, field=field, old=old_of(server_args, overlay, field), new=value,
+                              source=source, idiom=idiom)
+                    overlay[field] = value
+
+        orig_pass = getattr(mod, "run_post_process_pass", None)
+        if orig_pass is not None:
+
+            @functools.wraps(orig_pass)
+            def run_post_process_pass(server_args, fn, *args, **kwargs):
+                recording = rec.phase in ("parse", "resolve") and rec.suppress == 0
+                stash = getattr(server_args, "_resolved_overrides", None) if recording else None
+                n0 = len(stash) if stash is not None else 0
+                overlay = before(server_args) if recording else {}
+                caller = sys._getframe(1)
+                result = orig_pass(server_args, fn, *args, **kwargs)
+                if recording:
+                    after = getattr(server_args, "_resolved_overrides", None) or []
+                    new = list(after[n0:]) if after is stash else list(after)
+                    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+                    site = (code_site(rec, code)
+                            if code is not None else rec.site_of_frame(caller))
+                    emit(server_args, new, lambda _s: site, "post_process_pass", overlay)
+                return result
+
+            wrapped[id(orig_pass)] = run_post_process_pass
+            mod.run_post_process_pass = run_post_process_pass
+            self._pass_wrapped = True
+
+        orig_collect = getattr(mod, "collect_model_override_declarations", None)
+        if orig_collect is not None:
+
+            @functools.wraps(orig_collect)
+            def collect_model_override_declarations(architecture, server_args, *args, **kwargs):
+                result = orig_collect(architecture, server_args, *args, **kwargs)
+                if rec.phase in ("parse", "resolve") and rec.suppress == 0:
+                    caller = rec.site_of_frame(sys._getframe(1))
+                    providers = list(getattr(mod, "_MODEL_OVERRIDE_FNS", {}).get(architecture, ()))
+                    providers += [fn for _p, fn in getattr(mod, "_PREDICATE_OVERRIDE_FNS", ())]
+
+                    def site_of(source):
+                        for fn in providers:
+                            if getattr(fn, "__qualname__", None) == source:
+                                code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+                                if code is not None:
+                                    return code_site(rec, code)
+                        return caller
+
+                    emit(server_args, list(result or ()), site_of, "model_override", {})
+                return result
+
+            wrapped[id(orig_collect)] = collect_model_override_declarations
+            mod.collect_model_override_declarations = collect_model_override_declarations
+        self._pass_wrappers = wrapped
+
+    def rebind_declaration_passes(self):
+        if getattr(self, "_pass_wrappers", None):
+            rebind_everywhere(self._pass_wrappers)
+
+    # -- declare_resolution (era B) ---------------------------------------------
+    def hook_declare_resolution(self, overrides_mod):
+        original = getattr(overrides_mod, "declare_resolution", None)
+        if original is None or getattr(original, "__sgtrace_wrapped__", None):
+            return
+        rec = self.rec
+        hooks = self
+        resolution_result = getattr(overrides_mod, "resolution_result", None)
+        self.resolution_result = resolution_result
+
+        @functools.wraps(original)
+        def declare_resolution(server_args, source, **fields):
+            if rec.phase in ("parse", "resolve") and rec.suppress == 0:
+                frame = sys._getframe(1)
+                site = _declaration_site(rec, frame)
+                olds = {}
+                rec.suppress += 1
+                try:
+                    for k in fields:
+                        try:
+                            olds[k] = resolution_result(server_args, k) if resolution_result else getattr(server_args, k, None)
+                        except Exception:
+                            olds[k] = None
+                finally:
+                    rec.suppress -= 1
+                if hooks.primary is None and type(server_args) is hooks.cls:
+                    hooks.primary = server_args
+            result = original(server_args, source, **fields)
+            if rec.phase in ("parse", "resolve") and rec.suppress == 0:
+                for k, v in fields.items():
+                    rec.event("write", site, field=k, old=olds.get(k), new=v, source=source, idiom="declare_resolution")
+            return result
+
+        declare_resolution.__sgtrace_wrapped__ = original
+        overrides_mod.declare_resolution = declare_resolution
+        self._declare = (original, declare_resolution)
+
+    def rebind_declare_resolution(self):
+        if getattr(self, "_declare", None):
+            original, wrapper = self._declare
+            rebind_everywhere({id(original): wrapper})
+
+    # -- env writes --------------------------------------------------------------
+    def hook_env(self):
+        rec = self.rec
+        hooks = self
+        env_cls = type(os.environ)
+        orig_set = env_cls.__setitem__
+        orig_del = env_cls.__delitem__
+
+        def __setitem__(env, key, value):
+            if env is os.environ and rec.phase in ("parse", "resolve") and rec.suppress == 0 and hooks.in_env_set == 0:
+                frame = rec.sglang_caller(sys._getframe(1))
+                rec.event("env_write", rec.site_of_frame(frame), field=key, old=os.environ.get(key), new=value, idiom="os.environ")
+            return orig_set(env, key, value)
+
+        def __delitem__(env, key):
+            if env is os.environ and rec.phase in ("parse", "resolve") and rec.suppress == 0 and hooks.in_env_set == 0:
+                frame = rec.sglang_caller(sys._getframe(1))
+                rec.event("env_write", rec.site_of_frame(frame), field=key, old=os.environ.get(key), new=None, idiom="os.environ")
+            return orig_del(env, key)
+
+        env_cls.__setitem__ = __setitem__
+        env_cls.__delitem__ = __delitem__
+
+    def hook_envs_module(self, environ_mod):
+        field_cls = getattr(environ_mod, "EnvField", None)
+        if field_cls is None:
+            return
+        rec = self.rec
+        hooks = self
+        for meth in ("set", "clear"):
+            orig = field_cls.__dict__.get(meth)
+            if orig is None:
+                continue
+
+            def make(orig, meth):
+                @functools.wraps(orig)
+                def wrapper(self_, *args, **kwargs):
+                    recording = rec.phase in ("parse", "resolve") and rec.suppress == 0 and hooks.in_env_set == 0
+                    name = getattr(self_, "name", "?")
+                    old = os.environ.get(name) if isinstance(name, str) else None
+                    hooks.in_env_set += 1
+                    try:
+                        result = orig(self_, *args, **kwargs)
+                    finally:
+                        hooks.in_env_set -= 1
+                    if recording:
+                        frame = rec.sglang_caller(sys._getframe(1))
+                        new = os.environ.get(name) if isinstance(name, str) else (args[0] if args else None)
+                        rec.event("env_write", rec.site_of_frame(frame), field=name, old=old, new=new, idiom="envs.%s" % meth)
+                    return result
+
+                return wrapper
+
+            setattr(field_cls, meth, make(orig, meth))
+
+
+def code_site(rec, code):
+    """Where a function is defined: its ``def`` line (after any decorators)."""
+    line = code.co_firstlineno
+    for ln in range(line, line + 30):
+        text = linecache.getline(code.co_filename, ln).lstrip()
+        if text.startswith(("def ", "async def ")):
+            line = ln
+            break
+        if not text:
+            break
+    return {"file": rec.rel(code.co_filename), "line": line, "function": code.co_name}
+
+
+def _declaration_site(rec, frame):
+    """Where a declaration comes from: the caller, or the pass/provider a generic helper ran."""
+    f = frame
+    rel = rec.rel(f.f_code.co_filename)
+    if rel.startswith("sglang/srt/arg_groups/") and f.f_code.co_name in (
+        "run_post_process_pass",
+        "_invoke_provider",
+        "record_foreign_defaults",
+        "apply_model_overrides",
+        "run_hook",
+    ):
+        for key in ("fn", "provider", "hook", "override", "func"):
+            cand = f.f_locals.get(key)
+            code = getattr(getattr(cand, "__wrapped__", cand), "__code__", None)
+            if code is not None:
+                return code_site(rec, code)
+    return rec.site_of_frame(f)
+
+
+def _record_field_names(cls):
+    try:
+        import dataclasses
+
+        if dataclasses.is_dataclass(cls):
+            return [f.name for f in dataclasses.fields(cls)]
+    except Exception:
+        pass
+    try:
+        import msgspec
+
+        if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+            return [f.name for f in msgspec.structs.fields(cls)]
+    except Exception:
+        pass
+    return [k for k in getattr(cls, "__annotations__", {}) if not k.startswith("_")]
+
+
+class SglangLogHandler(logging.Handler):
+    def __init__(self, rec):
+        super().__init__(level=logging.DEBUG)
+        self.rec = rec
+
+    def emit(self, record):
+        rec = self.rec
+        if rec.suppress:
+            return
+        try:
+            message = record.getMessage()
+        except Exception as exc:
+            message = "%s (unformattable: %s)" % (record.msg, exc)
+        site = {"file": rec.rel(record.pathname), "line": record.lineno, "function": record.funcName}
+        if rec.phase in ("parse", "resolve"):
+            level = "warning" if record.levelno >= logging.WARNING else record.levelname.lower()
+            if record.levelno >= logging.ERROR:
+                level = "error"
+            rec.event("warning", site, message=message, level=level, source=record.name, idiom="logger")
+        elif record.levelno >= logging.WARNING:
+            rec.note("at import, %s logged: %s" % (record.name, message[:300]))
+
+
+def install_warning_hook(rec):
+    original = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if rec.phase in ("parse", "resolve") and rec.in_sglang(filename) and rec.suppress == 0:
+            rec.event(
+                "warning",
+                {"file": rec.rel(filename), "line": lineno, "function": ""},
+                message=str(message),
+                level="warning",
+                source=category.__name__,
+                idiom="warnings.warn",
+            )
+        return original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = showwarning
+
+
+class ArgparseHooks:
+    """Remember argparse's error text and what the user's flags set."""
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.error_message = None
+        self.given = None
+        self.given_parser = None
+
+    def install(self):
+        hooks = self
+        rec = self.rec
+        orig_error = argparse.ArgumentParser.error
+        orig_parse_known = argparse.ArgumentParser.parse_known_args
+
+        def error(parser, message):
+            if rec.suppress == 0:
+                hooks.error_message = message
+            return orig_error(parser, message)
+
+        def parse_known_args(parser, args=None, namespace=None):
+            result = orig_parse_known(parser, args, namespace)
+            if rec.phase == "parse" and hooks.given is None and rec.suppress == 0 and namespace is None:
+                hooks.given = hooks._given(parser, args, orig_parse_known)
+            return result
+
+        argparse.ArgumentParser.error = error
+        argparse.ArgumentParser.parse_known_args = parse_known_args
+
+    def _given(self, parser, args, orig_parse_known):
+        """Parse again into a namespace pre-filled with a sentinel: what remains set came from argv."""
+        sentinel = object()
+        ns = argparse.Namespace()
+        for action in parser._actions:
+            if action.dest and action.dest != argparse.SUPPRESS:
+                setattr(ns, action.dest, sentinel)
+        self.rec.suppress += 1
+        saved_exit = parser.exit
+        try:
+            parser.exit = lambda *a, **k: (_ for _ in ()).throw(_GivenParseFailed())
+            parsed, _ = orig_parse_known(parser, args, ns)
+        except BaseException:
+            return None
+        finally:
+            parser.exit = saved_exit
+            self.rec.suppress -= 1
+        return {k: v for k, v in vars(parsed).items() if v is not sentinel}
+
+
+class _GivenParseFailed(Exception):
+    pass
+
+
+class _Stop(Exception):
+    """Leave the run early; what was recorded is still sent."""
+
+
+class _ReplayTimeout(BaseException):
+    """Raised in the main thread when the time limit is reached (not an Exception: SGLang must not catch it)."""
+
+
+# ---------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------
+
+
+def _raise_site(rec, tb):
+    frames = traceback.extract_tb(tb) if tb is not None else []
+    inner = None
+    for fr in frames:
+        if rec.in_sglang(fr.filename):
+            inner = fr
+    if inner is None and frames:
+        inner = frames[-1]
+    if inner is None:
+        return None, None
+    return {"file": rec.rel(inner.filename), "line": inner.lineno, "function": inner.name}, inner
+
+
+def _substitute_model(argv, model_dir):
+    """Point --model-path at the local directory that holds the model's config.json."""
+    if not model_dir:
+        return list(argv), None
+    out = list(argv)
+    original = None
+    for i, a in enumerate(out):
+        for opt in ("--model-path", "--model"):
+            if a == opt and i + 1 < len(out):
+                original = out[i + 1]
+                out[i + 1] = model_dir
+                return out, original
+            if a.startswith(opt + "="):
+                original = a.split("=", 1)[1]
+                out[i] = opt + "=" + model_dir
+                return out, original
+    out += ["--model-path", model_dir]
+    return out, None
+
+
+def _unsubstitute(value, model_dir, original):
+    if original is None or not model_dir:
+        return value
+    if isinstance(value, str):
+        return value.replace(model_dir, original) if model_dir in value else value
+    if isinstance(value, list):
+        return [_unsubstitute(v, model_dir, original) for v in value]
+    if isinstance(value, dict):
+        return {k: _unsubstitute(v, model_dir, original) for k, v in value.items()}
+    return value
+
+
+def _final_values(rec, hooks):
+    obj = hooks.primary
+    if obj is None:
+        return {}
+    out = {}
+    rr = hooks.resolution_result
+    rec.suppress += 1
+    overlay = {}
+    try:
+        if rr is None and hooks.declaration_overlay is not None and not getattr(obj, "_declarations_materialized", False):
+            # stopped before SGLang applied its declarations: the resolving state is field + overlay
+            try:
+                overlay = dict(hooks.declaration_overlay(obj))
+            except Exception:
+                overlay = {}
+        for name in hooks.fields:
+            try:
+                if rr is not None:
+                    value = rr(obj, name)
+                elif name in overlay:
+                    value = overlay[name]
+                else:
+                    value = getattr(obj, name)
+            except BaseException as exc:
+                value = {"repr": "<unreadable: %s: %s>" % (type(exc).__name__, exc)}
+            out[name] = encode_value(value)
+    finally:
+        rec.suppress -= 1
+    return out
+
+
+def _cli_renames(cls):
+    """``{parser dest: field}`` from ``ServerArgs.from_cli_args`` lines like ``args.tp_size = args.tensor_parallel_size``."""
+    import inspect
+
+    try:
+        src = inspect.getsource(cls.from_cli_args)
+    except Exception:
+        return {}
+    return {m.group(2): m.group(1) for m in re.finditer(r"args\.(\w+)\s*=\s*args\.(\w+)\s*$", src, re.M)}
+
+
+def _model_arch(rec, obj):
+    if obj is None:
+        return None
+    rec.suppress += 1
+    try:
+        for attr in ("_model_config", "model_config"):
+            mc = getattr(obj, "__dict__", {}).get(attr)
+            archs = getattr(getattr(mc, "hf_config", None), "architectures", None)
+            if archs:
+                return archs[0]
+        getter = getattr(obj, "get_model_config", None)
+        if getter is not None and rec.phase == "done":
+            mc = getter()
+            archs = getattr(getattr(mc, "hf_config", None), "architectures", None)
+            if archs:
+                return archs[0]
+    except BaseException:
+        return None
+    finally:
+        rec.suppress -= 1
+    return None
+
+
+def _model_arch_from_dir(model_dir):
+    try:
+        with open(os.path.join(model_dir, "config.json")) as f:
+            archs = json.load(f).get("architectures") or []
+        return archs[0] if archs else None
+    except Exception:
+        return None
+
+
+def finish(rec, hooks, inp, ctx):
+    """Complete the Trace and send it. Safe to call from any exit path, once."""
+    with rec.lock:
+        if rec.finished:
+            return
+        rec.finished = True
+    t = rec.trace
+    try:
+        read_smi_log(rec, ctx.get("smi_log"))
+        if hooks is not None and hooks.primary is not None:
+            t["final"] = _unsubstitute(_final_values(rec, hooks), ctx.get("model_dir"), ctx.get("model_original"))
+            ro = getattr(hooks.primary, "__dict__", {}).get("_resolved_overrides")
+            if ro is None:
+                try:
+                    ro = object.__getattribute__(hooks.primary, "_resolved_overrides")
+                except Exception:
+                    ro = None
+            if ro is not None:
+                t["resolved_overrides"] = encode_value(
+                    [[src, _unsubstitute(dict(d), ctx.get("model_dir"), ctx.get("model_original"))] for src, d in ro]
+                )
+            arch = _model_arch(rec, hooks.primary)
+            if arch:
+                t["model_arch"] = arch
+            if hooks.other_instances:
+                rec.note("%d write(s) to other ServerArgs instances were not recorded" % hooks.other_instances)
+        if not t.get("model_arch") and ctx.get("model_dir"):
+            t["model_arch"] = _model_arch_from_dir(ctx["model_dir"])
+        if ctx.get("argparse") is not None and ctx["argparse"].given is not None:
+            renames = _cli_renames(hooks.cls) if hooks is not None else {}
+            fields = set(hooks.fields) if hooks is not None else set()
+            given = {}
+            for k, v in ctx["argparse"].given.items():
+                if k not in fields and renames.get(k) in fields:
+                    k = renames[k]
+                given[k] = encode_value(_unsubstitute(v, ctx.get("model_dir"), ctx.get("model_original")))
+            t["given"] = given
+        for ev in t["events"]:
+            for k in ("old", "new", "message"):
+                ev[k] = _unsubstitute(ev[k], ctx.get("model_dir"), ctx.get("model_original"))
+        if t["error"] is not None:
+            t["error"]["message"] = _unsubstitute(t["error"]["message"], ctx.get("model_dir"), ctx.get("model_original"))
+        t["complete"] = rec.outcome in ("resolved", "raised")
+    except BaseException as exc:
+        rec.note("sgtrace: finishing the trace failed: %s: %s" % (type(exc).__name__, exc))
+        t["complete"] = False
+    rec.send({"t": "trace", "phase": rec.phase, "outcome": rec.outcome, "fatal": rec.fatal, "trace": t})
+
+
+def main(input_text):
+    global REC
+    inp = json.loads(input_text)
+    # Our channel is the original stdout; anything printed from here on goes to stderr.
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    out = os.fdopen(out_fd, "w", buffering=1, encoding="utf-8")
+    sys.stdout = sys.stderr
+    rec = Recorder(out)
+    REC = rec
+    argv_in = [str(a) for a in inp.get("argv") or []]
+    env_in = {str(k): str(v) for k, v in (inp.get("env") or {}).items()}
+    profile = inp.get("profile")
+    model_dir = inp.get("model_dir")
+    timeout_s = float(inp.get("timeout_s") or 120)
+    t = rec.trace
+    t["argv"] = argv_in
+    t["env"] = env_in
+    t["profile"] = (profile or {}).get("name") or "native"
+    rec.send({"t": "header", "harness": HARNESS_VERSION, "python": sys.version.split()[0], "argv": argv_in,
+              "env": env_in, "profile": t["profile"], "pid": os.getpid()})
+    ctx = {"model_dir": model_dir, "model_original": None, "smi_log": None, "argparse": None}
+    hooks = None
+    started = time.monotonic()
+
+    # -- time limit: SIGALRM in the main thread, and a watchdog as the backstop
+    def on_alarm(signum, frame):
+        raise _ReplayTimeout()
+
+    try:
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    except (ValueError, AttributeError, OSError):
+        pass
+
+    def watchdog():
+        time.sleep(timeout_s + 5)
+        if not rec.finished:
+            rec.outcome = "timeout"
+            rec.note("sgtrace: the replay did not stop within %.0f s (phase %s); killed" % (timeout_s, rec.phase))
+            finish(rec, hooks, inp, ctx)
+            os._exit(124)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    tmp = tempfile.mkdtemp(prefix="sgtrace-replay-")
+    try:
+        try:
+            # -- environment
+            removed = sorted(k for k in os.environ if k.startswith(("SGLANG_", "SGL_")) and k not in env_in)
+            for k in removed:
+                del os.environ[k]
+            if removed:
+                rec.note("removed from the replay environment (not in the input env): %s" % ", ".join(removed))
+            for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false")):
+                if k not in env_in:
+                    os.environ[k] = v
+            os.environ.update(env_in)
+            argv, ctx["model_original"] = _substitute_model(argv_in, model_dir)
+            if model_dir:
+                rec.note("model config read from %s (for %s)" % (model_dir, ctx["model_original"] or "--model-path"))
+
+            rec.phase = "import"
+            spec = importlib.util.find_spec("sglang")
+            if spec is None or not spec.submodule_search_locations:
+                rec.fatal = {"kind": "no_sglang", "message": "SGLang is not installed in %s" % sys.executable}
+                rec.outcome = "no_sglang"
+                rec.send({"t": "fatal", "fatal": rec.fatal})
+                raise _Stop()
+            rec.root = os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
+            t["sglang_source"] = os.path.join(rec.root, "sglang")
+            try:
+                t["sglang_version"] = importlib.metadata.version("sglang")
+            except Exception:
+                pass
+
+            # -- stand-ins
+            emulate = profile is not None and not profile.get("native")
+            gpu_profile = emulate and profile.get("runtime") in ("cuda", "rocm")
+            HW.profile = profile if emulate else None
+            forced = {}
+            if gpu_profile and profile.get("runtime") == "cuda":
+                forced["pynvml"] = make_pynvml(profile)
+            finder = StandInFinder(GPU_ONLY_MODULES, forced)
+            finder.dist_versions = _pins_of_sglang()
+            finder.node = node_tops((profile or {}).get("runtime") if emulate else None,
+                                    (profile or {}).get("host_arch") if emulate else None)
+            if gpu_profile:
+                finder.prefer = set(PREFER_STAND_IN_WHEN_EMULATING)
+            for pkg, present in ((profile or {}).get("packages") or {}).items() if emulate else ():
+                top = str(pkg).split(".")[0]
+                if top in finder.names:
+                    (finder.node.add if present else finder.node.discard)(top)
+            sys.meta_path.insert(0, finder)
+            for name, mod in forced.items():
+                sys.modules[name] = mod
+                rec.stand_in(name + " (profile-backed)")
+                finder.active_tops.add(name)
+
+            # -- hardware
+            neutralize_torch_compile(rec)
+            if emulate:
+                try:
+                    install_torch_profile(profile, rec)
+                except ImportError:
+                    rec.note("torch is not importable here: only nvidia-smi/pynvml answer from the profile")
+                if gpu_profile:
+                    ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
+            else:
+                rec.note("native replay: the hardware of the machine the replay runs on answers every probe")
+
+            # -- hooks that must be in place before SGLang's modules run
+            hooks = WriteHooks(rec)
+            probe_overrides = {}
+            if emulate:
+                for k, v in ((profile or {}).get("probes") or {}).items():
+                    decoded = decode_profile_answer(v)
+                    if decoded is _UNUSABLE:
+                        rec.note("profile probe %s has no usable answer; SGLang computes it on the emulated node" % k)
+                    else:
+                        probe_overrides[k] = decoded
+                if profile.get("mnnvl_fabric") is not None:
+                    probe_overrides.setdefault("is_mnnvl_fabric_device", bool(profile["mnnvl_fabric"]))
+            post = PostImportFinder({})
+
+            def on_common(mod):
+                if emulate:
+                    for attr, key in (("is_amx_tile_supported", "host_amx_tile"),
+                                      ("is_intel_amx_backend_available", "sgl_kernel_amx_ops")):
+                        if profile.get(key) is not None and hasattr(mod, attr):
+                            setattr(mod, attr, bool(profile[key]))
+                            rec.probe("%s.%s" % (mod.__name__.rsplit(".", 1)[-1], attr), bool(profile[key]),
+                                      "profile %r (%s)" % (profile.get("name"), key))
+                wrap_probes(mod, rec, probe_overrides)
+
+            def on_environ(mod):
+                hooks.hook_envs_module(mod)
+
+            def on_overrides(mod):
+                hooks.hook_declare_resolution(mod)
+                hooks.hook_declaration_passes(mod)
+
+            def on_runtime_context(mod):
+                hook_platform(mod, rec, probe_overrides)
+
+            for name in PROBE_MODULES:
+                post.hooks.setdefault(name, []).append(on_common)
+            post.hooks.setdefault("sglang.srt.environ", []).append(on_environ)
+            post.hooks.setdefault("sglang.srt.arg_groups.overrides", []).append(on_overrides)
+            post.hooks.setdefault("sglang.srt.runtime_context", []).append(on_runtime_context)
+            sys.meta_path.insert(0, post)
+
+            logging.getLogger("sglang").addHandler(SglangLogHandler(rec))
+            install_warning_hook(rec)
+            ap = ArgparseHooks(rec)
+            ap.install()
+            ctx["argparse"] = ap
+
+            import sglang.srt.server_args as sa  # noqa: the import itself is the point
+
+            hooks.hook_server_args(sa.ServerArgs)
+            if "sglang.srt.arg_groups.overrides" in sys.modules:
+                hooks.hook_declare_resolution(sys.modules["sglang.srt.arg_groups.overrides"])
+                if hooks.resolution_result is None:
+                    hooks.resolution_result = getattr(sys.modules["sglang.srt.arg_groups.overrides"], "resolution_result", None)
+            hooks.rebind_declare_resolution()
+            hooks.rebind_declaration_passes()
+            rebind_everywhere(_WRAPPED)
+            hooks.hook_env()
+            clear_probe_caches()
+            rec.note("imports took %.1f s" % (time.monotonic() - started))
+
+            # -- the resolution itself
+            rec.phase = "parse"
+            t0 = time.monotonic()
+            server_args = sa.prepare_server_args(argv)
+            if hooks.primary is None:
+                hooks.primary = server_args
+            if hasattr(server_args, "resolve_once"):
+                rec.phase = "resolve"
+                server_args.resolve_once()
+            else:
+                rec.phase = "resolve"
+            rec.note("resolution took %.2f s" % (time.monotonic() - t0))
+            rec.phase = "done"
+            rec.outcome = "resolved"
+        except _Stop:
+            pass
+        except _ReplayTimeout:
+            rec.outcome = "timeout"
+            rec.note("sgtrace: the replay was stopped after %.0f s (phase %s)" % (timeout_s, rec.phase))
+        except BaseException as exc:
+            _record_exception(rec, exc, ctx)
+        finally:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            except Exception:
+                pass
+        finish(rec, hooks, inp, ctx)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            out.flush()
+        except Exception:
+            pass
+
+
+def hook_platform(mod, rec, overrides):
+    """0.5.19+: SGLang's own platform facts. Record every fact read; apply profile overrides."""
+    ctx_cls = getattr(mod, "PlatformContext", None)
+    if ctx_cls is None:
+        return
+    orig = ctx_cls.__dict__.get("__getattr__")
+    if orig is None:
+        return
+
+    def __getattr__(self, name):
+        value = orig(self, name)
+        if rec.suppress == 0 and not name.startswith("_"):
+            rec.probe("get_platform()." + name, value, "SGLang's runtime_context.get_platform() on the emulated node")
+        return value
+
+    ctx_cls.__getattr__ = __getattr__
+    # Explicit profile answers, under SGLang's fact names: "platform.is_sm100" or the probe
+    # function a fact reads ("is_sm100_supported").
+    facts = {}
+    table = dict(getattr(mod, "_PLATFORM_PROBES", {}))
+    table.update(getattr(mod, "_PLATFORM_VALUES", {}))
+    for fact, fn_name in table.items():
+        for key in ("platform." + fact, fn_name):
+            if key in overrides and not isinstance(overrides[key], ProbeRaises):
+                facts[fact] = overrides[key]
+                break
+    if facts and hasattr(mod, "override_platform"):
+        mod.override_platform(**facts).install()
+        rec.note("platform facts set from the profile through override_platform: %s" % ", ".join(sorted(facts)))
+
+
+def _record_exception(rec, exc, ctx):
+    tb = exc.__traceback__
+    if rec.phase in ("start", "import"):
+        rec.outcome = "import_failed"
+        rec.fatal = {
+            "kind": "import_failed",
+            "message": "%s: %s" % (type(exc).__name__, exc),
+            "traceback": "".join(traceback.format_exception(type(exc), exc, tb))[-4000:],
+        }
+        rec.send({"t": "fatal", "fatal": rec.fatal})
+        return
+    site, frame = _raise_site(rec, tb)
+    if isinstance(exc, SystemExit):
+        ap = ctx.get("argparse")
+        message = (ap.error_message if ap is not None else None) or "exit %s" % (exc.code,)
+        exc_type = "SystemExit"
+        idiom = "argparse.error" if ap is not None and ap.error_message else "sys.exit"
+    else:
+        message = str(exc)
+        exc_type = type(exc).__name__
+        idiom = "raise"
+        if isinstance(exc, AssertionError):
+            idiom = "assert"
+            if not message and frame is not None:
+                message = (linecache.getline(frame.filename, frame.lineno) or "").strip()
+    rec.outcome = "raised"
+    ev = rec.event("raise", site, message=message, exc_type=exc_type, idiom=idiom)
+    rec.trace["error"] = ev
+    rec.send({"t": "error", "event": ev})
+    rec.note("traceback (innermost last): " + " <- ".join(
+        "%s:%d %s" % (rec.rel(f.filename), f.lineno, f.name) for f in reversed(traceback.extract_tb(tb)[-8:])))
+
+
+if __name__ == "__main__":
+    main(sys.stdin.read())
