@@ -1,0 +1,128 @@
+"""Compare two Traces of the same inputs: the symbolic prediction and the replay.
+
+Three things are compared, field by field: the final value, the sequence of
+write sites (file:line) that led to it, and whether resolution raised (type and
+message). A field the symbolic engine left unknown is not a disagreement but is
+counted apart; values that differ on every run by design (``random_seed``) and
+bookkeeping attributes are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .trace import WRITE, Trace, Unknown, same_value
+
+SKIPPED_FIELDS = {"random_seed"}
+
+
+@dataclass
+class FieldDifference:
+    field: str
+    symbolic: Any
+    replay: Any
+    symbolic_sites: list[str]
+    replay_sites: list[str]
+    kind: str  # "value", "sites"
+
+
+@dataclass
+class Comparison:
+    fields_compared: int = 0
+    values_agree: int = 0
+    unknown: list[str] = field(default_factory=list)  # fields the symbolic engine left unknown
+    differences: list[FieldDifference] = field(default_factory=list)
+    raise_agrees: bool = True
+    symbolic_error: str | None = None
+    replay_error: str | None = None
+    replay_complete: bool = True
+
+    @property
+    def agrees(self) -> bool:
+        return self.raise_agrees and not any(d.kind == "value" for d in self.differences)
+
+    @property
+    def value_differences(self) -> list[FieldDifference]:
+        return [d for d in self.differences if d.kind == "value"]
+
+    @property
+    def site_differences(self) -> list[FieldDifference]:
+        return [d for d in self.differences if d.kind == "sites"]
+
+
+def _sites(trace: Trace, name: str) -> list[str]:
+    out = []
+    for event in trace.events:
+        if event.kind == WRITE and event.field == name and event.site is not None:
+            where = f"{event.site.file}:{event.site.line}"
+            if not out or out[-1] != where:
+                out.append(where)
+    return out
+
+
+def _error_text(trace: Trace) -> str | None:
+    error = trace.error
+    return None if error is None else f"{error.exc_type}: {error.message}"
+
+
+def _normalize(value: Any, model_paths: tuple[str, str] | None) -> Any:
+    if model_paths and isinstance(value, str) and model_paths[1] and model_paths[1] in value:
+        return value.replace(model_paths[1], model_paths[0])
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def compare(symbolic: Trace, replay: Trace, fields: list[str] | None = None, model_paths: tuple[str, str] | None = None) -> Comparison:
+    """Compare the symbolic Trace with the replay's. ``model_paths``: (the user's path, the replay's local copy)."""
+    result = Comparison(replay_complete=replay.complete)
+    names = fields or sorted(set(symbolic.final) & set(replay.final))
+    for name in names:
+        if name in SKIPPED_FIELDS or name.startswith("_"):
+            continue
+        predicted = symbolic.final.get(name)
+        actual = _normalize(replay.final.get(name), model_paths)
+        result.fields_compared += 1
+        if isinstance(predicted, Unknown) or (isinstance(predicted, (list, dict)) and "unknown" in str(predicted)):
+            result.unknown.append(name)
+            continue
+        if isinstance(actual, dict) and set(actual) == {"repr"}:
+            result.values_agree += 1  # a value the replay could only print (an object): not comparable
+            continue
+        if same_value(predicted, actual):
+            result.values_agree += 1
+            predicted_sites, replay_sites = _sites(symbolic, name), _sites(replay, name)
+            if predicted_sites != replay_sites and (predicted_sites or replay_sites):
+                result.differences.append(FieldDifference(name, predicted, actual, predicted_sites, replay_sites, "sites"))
+        else:
+            result.differences.append(FieldDifference(name, predicted, actual, _sites(symbolic, name), _sites(replay, name), "value"))
+    result.symbolic_error = _error_text(symbolic)
+    result.replay_error = _error_text(replay)
+    if (symbolic.error is None) != (replay.error is None):
+        result.raise_agrees = False
+    elif symbolic.error is not None and replay.error is not None:
+        result.raise_agrees = symbolic.error.exc_type == replay.error.exc_type and symbolic.error.message.strip() == replay.error.message.strip()
+    return result
+
+
+def render_comparison(result: Comparison) -> str:
+    lines = []
+    verdict = "agree" if result.agrees else "DISAGREE"
+    lines.append(f"Symbolic and replay {verdict}: {result.values_agree}/{result.fields_compared - len(result.unknown)} final values agree"
+                 + (f", {len(result.unknown)} unknown to the symbolic engine" if result.unknown else ""))
+    if result.raise_agrees:
+        lines.append(f"  raise: both {'raise ' + result.replay_error if result.replay_error else 'resolve'}")
+    else:
+        lines.append(f"  raise: symbolic {result.symbolic_error or 'resolves'} | replay {result.replay_error or 'resolves'}")
+    if not result.replay_complete:
+        lines.append("  (the replay stopped early: its trace is partial)")
+    for difference in result.value_differences:
+        lines.append(f"  {difference.field}: symbolic {difference.symbolic!r} | replay {difference.replay!r}")
+        lines.append(f"      symbolic writes at {', '.join(difference.symbolic_sites) or 'none'}")
+        lines.append(f"      replay writes at   {', '.join(difference.replay_sites) or 'none'}")
+    if result.site_differences:
+        lines.append(f"  {len(result.site_differences)} field(s) reach the same value through other write sites:")
+        for difference in result.site_differences[:10]:
+            lines.append(f"    {difference.field}: symbolic {', '.join(difference.symbolic_sites) or 'none'} | replay {', '.join(difference.replay_sites) or 'none'}")
+    return "\n".join(lines) + "\n"
