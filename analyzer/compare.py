@@ -52,10 +52,12 @@ class Comparison:
 
 
 def _sites(trace: Trace, name: str) -> list[str]:
+    """The functions that wrote the field, in order (file and function: the replay records some
+    declarations at the line of the function that returned them, the symbolic engine at the dict key)."""
     out = []
     for event in trace.events:
         if event.kind == WRITE and event.field == name and event.site is not None:
-            where = f"{event.site.file}:{event.site.line}"
+            where = f"{event.site.file}:{event.site.function.split('.')[-1]}"
             if not out or out[-1] != where:
                 out.append(where)
     return out
