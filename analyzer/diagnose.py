@@ -12,6 +12,7 @@ the inputs that would produce the error (verified by the engine).
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
@@ -129,6 +130,11 @@ def _parse_error_text(text: str) -> ObservedError:
 
 
 def template_pattern(parts: list) -> re.Pattern:
+    return _compiled(tuple(p if isinstance(p, str) else ("expr", p["expr"]) for p in parts))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(parts: tuple) -> re.Pattern:
     pieces = []
     for index, part in enumerate(parts):
         if isinstance(part, str):
@@ -138,11 +144,22 @@ def template_pattern(parts: list) -> re.Pattern:
     return re.compile("".join(pieces) + r"\s*", re.DOTALL)
 
 
+def _could_match(parts: list, message: str) -> bool:
+    """A cheap test before any regex: the first literal must start the message or appear in it."""
+    literals = [p for p in parts if isinstance(p, str) and p.strip()]
+    if not literals:
+        return False
+    first = literals[0].strip()[:16]
+    return first in message or message.strip()[:16] in literals[0]
+
+
 def match_site(site: Site, observed: ObservedError) -> SiteMatch | None:
     parts = site.message_parts
     if not parts:
         return None
     message = observed.message.strip()
+    if not _could_match(parts, message):
+        return None
     type_matches = observed.exc_type is None or observed.exc_type == site.exc_type
     pattern = template_pattern(parts)
     full = pattern.fullmatch(message)

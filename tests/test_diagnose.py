@@ -1,0 +1,173 @@
+"""Error to cause: reading logs, matching messages to raise sites, consistency with the inputs, verified fixes."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.diagnose import ObservedError, match_error, match_site, read_error
+
+P3_ERROR = ("ValueError: Speculative decoding for Qwen3_5ForConditionalGeneration is not compatible with radix cache "
+            "when using --mamba-scheduler-strategy no_buffer.")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- reading errors ---------------------------------------------------------------------------
+
+
+def test_last_exception_in_a_journal(tmp_path):
+    log = tmp_path / "journal.txt"
+    log.write_text(
+        "Nov 29 10:00:01 node python[4242]: [2026-11-29 10:00:01] server_args=ServerArgs(...)\n"
+        "Nov 29 10:00:02 node python[4242]: Traceback (most recent call last):\n"
+        'Nov 29 10:00:02 node python[4242]:   File "/x/server_args.py", line 2453, in _handle_mamba_radix_cache\n'
+        "Nov 29 10:00:02 node python[4242]: ValueError: Speculative decoding for X is not compatible\n"
+        "Nov 29 10:00:03 node systemd[1]: sglang.service: Main process exited, code=exited, status=1/FAILURE\n"
+    )
+    observed = read_error(log=str(log))
+    assert observed.exc_type == "ValueError"
+    assert observed.message == "Speculative decoding for X is not compatible"
+
+
+def test_error_text_with_module_qualified_type():
+    observed = read_error("pydantic.ValidationError: bad\n")
+    assert observed.exc_type == "ValidationError" and observed.message == "bad"
+    plain = read_error("something went wrong")
+    assert plain.exc_type is None and plain.message == "something went wrong"
+
+
+def test_log_without_exception_is_a_one_line_error(tmp_path, capsys):
+    log = tmp_path / "quiet.log"
+    log.write_text("all good\n")
+    code, _, err = run(capsys, "explain", "--sglang", str(_fixture()), "--args", "--model-path /m", "--log", str(log))
+    assert code == 2 and "no exception found" in err and err.count("\n") == 1
+
+
+def _fixture():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "fixtures" / "sites" / "era_a"
+
+
+# -- templates: every raise site of a release matches its own formatted message --------------------
+
+
+def _sample(expr: str, rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits + "_") for _ in range(rng.randint(1, 12)))
+
+
+def _format(parts, rng) -> str:
+    return "".join(p if isinstance(p, str) else _sample(p["expr"], rng) for p in parts)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_every_raise_template_matches_back_to_its_site(tree, version):
+    from analyzer.extract import extract
+
+    extraction = extract(tree(version))
+    rng = random.Random(7)
+    sites = [s for s in extraction.sites if s.kind == "raise" and s.message_parts and any(isinstance(p, str) for p in s.message_parts)]
+    matched = 0
+    for site in sites:
+        message = _format(site.message_parts, rng)
+        found = match_error(extraction, ObservedError(site.exc_type, message))
+        if any(m.site is site for m in found):
+            matched += 1
+    share = matched / len(sites)
+    print(f"{version}: {matched}/{len(sites)} raise templates match back to their own site ({share:.1%})")
+    assert len(sites) > 100
+    assert share > 0.97
+
+
+def test_formatted_values_are_recovered(tree=None):
+    from analyzer.model import Location, Site
+
+    site = Site(kind="raise", location=Location("f.py", 1), idiom="raise", exc_type="ValueError",
+                message_parts=["Speculative decoding for ", {"expr": "model_arch"}, " is not compatible."])
+    match = match_site(site, ObservedError("ValueError", "Speculative decoding for Foo is not compatible."))
+    assert match.exact and match.values == {"model_arch": "Foo"}
+    cut = match_site(site, ObservedError("ValueError", "Speculative decoding for Foo is not comp"))
+    assert cut is not None and not cut.exact and cut.values == {"model_arch": "Foo"}
+    assert match_site(site, ObservedError("ValueError", "Something else entirely happened here")) is None
+
+
+# -- consistency against the inputs (real SGLang) -------------------------------------------------
+
+
+@pytest.mark.network
+def test_p3_is_inconsistent_and_names_the_producing_inputs(capsys, fixtures_dir):
+    code, out, _ = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "b200", "--json",
+                       "--script", str(fixtures_dir / "inputs" / "p3.sh"), "--error", P3_ERROR)
+    assert code == 1
+    data = json.loads(out)
+    assert data["consistent"] is False
+    assert data["matches"][0]["site"]["function"] == "ServerArgs._handle_mamba_radix_cache"
+    assert data["matches"][0]["values"] == {"model_arch": "Qwen3_5ForConditionalGeneration"}
+    failing = data["failing"]
+    assert failing["expr"] == "self.enable_mamba_extra_buffer()"
+    assert failing["required"] is False and failing["actual"] is True
+    assert any("--mamba-scheduler-strategy" in w for w in failing["inputs"])
+    [producer] = data["producers"]
+    assert "--mamba-scheduler-strategy" not in producer["argv"]
+    assert "--speculative-algorithm" in producer["argv"]
+
+
+@pytest.mark.network
+def test_p1_error_is_consistent_with_p1_inputs(capsys, fixtures_dir):
+    code, out, _ = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell",
+                       "--service", str(fixtures_dir / "inputs" / "p1.service"), "--error", P3_ERROR.replace("Qwen3_5For", "Qwen3_5MoeFor"))
+    assert code == 0
+    assert "Consistent: these inputs reach that raise." in out
+    assert "Predicted error: ValueError" in out
+
+
+@pytest.mark.network
+def test_message_from_another_release_names_the_versions(capsys, tree):
+    tree("0.5.23")  # make sure at least one other release is in the cache
+    message = "ValueError: mamba_radix_cache_strategy=extra_buffer_lazy requires something this release never said"
+    code, out, _ = run(capsys, "explain", "--sglang", "0.5.11", "--args", "--model-path /m", "--error", message)
+    assert code == 2
+    assert "No raise or assert site of this SGLang version matches the message." in out
+
+
+# -- fixes ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.network
+def test_p1_fix_is_found_verified_and_radix_cache_is_a_trade_off(capsys, fixtures_dir):
+    code, out, _ = run(capsys, "fix", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--json",
+                       "--service", str(fixtures_dir / "inputs" / "p1.service"))
+    assert code == 0
+    data = json.loads(out)
+    first = data["fixes"][0]
+    assert first["changes"] == ["+ --mamba-scheduler-strategy extra_buffer", "env SGLANG_ENABLE_SPEC_V2=1"]
+    assert first["outcome"] == "resolves"
+    assert any(f["changes"] == ["+ --mamba-scheduler-strategy extra_buffer"] for f in data["fixes"])
+    assert not any("--disable-radix-cache" in " ".join(f["changes"]) for f in data["fixes"])
+    trade = [t for t in data["trade_offs"] if t["changes"] == ["+ --disable-radix-cache"]]
+    assert trade and "radix cache" in trade[0]["trade_off"]
+
+
+@pytest.mark.network
+def test_fix_write_patches_the_unit_and_keeps_a_backup(capsys, fixtures_dir, tmp_path):
+    unit = tmp_path / "sglang-qwen.service"
+    unit.write_text((fixtures_dir / "inputs" / "p1.service").read_text())
+    code, out, _ = run(capsys, "fix", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(unit), "--write")
+    assert code == 0
+    assert "+    --mamba-scheduler-strategy extra_buffer" in out
+    assert (tmp_path / "sglang-qwen.service.bak").read_text() == (fixtures_dir / "inputs" / "p1.service").read_text()
+    patched = unit.read_text()
+    assert "Environment=SGLANG_ENABLE_SPEC_V2=1" in patched and "--mamba-scheduler-strategy extra_buffer" in patched
+    # the patched unit now resolves
+    code, _, _ = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(unit))
+    assert code == 0
