@@ -255,7 +255,38 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     return candidate
 
 
-def find_fixes(request: ExplainRequest, explanation: Explanation, message: str | None = None, guards=None) -> FixReport:
+REPLAYED_FIXES = 2  # replaying costs seconds: confirm the first fixes only
+
+
+def replay_check(explanation: Explanation, candidate: Candidate, python: str | None = None, ssh: str | None = None) -> str | None:
+    """Replay a verified candidate through SGLang's own code, when a replay env (or --python/--ssh) is available."""
+    import tempfile
+
+    from .errors import SgtraceError
+    from .models import materialize
+    from .replay import envs
+    from .replay.runner import replay
+
+    version = explanation.trace.sglang_version
+    if python is None and ssh is None and envs.env_python(version) is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="sgtrace-fix-") as model_dir:
+        if explanation.model is not None:
+            materialize(explanation.model, model_dir)
+        try:
+            trace = replay(candidate.argv, candidate.env, explanation.profile, python=python, ssh=ssh,
+                           version=None if (python or ssh) else version,
+                           model_dir=model_dir if explanation.model is not None and ssh is None else None,
+                           create_missing=False)
+        except SgtraceError as exc:
+            return f"not replayed ({exc.message})"
+    if trace.error is not None:
+        return f"raises {trace.error.exc_type}: {trace.error.message}"
+    return "resolves"
+
+
+def find_fixes(request: ExplainRequest, explanation: Explanation, message: str | None = None, guards=None,
+               replay: bool = True, python: str | None = None, ssh: str | None = None) -> FixReport:
     error = explanation.trace.error
     message = message if message is not None else (error.message if error else "")
     guards = guards if guards is not None else (error.guards if error else [])
@@ -271,7 +302,11 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     # what the message asks for, all of it, first when it verifies; then the fewest changes
     report.fixes.sort(key=lambda c: (0 if c.size > 1 and all(ch.origin == "message" for ch in c.changes) else 1, c.size))
     report.trade_offs.sort(key=lambda c: c.size)
-    return _drop_supersets(report)
+    report = _drop_supersets(report)
+    if replay:
+        for candidate in report.fixes[:REPLAYED_FIXES]:
+            candidate.replayed = replay_check(explanation, candidate, python, ssh)
+    return report
 
 
 def _drop_supersets(report: FixReport) -> FixReport:
