@@ -4,7 +4,7 @@ Exit codes:
   0  success (explain: the arguments resolve)
   1  a regression check failed
   2  bad input: unknown flag, version, field, file or profile (one-line error with a hint)
-  3  explain: SGLang's resolution raises for these arguments
+  3  explain, replay: SGLang's resolution raises for these arguments
   4  explain --replay: the symbolic trace and the replay disagree
   5  internal error in sgtrace itself (set SGTRACE_DEBUG=1 for the traceback)
 """
@@ -17,7 +17,7 @@ import os
 import click
 
 from . import __version__, sources
-from .errors import EXIT_BAD_INPUT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
+from .errors import EXIT_BAD_INPUT, EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
 
 EXIT_INTERNAL = 5
@@ -209,6 +209,22 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
     )
 
 
+def replay_target_options(func):
+    """Where a replay runs: the replay environment of --sglang VERSION (default), --python PATH, or --ssh."""
+    options = [
+        click.option("--python", "python_path", metavar="PATH",
+                     help="Replay in this interpreter (it must have SGLang); with --ssh, a path on the node (default python3)."),
+        click.option("--ssh", "ssh_target", metavar="USER@HOST[:PORT]",
+                     help="Replay on the node over ssh: natively, unless --profile names a profile to emulate."),
+        click.option("--ssh-config", type=click.Path(dir_okay=False, exists=True), help="An ssh_config file for --ssh (ssh -F FILE)."),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=120.0, show_default=True,
+                     help="Seconds before the replay is stopped."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 @cli.command("explain")
 @explain_inputs
 @click.option("--field", "fields", multiple=True, help="Show the whole chain of writes for this field; repeatable.")
@@ -218,33 +234,249 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
 @click.option("--log", "log_file", help="A journal or console paste (- for stdin): the exception that ended resolution.")
 @click.option("--fix", "with_fix", is_flag=True, help="Also propose fixes, each verified before it is shown.")
 @click.option("--write", "write_patch", is_flag=True, help="With --fix on --service/--script: apply the first fix to the file (keeps FILE.bak).")
+@click.option("--replay", "with_replay", is_flag=True, help="Also replay the launch through SGLang's own code and compare, field by field.")
+@replay_target_options
 def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, fields, show_all, as_json,
-                error_text, log_file, with_fix, write_patch):
+                error_text, log_file, with_fix, write_patch, with_replay, python_path, ssh_target, ssh_config, timeout_s):
     """Run the arguments through SGLang's resolution code symbolically and explain every silent override.
 
-    Exit code 0 when the arguments resolve, 3 when resolution raises, 2 on bad input.
+    With --replay, also run them through SGLang's own code (see `sgtrace replay`) and compare.
+    Exit code 0 when the arguments resolve, 3 when resolution raises, 4 when the replay disagrees, 2 on bad input.
     """
     from .explain import explain
     from .explain_view import render, to_json
     from .render import dumps
 
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    check_replay_options(with_replay, python_path, ssh_target, ssh_config, error_text or log_file)
     if error_text is not None or log_file is not None:
         return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch)
     explanation = explain(request)
     for name in fields:
         check_field(explanation.extraction, name)
+    data = to_json(explanation) if as_json else None
     if as_json:
-        data = to_json(explanation)
         if with_fix and explanation.raises:
             data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation))
-        click.echo(dumps(data))
     else:
         click.echo(render(explanation, list(fields), show_all), nl=False)
         if with_fix and explanation.raises:
             print_fixes(request, explanation, write_patch)
+    agrees = True
+    if with_replay:
+        place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version)
+        agrees = replay_and_compare(request, explanation, place, timeout_s, data)
+    if as_json:
+        click.echo(dumps(data))
+    if not agrees:
+        raise click.exceptions.Exit(EXIT_DISAGREEMENT)
     if explanation.raises:
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
+
+
+# -- replay ------------------------------------------------------------------------------
+
+
+@cli.group("replay-env")
+def replay_env_group() -> None:
+    """Replay environments: one virtualenv per SGLang release in the user cache (SGLang, CPU torch, light deps)."""
+
+
+@replay_env_group.command("create")
+@click.argument("versions", nargs=-1, required=True, metavar="VERSION...")
+@click.option("--force", is_flag=True, help="Rebuild even if the environment is cached.")
+def replay_env_create(versions, force):
+    """Build (or show the cached) replay environment of each SGLang VERSION: size, build time, pins."""
+    from .replay import envs
+    from .replay_view import env_details
+
+    for version in versions:
+        cached = None if force else envs.get_env(version)
+        if cached is None:
+            progress(f"building the replay environment of SGLang {version} (minutes, once)")
+        env = cached or envs.create_env(version, force=force, log=progress)
+        click.echo("\n".join(env_details(env, cached=cached is not None)))
+
+
+@replay_env_group.command("list")
+def replay_env_list():
+    """The replay environments in the cache."""
+    from .replay import envs
+    from .replay_view import env_summary
+
+    found = envs.list_envs()
+    for env in found:
+        click.echo(env_summary(env))
+    if not found:
+        click.echo(f"no replay environment (cache at {envs.envs_root()}); create one with `sgtrace replay-env create VERSION`")
+
+
+@replay_env_group.command("remove")
+@click.argument("version")
+def replay_env_remove(version):
+    """Delete the replay environment of SGLang VERSION."""
+    from .replay import envs
+
+    path = envs.env_dir(version)
+    if not envs.remove_env(version):
+        raise SgtraceError(f"no replay environment for SGLang {version}", hint="`sgtrace replay-env list` shows the cached ones")
+    click.echo(f"removed {path}")
+
+
+@cli.command("replay")
+@explain_inputs
+@replay_target_options
+@click.option("--json", "as_json", is_flag=True, help="Print the replay's Trace as JSON (on failure: the error and the partial trace).")
+def replay_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name,
+               python_path, ssh_target, ssh_config, timeout_s, as_json):
+    """Run the launch through SGLang's own resolution code and show what it did.
+
+    Runs in the replay environment of --sglang VERSION (built on first use), in --python PATH, or on a
+    node with --ssh. --profile emulates that hardware; --profile native, or no --profile, lets the real
+    hardware of the machine it runs on answer (on a node: natively).
+    Exit code 0 when SGLang resolves, 3 when it raises, 2 when the replay fails.
+    """
+    from .render import dumps
+    from .replay_view import render_replay, replay_json
+
+    request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    place = replay_place(sglang_spec, python_path, ssh_target, ssh_config)
+    run = run_replay_or_fail(lambda: replay_request(request, place, timeout_s), as_json)
+    if place["version"] is None and sources.VERSION_RE.match(sglang_spec) and run.trace.sglang_version not in ("", sglang_spec):
+        run.notes.append(f"--sglang {sglang_spec} was asked for; the interpreter has SGLang {run.trace.sglang_version}")
+    click.echo(dumps(replay_json(run)) if as_json else render_replay(run), nl=as_json)
+    if run.trace.error is not None:
+        raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
+
+
+def progress(line: str) -> None:
+    """One progress line on stderr (building a replay environment)."""
+    click.echo(f"sgtrace: {line}", err=True)
+
+
+def check_replay_options(with_replay, python_path, ssh_target, ssh_config, diagnosing) -> None:
+    """explain: the replay options need --replay, and --replay does not combine with --error/--log."""
+    if not with_replay and (python_path or ssh_target or ssh_config):
+        raise SgtraceError("--python, --ssh and --ssh-config choose where --replay runs", hint="add --replay")
+    if with_replay and diagnosing:
+        raise SgtraceError("--replay does not combine with --error/--log", hint="run `sgtrace replay` with the same inputs")
+
+
+def replay_place(sglang_spec, python_path, ssh_target, ssh_config, tree_version=None) -> dict:
+    """Where to replay, as the runner's keywords: --ssh (with --python on the node), --python,
+    else the replay environment of --sglang VERSION (or of the tree's version), else this interpreter."""
+    from .replay.runner import parse_ssh_target
+
+    if ssh_config and not ssh_target:
+        raise SgtraceError("--ssh-config needs --ssh", hint="add --ssh USER@HOST")
+    if ssh_target:
+        node = parse_ssh_target(ssh_target, ("-F", ssh_config) if ssh_config else ())
+        return {"ssh": node, "python": python_path, "version": None}
+    if python_path:
+        return {"ssh": None, "python": python_path, "version": None}
+    if sources.VERSION_RE.match(sglang_spec):
+        return {"ssh": None, "python": None, "version": sglang_spec}
+    if sglang_spec == "installed":
+        return {"ssh": None, "python": None, "version": None}
+    if tree_version:
+        return {"ssh": None, "python": None, "version": tree_version}
+    raise SgtraceError(f"--sglang {sglang_spec} is a source tree: a replay needs an interpreter",
+                       hint="give --sglang VERSION (a replay environment) or --python PATH")
+
+
+def model_path_in(argv) -> str | None:
+    """The --model-path (or --model) of an argv, as the replay harness finds it to stand a model config in."""
+    for i, token in enumerate(argv):
+        for option in ("--model-path", "--model"):
+            if token == option and i + 1 < len(argv):
+                return argv[i + 1]
+            if token.startswith(option + "="):
+                return token.split("=", 1)[1]
+    return None
+
+
+def replay_request(request, place: dict, timeout_s: float):
+    """``sgtrace replay``: read the launch, env, profile and model as explain does, then replay."""
+    from types import SimpleNamespace
+
+    from .explain import load_launch, parse_env_items, pick_model, pick_profile
+    from .replay_view import NO_PROFILE_NOTE, ReplayRun
+
+    launch = load_launch(request)
+    env = {**dict(launch.env), **parse_env_items(request.env)}
+    profile = pick_profile(request.profile)
+    notes: list[str] = [NO_PROFILE_NOTE] if profile is None and place["ssh"] is None else []
+    model, model_note = pick_model(request, SimpleNamespace(values={"model_path": model_path_in(launch.argv)}), notes)
+    run = ReplayRun(launch, env, profile, model, model_note, notes=notes)
+    return run_replay(run, place, timeout_s, bool(request.model_config))
+
+
+def run_replay(run, place: dict, timeout_s: float, model_given: bool):
+    """Replay ``run``'s launch and fill in its trace. A known model config goes with it (a temporary
+    model directory locally, its content over ssh), except on a native ssh replay without
+    --model-config (``model_given``): the node reads its own."""
+    import tempfile
+
+    from .replay import envs
+    from .replay.runner import replay
+    from .replay_view import NODE_MODEL_NOTE, describe_place
+
+    native = run.profile is None or getattr(run.profile, "native", False)
+    if place["ssh"] is not None and native and not model_given:
+        run.model, run.model_note = None, NODE_MODEL_NOTE
+    if place["version"] is not None and envs.env_python(place["version"]) is None:
+        progress(f"no replay environment for SGLang {place['version']} yet: building it (minutes, once)")
+        envs.create_env(place["version"], log=progress)
+    run.where = describe_place(place)
+    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp:
+        model_kwargs = {}
+        if run.model is not None and place["ssh"] is None:
+            from .models import materialize
+
+            run.model_dir = model_kwargs["model_dir"] = str(materialize(run.model, tmp))
+        elif run.model is not None:
+            model_kwargs["model_config"] = run.model.config
+        run.trace = replay(list(run.launch.argv), run.env, run.profile, timeout_s=timeout_s, create_missing=False,
+                           **place, **model_kwargs)
+    return run
+
+
+def run_replay_or_fail(job, as_json: bool, data: dict | None = None):
+    """Run ``job``; a failed replay becomes one line (with what the partial trace kept) and exit 2.
+    With --json the failure (and the partial trace) is printed first, inside ``data`` when given."""
+    from .render import dumps
+    from .replay.runner import ReplayCrash, ReplayError, ReplayTimeout
+    from .replay_view import failure_json, partial_count
+
+    try:
+        return job()
+    except ReplayError as exc:
+        if as_json:
+            failure = failure_json(exc)
+            click.echo(dumps({**data, "replay": failure} if data is not None else failure))
+        if isinstance(exc, (ReplayTimeout, ReplayCrash)):
+            raise SgtraceError(f"{exc.message} ({partial_count(exc)})", hint=exc.hint) from None
+        raise
+
+
+def replay_and_compare(request, explanation, place: dict, timeout_s: float, data: dict | None) -> bool:
+    """explain --replay: replay the explained launch, print (or add to ``data``) the agreement; True when it agrees."""
+    from .compare import compare, render_comparison
+    from .replay_view import ReplayRun, agreement_heading, comparison_json, replay_json
+
+    run = ReplayRun(explanation.launch, explanation.env, explanation.profile, explanation.model, explanation.model_note)
+    run_replay_or_fail(lambda: run_replay(run, place, timeout_s, bool(request.model_config)), data is not None, data)
+    user_path = explanation.parsed.values.get("model_path")
+    paths = (user_path, run.model_dir) if isinstance(user_path, str) and run.model_dir else None
+    comparison = compare(explanation.trace, run.trace, model_paths=paths)
+    if data is not None:
+        data["replay"] = replay_json(run)
+        data["comparison"] = comparison_json(comparison)
+    else:
+        click.echo("")
+        click.echo(agreement_heading(run))
+        click.echo(render_comparison(comparison), nl=False)
+    return comparison.agrees
 
 
 def compute_fixes(request, explanation, message=None, guards=None):
@@ -361,6 +593,108 @@ def profiles_cmd() -> None:
         cc = ".".join(map(str, profile.compute_capability)) if profile.compute_capability else "-"
         memory = f"{profile.memory_per_gpu_mib / 1024:.0f} GiB" if profile.memory_per_gpu_mib else "-"
         click.echo(f"{profile.name:24} {profile.runtime or '-':5} cc {cc:5} {memory:>8}  {profile.description}")
+
+
+# -- report and check ------------------------------------------------------------------
+
+
+@cli.command("report")
+@explain_inputs
+@click.option("-o", "--output", required=True, metavar="FILE", help="Where to write the report; '-' prints it.")
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
+              help="md (GitHub issue), html (one self-contained file) or json (the Trace plus metadata); default: from FILE's extension, else md.")
+@click.option("--field", "fields", multiple=True, help="Also show (and draw) the whole chain of this field; repeatable.")
+@click.option("--since", metavar="VERSION", help="The release this launch works on now: a flag the target rejects is traced back to the release that removed it.")
+@click.option("--replay", "run_replay", is_flag=True, help="Replay the launch through SGLang's own code and say whether it confirms the prediction.")
+@click.option("--replay-trace", type=click.Path(dir_okay=False, exists=True), help="A replay Trace (JSON) recorded earlier, to compare instead of replaying.")
+@click.option("--error", "error_text", help="An error you saw: the report says whether these inputs produce it, and which inputs do.")
+def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name,
+               output, fmt, fields, since, run_replay, replay_trace, error_text):
+    """Write a report of the launch for a GitHub issue: summary, environment, overrides, the error and its cause,
+    a Mermaid diagram of the chain, the full trace; every site a permalink to the release.
+
+    Exit code 0 when the report is written (whatever it says), 2 on bad input.
+    """
+    from . import report as report_module
+    from . import report_replay
+
+    if since is not None and not sources.VERSION_RE.match(since):
+        raise SgtraceError(f"--since {since!r} is not a version number", hint="e.g. --since 0.5.11")
+    if run_replay and replay_trace:
+        raise SgtraceError("give --replay or --replay-trace, not both", hint="--replay runs it now; --replay-trace reads one recorded earlier")
+    request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    report = report_module.build_report(request, fields=list(fields), since=since, observed_error=error_text,
+                                        replay_fixes=run_replay)
+    if report.explanation is not None:
+        for name in fields:
+            check_field(report.explanation.extraction, name)
+        if run_replay:
+            report.replay = report_replay.run(report.explanation)
+        elif replay_trace:
+            report.replay = report_replay.compare(report.explanation, report_replay.load_trace(replay_trace))
+    if output == "-":
+        click.echo(report_module.render(report, fmt or "md"), nl=False)
+        return
+    path = report_module.write(report, output, fmt)
+    click.echo(f"wrote {path} (SGLang {report.version}: {report.status})", err=True)
+
+
+@cli.command("check")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--sglang", "sglang_spec", default=None, help="Check against this SGLang instead of each file's own (an upgrade check). " + SGLANG_HELP)
+@click.option("--replay", "run_replay", is_flag=True, help="Also replay each launch through SGLang's own code and check the replay.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False), help="Also write the results as JUnit XML for CI.")
+def check_cmd(files, sglang_spec, run_replay, junit_xml):
+    """Run expectation files (TOML): final values, fields that must not be overridden, the expected error or none.
+
+    Exit code 0 when every expectation holds, 1 when one fails, 2 on a bad expectation file.
+    """
+    from . import check as check_module
+    from .errors import EXIT_CHECK_FAILED
+
+    expectations = [check_module.load_expectation(path) for path in files]
+    results = [check_module.run_expectation(e, sglang=sglang_spec, replay=run_replay) for e in expectations]
+    check_module.print_summary(results)
+    if junit_xml:
+        check_module.write_junit(results, junit_xml)
+    if not all(r.passed for r in results):
+        raise click.exceptions.Exit(EXIT_CHECK_FAILED)
+
+
+# -- diff ------------------------------------------------------------------------------
+
+
+@cli.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--field", "fields", multiple=True, help="Only what concerns this field (either version's name); repeatable.")
+@explain_inputs
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, as_json):
+    """What changed between SGLang OLD and NEW in the argument logic: flags, fields, write/raise/warning sites.
+
+    OLD and NEW are anything --sglang takes (a version, 'installed', a path). With a launch
+    (--args/--cmd/--service/--script, plus --env, --model-config, --profile) both versions also
+    resolve it: the values that differ side by side, and the changed sites that made the difference.
+
+    Exit code 0 when the diff is shown, 2 on bad input.
+    """
+    from click.core import ParameterSource
+
+    from .diff import diff_versions
+    from .diff_view import render, to_json
+    from .render import dumps
+
+    if click.get_current_context().get_parameter_source("sglang_spec") is ParameterSource.COMMANDLINE:
+        raise SgtraceError("diff takes the two versions as OLD NEW, not --sglang", hint="e.g. sgtrace diff 0.5.11 0.5.14 --args ...")
+    request = None
+    if any(v is not None for v in (args_text, cmd_text, service, script)):
+        request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    elif env_items or model_config or profile_name:
+        raise SgtraceError("--env, --model-config and --profile need a launch to resolve",
+                           hint='add --args "--model-path ...", --cmd, --service FILE or --script FILE')
+    result = diff_versions(old, new, fields, request)
+    click.echo(dumps(to_json(result)) if as_json else render(result), nl=as_json)
 
 
 # -- entry point -------------------------------------------------------------------

@@ -15,7 +15,13 @@ For debugging it also runs as ``python harness.py < input.json``.
 Input JSON::
 
     {"argv": [...], "env": {...}, "profile": {...} | null, "model_dir": path | null,
-     "timeout_s": N}
+     "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags"}
+
+``model_config`` is the model's config.json, written into the harness's own
+temporary folder and used as ``model_dir`` (so it works over ssh too).
+``mode: "flags"`` stops after the import and sends SGLang's own flag table
+(``ServerArgs.add_cli_args`` on a fresh ``argparse.ArgumentParser``) as one
+``{"t": "flags", "flags": [...]}`` line.
 
 Output: on the ORIGINAL stdout, lines ``@@sgtrace@@ {json}``; everything SGLang
 prints goes to stderr. Pieces are sent as they happen (``header``, ``event``,
@@ -1765,6 +1771,36 @@ class ArgparseHooks:
         return {k: v for k, v in vars(parsed).items() if v is not sentinel}
 
 
+def _choice_list(choices):
+    """argparse's choices as a list; a set keeps its own (sorted) encoding, since its order is the hash seed's."""
+    return choices if isinstance(choices, (set, frozenset)) else list(choices)
+
+
+def flag_table(server_args_module):
+    """Every action of SGLang's own parser, as JSON-safe data (``mode: "flags"``)."""
+    parser = argparse.ArgumentParser()
+    server_args_module.ServerArgs.add_cli_args(parser)
+    names = {cls: name for name, cls in parser._registries.get("action", {}).items() if isinstance(name, str)}
+    table = []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        kind = names.get(type(action))
+        if kind is None:
+            kind = "boolean_optional" if isinstance(action, argparse.BooleanOptionalAction) else "custom:" + type(action).__name__
+        table.append({
+            "option_strings": list(action.option_strings),
+            "dest": action.dest,
+            "action": kind,
+            "default": encode_value(action.default),
+            "choices": None if action.choices is None else encode_value(_choice_list(action.choices)),
+            "nargs": action.nargs,
+            "const": encode_value(action.const),
+            "required": bool(action.required),
+        })
+    return table
+
+
 class _GivenParseFailed(Exception):
     pass
 
@@ -1813,6 +1849,15 @@ def _substitute_model(argv, model_dir):
                 return out, original
     out += ["--model-path", model_dir]
     return out, None
+
+
+def _write_model_config(tmp, config):
+    """Write the input's model config.json into a folder of our temporary directory; return the folder."""
+    folder = os.path.join(tmp, "model")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as fh:
+        json.dump(config, fh)
+    return folder
 
 
 def _unsubstitute(value, model_dir, original):
@@ -1997,6 +2042,8 @@ def main(input_text):
     tmp = tempfile.mkdtemp(prefix="sgtrace-replay-")
     try:
         try:
+            if inp.get("model_config") is not None:
+                model_dir = ctx["model_dir"] = _write_model_config(tmp, inp["model_config"])
             # -- environment
             removed = sorted(k for k in os.environ if k.startswith(("SGLANG_", "SGL_")) and k not in env_in)
             for k in removed:
@@ -2108,6 +2155,12 @@ def main(input_text):
             ctx["argparse"] = ap
 
             import sglang.srt.server_args as sa  # noqa: the import itself is the point
+
+            if inp.get("mode") == "flags":
+                rec.phase = "flags"
+                rec.send({"t": "flags", "flags": flag_table(sa)})
+                rec.outcome = "flags"
+                raise _Stop()
 
             hooks.hook_server_args(sa.ServerArgs)
             if "sglang.srt.arg_groups.overrides" in sys.modules:

@@ -1,10 +1,12 @@
 """Run the replay harness in a target interpreter and turn its output into a Trace.
 
 The target is a replay environment (``version=``), any interpreter
-(``python=``), or ``python3`` on a node over ssh (``ssh="user@host"``). The
+(``python=``), or ``python3`` (or ``python=``) on a node over ssh
+(``ssh="user@host[:port]"``, plus ``ssh_options`` for the ssh client). The
 harness source and the input travel over stdin behind a fixed bootstrap
 (``python -c BOOTSTRAP``): nothing the user typed is ever put on a command line
-or through a shell.
+or through a shell. Over ssh the remote command line is fixed text too
+(``REMOTE_LINE``): the interpreter's path is the first line on stdin.
 
 Failures become one-line :class:`ReplayError` s (an ``SgtraceError``) that keep
 whatever the harness had already sent as ``error.trace`` (``complete=False``).
@@ -15,11 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -40,7 +44,30 @@ BOOTSTRAP = (
 # PYTHONPATH, ...) stays out of a local replay unless the user's env names it.
 _KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "XDG_CACHE_HOME")
 
+# Fixed remote command: read the interpreter from the first stdin line, then run the bootstrap
+# (a POSIX shell's `read` takes one byte at a time from a pipe: the rest stays for Python).
+REMOTE_LINE = 'IFS= read -r py && exec "$py" -c ' + shlex.quote(BOOTSTRAP)
+
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T")
+_SSH_TARGET = re.compile(r"^(?:(?P<user>[A-Za-z0-9._][A-Za-z0-9._-]*)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
+_EXIT_NOT_FOUND = (126, 127)  # the remote shell could not run the interpreter
+
+# The hints of the one-line errors, by what went wrong.
+HINTS = {
+    "no_env": "create it with `sgtrace replay-env create {version}` (built once, then cached)",
+    "no_sglang_env": "rebuild the environment: `sgtrace replay-env create {version} --force`",
+    "no_sglang": "give --python PATH of an interpreter that has SGLang, or --sglang VERSION for a cached replay environment",
+    "no_sglang_ssh": "give --python PATH of the node's interpreter that has SGLang",
+    "import_env": "the replay environment lacks a package: rebuild it with `sgtrace replay-env create {version} --force`, or report this",
+    "import": "install what SGLang imports into that interpreter (the message names it)",
+    "no_interpreter": "give --python the path of a python that has SGLang",
+    "no_remote_interpreter": "give --python the path of the node's python that has SGLang",
+    "ssh_target": "give user@host or user@host:port",
+    "ssh_failed": "check that `{check}` works",
+    "timeout": "raise --timeout; the partial trace shows how far it got",
+    "crash": "the partial trace shows how far it got",
+    "not_python": "is this a Python interpreter? (stderr: {stderr})",
+}
 _GRACE_S = 15.0  # the harness stops itself at timeout_s (+5 s watchdog); the runner kills after this
 
 
@@ -65,6 +92,49 @@ class ReplaySetupError(ReplayError):
     """The target interpreter has no SGLang, cannot import it, or cannot be started."""
 
 
+@dataclass(frozen=True)
+class SshTarget:
+    """Where an ssh replay runs: ``[user@]host[:port]`` and the extra options for the ssh client."""
+
+    destination: str  # [user@]host, as ssh takes it
+    port: int | None = None
+    options: tuple[str, ...] = ()
+
+    def argv(self, remote: str = REMOTE_LINE) -> list[str]:
+        port = ["-p", str(self.port)] if self.port is not None else []
+        return ["ssh", *SSH_OPTIONS, *self.options, *port, "--", self.destination, remote]
+
+    def check_command(self) -> str:
+        """The ssh command a user can run to check the connection."""
+        return shlex.join(self.argv("true"))
+
+    def __str__(self) -> str:
+        return self.destination + (f":{self.port}" if self.port is not None else "")
+
+
+def parse_ssh_target(text: str, options: Sequence[str] = ()) -> SshTarget:
+    """``[user@]host[:port]`` (``[v6-address]:port`` too) -> SshTarget; anything else is a one-line error."""
+    match = _SSH_TARGET.match(str(text or ""))
+    port = int(match.group("port")) if match and match.group("port") else None
+    if match is None or (port is not None and not 0 < port < 65536):
+        raise ReplaySetupError(f"{text!r} is not an ssh destination", hint=HINTS["ssh_target"])
+    host = match.group("host").strip("[]")
+    user = match.group("user")
+    return SshTarget(f"{user}@{host}" if user else host, port, tuple(str(o) for o in options))
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A resolved place to run the harness."""
+
+    cmd: list[str]
+    where: str  # in words, for messages and the trace's source
+    kind: str  # "env", "python", "self" or "ssh"
+    version: str | None = None
+    preamble: bytes = b""  # sent before the payload (ssh: the interpreter's path)
+    ssh: SshTarget | None = None
+
+
 def harness_source() -> str:
     return HARNESS_PATH.read_text(encoding="utf-8")
 
@@ -83,7 +153,9 @@ def replay(
     python: str | os.PathLike | None = None,
     version: str | None = None,
     model_dir: str | os.PathLike | None = None,
-    ssh: str | None = None,
+    model_config: Mapping[str, Any] | None = None,
+    ssh: str | SshTarget | None = None,
+    ssh_options: Sequence[str] = (),
     timeout_s: float = 120,
     create_missing: bool = True,
     log: Callable[[str], None] | None = None,
@@ -94,15 +166,20 @@ def replay(
     None for a native replay (the target's own hardware answers). ``version``
     picks (and, with ``create_missing``, builds) the replay environment of that
     SGLang release; ``python`` an interpreter that has SGLang; ``ssh`` a
-    ``[user@]host`` whose ``python3`` (or ``python``) has SGLang. ``model_dir``:
-    a directory with the model's ``config.json`` that stands in for the
-    ``--model-path`` of ``argv``.
+    ``[user@]host[:port]`` whose ``python3`` (or ``python``, a path on the node)
+    has SGLang, reached with ``ssh_options`` (``("-F", config)``, ``("-i", key)``)
+    added to the ssh command. ``model_dir``: a directory with the model's
+    ``config.json`` that stands in for the ``--model-path`` of ``argv``;
+    ``model_config``: that config.json's content instead, written by the harness
+    on the target (works over ssh).
     """
     argv = [str(a) for a in argv]
     env = {str(k): str(v) for k, v in (env or {}).items()}
     if profile_dict is not None and hasattr(profile_dict, "to_dict"):
         profile_dict = profile_dict.to_dict(env)
     profile = dict(profile_dict) if profile_dict is not None else None
+    if model_dir is not None and model_config is not None:
+        raise SgtraceError("give model_dir or model_config, not both")
     if model_dir is not None and ssh is None:
         model_dir = str(Path(model_dir).expanduser().resolve())
         if not (Path(model_dir) / "config.json").is_file():
@@ -112,14 +189,38 @@ def replay(
         "env": env,
         "profile": profile,
         "model_dir": str(model_dir) if model_dir is not None else None,
+        "model_config": dict(model_config) if model_config is not None else None,
         "timeout_s": float(timeout_s),
     }
-    cmd, where = _command(python=python, version=version, ssh=ssh, create_missing=create_missing, log=log)
-    out, err, rc, killed = _run(cmd, payload(inp), timeout_s + _GRACE_S, local=ssh is None)
-    trace = _interpret(out, err, rc, killed, where=where, timeout_s=timeout_s, ssh=ssh)
+    target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, create_missing=create_missing, log=log)
+    trace = _interpret(*_send(target, inp, timeout_s), target=target, timeout_s=timeout_s)
     if profile is not None:
         _check_profile_answers(trace, profile)
     return trace
+
+
+def flag_table(
+    *,
+    python: str | os.PathLike | None = None,
+    version: str | None = None,
+    ssh: str | SshTarget | None = None,
+    ssh_options: Sequence[str] = (),
+    timeout_s: float = 120,
+    create_missing: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """SGLang's own flag table in the target: one dict per argparse action of
+    ``ServerArgs.add_cli_args`` (option_strings, dest, action, default, choices,
+    nargs, const, required; values encoded as in a Trace). Targets as for :func:`replay`."""
+    inp = {"mode": "flags", "argv": [], "env": {}, "profile": None, "model_dir": None, "timeout_s": float(timeout_s)}
+    target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, create_missing=create_missing, log=log)
+    result = _send(target, inp, timeout_s)
+    _final, pieces, _other = parse_output(result[0])
+    if isinstance(pieces.get("flags"), list):
+        return pieces["flags"]
+    trace = _interpret(*result, target=target, timeout_s=timeout_s)
+    reason = f"{trace.error.exc_type}: {trace.error.message}" if trace.error is not None else "no flag table in its output"
+    raise ReplayCrash(f"building SGLang's parser in {target.where} failed: {reason}", hint=HINTS["crash"], trace=trace)
 
 
 # ---------------------------------------------------------------------------
@@ -127,32 +228,35 @@ def replay(
 # ---------------------------------------------------------------------------
 
 
-def _command(*, python, version, ssh, create_missing, log) -> tuple[list[str], str]:
+def _target(*, python, version, ssh, ssh_options, create_missing, log) -> _Target:
+    """The command that runs the bootstrap, for the first of ``ssh``, ``python``, ``version`` given."""
     if ssh is not None:
-        target = str(ssh)
-        if not target or target.startswith("-") or any(c.isspace() for c in target):
-            raise ReplaySetupError(f"{target!r} is not an ssh destination", hint="give user@host")
+        node = ssh if isinstance(ssh, SshTarget) else parse_ssh_target(ssh, ssh_options)
         remote_python = str(python) if python is not None else "python3"
-        remote = shlex.join([remote_python, "-c", BOOTSTRAP])
-        return ["ssh", *SSH_OPTIONS, target, remote], f"ssh {target} ({remote_python})"
+        if not remote_python or "\n" in remote_python or "\r" in remote_python:
+            raise ReplaySetupError(f"{remote_python!r} is not an interpreter path", hint=HINTS["no_remote_interpreter"])
+        return _Target(node.argv(), f"ssh {node} ({remote_python})", "ssh", version,
+                       remote_python.encode("utf-8") + b"\n", node)
     if python is not None:
         path = Path(python).expanduser()
         if not path.exists():
-            raise ReplaySetupError(f"no interpreter at {path}", hint="give --python the path of a python that has SGLang")
-        return [str(path), "-c", BOOTSTRAP], str(path)
+            raise ReplaySetupError(f"no interpreter at {path}", hint=HINTS["no_interpreter"])
+        return _Target([str(path), "-c", BOOTSTRAP], str(path), "python")
     if version is not None:
         from . import envs
 
         found = envs.env_python(version)
         if found is None:
             if not create_missing:
-                raise ReplaySetupError(
-                    f"no replay environment for SGLang {version}",
-                    hint=f"create it with `sgtrace replay --sglang {version}` (it is built once, then cached)",
-                )
+                raise ReplaySetupError(f"no replay environment for SGLang {version}", hint=HINTS["no_env"].format(version=version))
             found = envs.create_env(version, log=log).python
-        return [str(found), "-c", BOOTSTRAP], f"replay env {version}"
-    return [sys.executable, "-c", BOOTSTRAP], f"{sys.executable} (this interpreter)"
+        return _Target([str(found), "-c", BOOTSTRAP], f"replay env {version}", "env", version)
+    return _Target([sys.executable, "-c", BOOTSTRAP], f"{sys.executable} (this interpreter)", "self")
+
+
+def _send(target: _Target, inp: Mapping[str, Any], timeout_s: float) -> tuple[str, str, int | None, bool]:
+    """Run the harness at ``target`` on ``inp``: (stdout, stderr, returncode, killed_for_time)."""
+    return _run(target.cmd, target.preamble + payload(inp), timeout_s + _GRACE_S, local=target.ssh is None)
 
 
 def _child_env() -> dict[str, str]:
@@ -216,7 +320,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def parse_output(stdout: str) -> tuple[dict | None, dict, int]:
     """Split the protocol lines: (final message or None, pieces, count of non-protocol lines)."""
     final = None
-    pieces: dict[str, Any] = {"header": None, "events": [], "probes": [], "stand_ins": [], "notes": [], "fatal": None, "error": None}
+    pieces: dict[str, Any] = {"header": None, "events": [], "probes": [], "stand_ins": [], "notes": [], "fatal": None, "error": None,
+                              "flags": None}
     other = 0
     for line in stdout.splitlines():
         if not line.startswith(MARK):
@@ -245,6 +350,8 @@ def parse_output(stdout: str) -> tuple[dict | None, dict, int]:
             pieces["fatal"] = msg.get("fatal")
         elif kind == "error":
             pieces["error"] = msg.get("event")
+        elif kind == "flags":
+            pieces["flags"] = msg.get("flags")
     return final, pieces, other
 
 
@@ -276,7 +383,13 @@ def _tail(text: str, lines: int = 1) -> str:
     return " / ".join(kept[-lines:])[:400]
 
 
-def _interpret(out: str, err: str, rc: int | None, killed: bool, *, where: str, timeout_s: float, ssh: str | None) -> Trace:
+def _interpret(out: str, err: str, rc: int | None, killed: bool, *, timeout_s: float, target: _Target | None = None,
+               where: str | None = None, ssh: str | None = None) -> Trace:
+    """The Trace of a finished run, or the one-line ReplayError that says why there is none.
+    (``where``/``ssh`` describe the target when no ``target`` is given.)"""
+    if target is None:
+        node = parse_ssh_target(ssh) if ssh else None
+        target = _Target([], where or "the target", "ssh" if node else "python", ssh=node)
     final, pieces, other = parse_output(out)
     trace: Trace | None = None
     if final is not None:
@@ -289,48 +402,44 @@ def _interpret(out: str, err: str, rc: int | None, killed: bool, *, where: str, 
         trace = _partial_trace(pieces)
     fatal = (final or {}).get("fatal") or pieces.get("fatal")
     outcome = (final or {}).get("outcome")
+    where = target.where
     if trace is not None:
         trace.sglang_source = f"{where}: {trace.sglang_source}" if trace.sglang_source else where
+    tail = _tail(err, 20)
 
     if fatal and fatal.get("kind") == "no_sglang":
-        raise ReplaySetupError(
-            f"SGLang is not installed in {where}",
-            hint="replay with --sglang VERSION (a cached replay environment) or --python PATH of an interpreter that has SGLang",
-            trace=trace,
-        )
+        hint = {"env": HINTS["no_sglang_env"], "ssh": HINTS["no_sglang_ssh"]}.get(target.kind, HINTS["no_sglang"])
+        raise ReplaySetupError(f"SGLang is not installed in {where}", hint=hint.format(version=target.version), trace=trace)
     if fatal and fatal.get("kind") == "import_failed":
-        raise ReplaySetupError(
-            f"SGLang could not be imported in {where}: {fatal.get('message', '?')}",
-            hint="the replay environment lacks a package; rebuild it (sgtrace replay --rebuild) or report this",
-            trace=trace,
-            stderr_tail=_tail(err, 20),
-        )
+        hint = HINTS["import_env" if target.kind == "env" else "import"].format(version=target.version)
+        raise ReplaySetupError(f"SGLang could not be imported in {where}: {fatal.get('message', '?')}",
+                               hint=hint, trace=trace, stderr_tail=tail)
     if killed or outcome == "timeout" or rc == 124:
-        raise ReplayTimeout(
-            f"the replay did not finish within {timeout_s:.0f} s",
-            hint="raise --timeout; the partial trace shows how far it got",
-            trace=trace,
-            stderr_tail=_tail(err, 20),
-        )
+        raise ReplayTimeout(f"the replay did not finish within {timeout_s:.0f} s", hint=HINTS["timeout"], trace=trace, stderr_tail=tail)
     if final is None:
-        if ssh is not None and rc == 255 and not pieces.get("header"):
-            raise ReplaySetupError(f"ssh to {ssh} failed: {_tail(err) or 'exit 255'}", hint="check that `ssh -o BatchMode=yes HOST true` works")
-        if pieces.get("header") is None and other:
-            raise ReplayCrash(
-                f"{where} printed {other} line(s) of output but no replay trace",
-                hint="is this a Python interpreter? (stderr: " + (_tail(err) or "empty") + ")",
-                trace=trace,
-                stderr_tail=_tail(err, 20),
-            )
-        how = f"exit status {rc}" if rc is not None and rc >= 0 else f"signal {-rc}" if rc is not None else "no exit status"
-        raise ReplayCrash(
-            f"the replay in {where} died before finishing ({how}): {_tail(err) or 'no message'}",
-            hint="the partial trace shows how far it got",
-            trace=trace,
-            stderr_tail=_tail(err, 20),
-        )
+        _raise_no_trace(target, pieces, other, rc, err, trace)
     assert trace is not None
     return trace
+
+
+def _raise_no_trace(target: _Target, pieces: dict, other: int, rc: int | None, err: str, trace: Trace | None) -> None:
+    """The run ended without a final trace line: say why, in one line."""
+    started = pieces.get("header") is not None
+    if target.ssh is not None and not started:
+        if rc == 255:
+            raise ReplaySetupError(f"ssh to {target.ssh} failed: {_tail(err) or 'exit 255'}",
+                                   hint=HINTS["ssh_failed"].format(check=target.ssh.check_command()))
+        if rc in _EXIT_NOT_FOUND:
+            raise ReplaySetupError(f"{target.where}: the interpreter could not be run: {_tail(err) or f'exit {rc}'}",
+                                   hint=HINTS["no_remote_interpreter"])
+    if not started and other:
+        raise ReplayCrash(f"{target.where} printed {other} line(s) of output but no replay trace",
+                          hint=HINTS["not_python"].format(stderr=_tail(err) or "empty"), trace=trace, stderr_tail=_tail(err, 20))
+    how = f"exit status {rc}" if rc is not None and rc >= 0 else f"signal {-rc}" if rc is not None else "no exit status"
+    if target.ssh is not None and rc == 255:
+        how = "ssh exit 255: the remote process was killed, or the connection dropped"
+    raise ReplayCrash(f"the replay in {target.where} died before finishing ({how}): {_tail(err) or 'no message'}",
+                      hint=HINTS["crash"], trace=trace, stderr_tail=_tail(err, 20))
 
 
 def _check_profile_answers(trace: Trace, profile: Mapping[str, Any]) -> None:
@@ -368,9 +477,12 @@ __all__ = [
     "ReplayError",
     "ReplaySetupError",
     "ReplayTimeout",
+    "SshTarget",
     "error_event",
+    "flag_table",
     "harness_source",
     "parse_output",
+    "parse_ssh_target",
     "payload",
     "replay",
 ]
