@@ -1,11 +1,12 @@
 PYTHON ?= python3
 
-.PHONY: install demo test test-offline bench clean
+.PHONY: install demo test test-offline bench clean agreement reports
 
 install:
 	$(PYTHON) -m pip install -q -e ".[test]"
 
 # The main job on an embedded default: scenario P1 (SGLang 0.5.11, fetched on first use).
+# sgtrace exits 3 when it predicts that resolution raises, which is what P1 does.
 demo: install
 	sgtrace explain --sglang 0.5.11 --profile rtx-pro-6000-blackwell --service fixtures/inputs/p1.service; test $$? -eq 3
 
@@ -16,5 +17,24 @@ test: install
 test-offline: install
 	$(PYTHON) -m pytest -q -m "not network and not replay"
 
+# The replay environments the tests use: one virtualenv per release in the user cache (minutes each, once).
+REPLAY_VERSIONS ?= 0.5.11 0.5.14 0.5.18 0.5.23
+
+.PHONY: replay-envs
+replay-envs: install
+	sgtrace replay-env create $(REPLAY_VERSIONS)
+
+# The reports of P1-P4 (shared/scenarios.md), Markdown and HTML, under reports/.
+reports: install
+	$(PYTHON) -m analyzer.report_scenarios reports
+
 clean:
 	rm -rf build dist *.egg-info .pytest_cache
+
+# Both engines (symbolic and replay) on every scenario of tests/scenarios/, compared field by field.
+agreement: install
+	$(PYTHON) -m analyzer.agreement tests/scenarios
+
+# Speed and memory against the targets (medians of several runs; about 6 minutes). BENCH_ARGS=--quick for a smoke run.
+bench: install
+	$(PYTHON) bench/bench.py $(BENCH_ARGS)

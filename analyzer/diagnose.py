@@ -12,6 +12,7 @@ the inputs that would produce the error (verified by the engine).
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import sys
@@ -228,13 +229,30 @@ def _first_failing(site: Site, observed_runs: list[dict]) -> tuple[bool, Guard |
             if guard.kind in ("loop", "except", "match", "table"):
                 continue
             line = guard.location.line if guard.location else 0
-            seen = [held for cond_line, expr, held in conditions if cond_line == line]
+            seen = [(expr, held) for cond_line, expr, held in conditions if cond_line == line]
             if not seen:
                 continue
             required = _required(guard) if guard.kind != "assert" else False
-            if all(held != required for held in seen):
-                return entered, guard, seen[-1]
+            # the static guard may be the test's negation (``if not x: return`` is kept as ``x``)
+            verdicts = [held if _same_test(expr, guard.expr) else not held for expr, held in seen]
+            if all(v != required for v in verdicts):
+                return entered, guard, verdicts[-1]
     return entered, None, None
+
+
+def _normalized(expr: str) -> str:
+    try:
+        return ast.unparse(ast.parse(expr.strip(), mode="eval"))
+    except SyntaxError:
+        return " ".join(expr.split())
+
+
+def _same_test(observed: str, static: str) -> bool:
+    """Whether the evaluated test is the static guard itself (not its negation)."""
+    a, b = _normalized(observed), _normalized(static)
+    if a == b:
+        return True
+    return not (a == f"not {b}" or a == f"not ({b})" or b == f"not {a}" or b == f"not ({a})")
 
 
 def _explain_guard_words(explanation: Explanation, guard: Guard) -> list[str]:

@@ -1,0 +1,279 @@
+"""``sgtrace report``: an Explanation written up for a GitHub issue (Markdown), a browser (HTML) or a program (JSON).
+
+``build_report`` gathers what a report states: the environment, the outcome
+(a raise with its cause chain, a clean resolution, or a command line the
+release rejects before resolution starts), the silent overrides, the fixes
+(when ``analyzer.fix`` exists), and a replay's verdict when one is passed in.
+``render`` turns it into text; the sections are in ``analyzer.report_sections``,
+the wording in ``analyzer.report_words``. The output is deterministic: no
+timestamps, no cache paths, links pinned to the release tag.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__, sources
+from . import report_words as words
+from .errors import SgtraceError
+from .explain import ExplainRequest, Explanation, explain, load_launch, parse_env_items, pick_profile
+from .report_flags import FlagHistory, Releases, flag_history, unknown_flags
+from .report_replay import ReplayOutcome
+
+FORMATS = ("md", "html", "json")
+REPORT_SCHEMA = 1
+GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
+
+RAISES = "raises"
+MAY_RAISE = "may_raise"
+RESOLVES = "resolves"
+REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """The release's argument parser refused the command line: the one-line error and what became of the flags."""
+
+    message: str
+    hint: str | None
+    flags: tuple[FlagHistory, ...] = ()
+
+
+@dataclass
+class Report:
+    request: ExplainRequest
+    tree: sources.SourceTree
+    era: str
+    launch: Any  # analyzer.inputs.LaunchSpec
+    env: dict[str, str]
+    profile: Any
+    explanation: Explanation | None = None
+    rejection: Rejection | None = None
+    replay: ReplayOutcome | None = None
+    fixes: Any = None  # analyzer.fix.FixReport; None: no error, or analyzer.fix is not there (section left out)
+    fields: list[str] = field(default_factory=list)
+    diagnosis: Any = None  # analyzer.diagnose.Diagnosis of an error the user saw (--error)
+
+    @property
+    def version(self) -> str:
+        return self.tree.version
+
+    @property
+    def status(self) -> str:
+        if self.rejection is not None:
+            return REJECTED
+        trace = self.explanation.trace
+        if trace.error is not None:
+            return RAISES
+        if any(a.error is not None for a in trace.alternatives):
+            return MAY_RAISE
+        return RESOLVES
+
+
+def source_words(tree: sources.SourceTree) -> str:
+    """Where the SGLang tree came from, without machine-specific paths."""
+    if tree.origin == "fetched":
+        return words.SOURCE_FETCHED.format(version=tree.version)
+    if tree.origin == "installed":
+        return words.SOURCE_INSTALLED.format(version=tree.version)
+    return words.SOURCE_PATH.format(name=Path(tree.root).name, version=tree.version)
+
+
+def find_fixes(explanation: Explanation, replay: bool = False):
+    """Verified fixes for the predicted error (``analyzer.fix``), or None: no error, or no fix module (optional section).
+
+    Fixes are replayed only when the report is (``replay``): a report must not
+    depend on whether this machine happens to have a replay environment.
+    """
+    if explanation.trace.error is None:
+        return None
+    try:
+        from . import fix  # optional: the section is left out without it
+    except ImportError:
+        return None
+    if "replay" in inspect.signature(fix.find_fixes).parameters:
+        return fix.find_fixes(explanation.request, explanation, replay=replay)
+    return fix.find_fixes(explanation.request, explanation)
+
+
+def rejection_of(error: SgtraceError, extraction, argv: list[str], since: str | None) -> Rejection:
+    """The parse failure, and for each flag the release lacks, when it went away and what replaced it."""
+    table = Releases()
+    histories = tuple(flag_history(flag, extraction.version, since, table) for flag in unknown_flags(extraction, argv))
+    return Rejection(error.message, error.hint, histories)
+
+
+def build_report(
+    request: ExplainRequest,
+    *,
+    fields: list[str] | tuple[str, ...] = (),
+    since: str | None = None,
+    replay: ReplayOutcome | None = None,
+    observed_error: str | None = None,
+    replay_fixes: bool = False,
+) -> Report:
+    """Everything a report states about one launch on one SGLang release.
+
+    ``since``: the release the command works on now; a flag the target lacks is
+    traced back between the two. ``replay``: a replay's verdict to state.
+    ``observed_error``: an error the user saw, held against these inputs.
+    ``replay_fixes``: also replay the verified fixes (``analyzer.fix``).
+    Bad input (a missing file, an unknown profile) raises ``SgtraceError``; a
+    command line the release's parser rejects becomes the report's subject.
+    """
+    from .argv import parse_argv
+    from .extract import extract
+
+    tree = sources.resolve(request.sglang)
+    extraction = extract(tree)
+    launch = load_launch(request)
+    env = {**dict(launch.env), **parse_env_items(request.env)}
+    report = Report(request, tree, extraction.era, launch, env, pick_profile(request.profile), fields=list(fields))
+    try:
+        parse_argv(extraction, list(launch.argv))
+    except SgtraceError as exc:
+        report.rejection = rejection_of(exc, extraction, list(launch.argv), since)
+        return report
+    report.explanation = explain(request)
+    report.replay = replay
+    if observed_error:
+        from .diagnose import diagnose, read_error
+
+        report.diagnosis = diagnose(request, read_error(text=observed_error))
+    report.fixes = find_fixes(report.explanation, replay=replay_fixes)
+    return report
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def document(report: Report, detail: str = "full"):
+    """The report as a document (see ``analyzer.report_doc``)."""
+    from .report_sections import build_document
+
+    return build_document(report, detail)
+
+
+def render_markdown(report: Report) -> str:
+    """Markdown for a GitHub issue: the full trace if it fits in an issue body, else shorter versions of it."""
+    from .report_md import render as render_md
+    from .report_sections import DETAIL_LEVELS
+
+    for detail in DETAIL_LEVELS:
+        text = render_md(document(report, detail))
+        if len(text) <= GITHUB_BODY_LIMIT:
+            break
+    return text
+
+
+def metadata(report: Report) -> dict:
+    """What the JSON says about the report besides the trace."""
+    from .report_doc import plain
+    from .report_sections import command_text, profile_words, summary_parts
+
+    explanation = report.explanation
+    model = explanation.model.architecture if explanation is not None and explanation.model is not None else None
+    return {
+        "schema": REPORT_SCHEMA,
+        "sgtrace_version": __version__,
+        "sglang_version": report.version,
+        "era": report.era,
+        "source": source_words(report.tree),
+        "status": report.status,
+        "summary": plain(summary_parts(report)),
+        "profile": profile_words(report.profile),
+        "model_architecture": model,
+        "launch": {"origin": report.launch.origin, "launcher": report.launch.launcher, "argv": list(report.launch.argv)},
+        "command": command_text(report),
+        "env": dict(report.env),
+        "fields": list(report.fields),
+        "rejection": _rejection_json(report.rejection),
+        "observed_error": _diagnosis_json(report.diagnosis),
+        "replay": report.replay.to_dict() if report.replay is not None else None,
+        "fixes": _fixes_json(report),
+    }
+
+
+def _rejection_json(rejection: Rejection | None) -> dict | None:
+    if rejection is None:
+        return None
+    return {
+        "message": rejection.message,
+        "hint": rejection.hint,
+        "flags": [vars(h).copy() for h in rejection.flags],
+    }
+
+
+def _diagnosis_json(diagnosis: Any) -> dict | None:
+    if diagnosis is None:
+        return None
+    failing = diagnosis.failing
+    return {
+        "exc_type": diagnosis.observed.exc_type,
+        "message": diagnosis.observed.message,
+        "sites": [m.site.location.short() for m in diagnosis.matches],
+        "consistent": diagnosis.consistent,
+        "conditional": list(diagnosis.conditional),
+        "failing": None if failing is None else {"expr": failing.guard.expr, "required": failing.required,
+                                                 "actual": failing.actual, "inputs": list(failing.inputs)},
+        "producers": [{"description": p.description, "argv": list(p.argv)} for p in diagnosis.producers],
+    }
+
+
+def _fixes_json(report: Report) -> dict | None:
+    from dataclasses import asdict
+
+    if report.fixes is None:
+        return None
+    return {
+        "fixes": [asdict(c) for c in report.fixes.fixes],
+        "trade_offs": [asdict(c) for c in report.fixes.trade_offs],
+    }
+
+
+def to_json(report: Report) -> dict:
+    """The Trace (with overrides and cause, as ``explain --json``) plus the report's metadata."""
+    from .explain_view import to_json as explanation_json
+
+    data: dict = {"report": metadata(report), "trace": None}
+    if report.explanation is not None:
+        trace = explanation_json(report.explanation)
+        trace["sglang_source"] = source_words(report.tree)
+        data["trace"] = trace
+    return data
+
+
+def render(report: Report, fmt: str = "md") -> str:
+    """The report as Markdown (``md``), one HTML file (``html``) or JSON (``json``)."""
+    if fmt == "json":
+        return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "html":
+        from .report_html import render as render_html
+
+        return render_html(document(report))
+    if fmt == "md":
+        return render_markdown(report)
+    raise SgtraceError(f"unknown report format {fmt!r}", hint=f"choose one of {', '.join(FORMATS)}")
+
+
+def format_for(path: str | Path, fmt: str | None) -> str:
+    """The format asked for, else the one the file name says (.md, .html, .json), else Markdown."""
+    if fmt:
+        return fmt
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return {"htm": "html", "markdown": "md"}.get(suffix, suffix) if suffix in (*FORMATS, "htm", "markdown") else "md"
+
+
+def write(report: Report, path: str | Path, fmt: str | None = None) -> Path:
+    """Write the report; ``-`` is not handled here (the CLI prints instead)."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render(report, format_for(path, fmt)), encoding="utf-8")
+    except OSError as exc:
+        raise SgtraceError(f"cannot write {path}: {exc.strerror or exc}", hint="check the directory and its permissions") from None
+    return target
