@@ -35,6 +35,6 @@ clean:
 agreement: install
 	$(PYTHON) -m analyzer.agreement tests/scenarios
 
-# Speed and memory against the targets (medians of several runs; about 6 minutes). BENCH_ARGS=--quick for a smoke run.
+# Speed and memory against the targets (medians of several runs; about 5 minutes). BENCH_ARGS=--quick for a smoke run (1 minute).
 bench: install
 	$(PYTHON) bench/bench.py $(BENCH_ARGS)

@@ -606,10 +606,13 @@ def parse_argv(
     """
     argv = [str(token) for token in argv]
     parser = build_parser(extraction)
-    merged_argv, merge_notes, config_count = _merge_config(extraction, parser, argv, config_path_resolver)
-    namespace, extras = _run(parser, extraction, merged_argv, known_elsewhere)
-    if extras:
-        raise _unrecognized(extraction, parser, merged_argv, extras, known_elsewhere)
+    try:
+        merged_argv, merge_notes, config_count = _merge_config(extraction, parser, argv, config_path_resolver)
+        namespace, extras = _run(parser, extraction, merged_argv, known_elsewhere)
+        if extras:
+            raise _unrecognized(extraction, parser, merged_argv, extras, known_elsewhere)
+    except SgtraceError as exc:
+        raise _visible(exc) from None
     values = {k: (NOT_LITERAL if v is _UNKNOWN_DEFAULT else v) for k, v in vars(namespace).items()}
     parsed = ParsedArgs(values=values, warnings=list(parser.sgtrace_warnings), argv=merged_argv)
     parsed.notes.extend(merge_notes)
@@ -618,6 +621,36 @@ def parse_argv(
     _note_types(parsed, extraction)
     _record_fields(parsed, extraction)
     return parsed
+
+
+_INVISIBLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _escape_invisible(text: str | None) -> str | None:
+    """Control, line-breaking and bidi characters of the user's tokens, written as escapes: an error
+    stays one line, and a token cannot move the cursor, recolor or clear the terminal it is printed on."""
+    if not text:
+        return text
+    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+MAX_MESSAGE_CHARS = 2000  # a 10 MB token is named by its start and end, not printed whole
+
+
+def _shorten(text: str | None) -> str | None:
+    if not text or len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    head, tail = MAX_MESSAGE_CHARS * 3 // 4, MAX_MESSAGE_CHARS // 8
+    return f"{text[:head]} ... [{len(text) - head - tail} characters left out] ... {text[-tail:]}"
+
+
+def _visible(exc: SgtraceError) -> SgtraceError:
+    """``exc`` itself (its type and attributes kept), its message and hint escaped and of a readable length."""
+    message, hint = _shorten(_escape_invisible(exc.message)), _shorten(_escape_invisible(exc.hint))
+    if message != exc.message or hint != exc.hint:
+        exc.message, exc.hint = message, hint
+        exc.args = (message, *exc.args[1:])
+    return exc
 
 
 def _run(

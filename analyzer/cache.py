@@ -27,8 +27,8 @@ def load(key: str):
             return json.load(fh)
     except FileNotFoundError:
         return None
-    except (OSError, EOFError, ValueError, UnicodeDecodeError):
-        discard(key)
+    except (OSError, EOFError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        discard(key)  # damaged (or absurdly nested): a miss, rebuilt and rewritten
         return None
 
 

@@ -120,6 +120,9 @@ def _parse(text: str, where: str) -> dict[str, Any]:
             f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             hint="a model's config.json as it ships with the model",
         ) from None
+    except RecursionError:
+        raise SgtraceError(f"{where}: nested too deeply to be a config.json",
+                           hint="a model's config.json as it ships with the model") from None
     if not isinstance(data, dict):
         raise SgtraceError(
             f"{where}: a config.json is a JSON object, got {type(data).__name__}",

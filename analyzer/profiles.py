@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -122,6 +123,9 @@ class Profile:
             return spec.derive(_Ask(self, env or {}, name))
         except _Missing as missing:
             return Unknown(missing.reason, "input")
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError, ArithmeticError) as exc:
+            # an explicit [probes] answer of the wrong shape, read by this rule: not knowable, not a crash
+            return Unknown(f"profile {self.name!r}: {name} cannot be derived from its answers ({type(exc).__name__}: {exc})", "input")
 
     def answers(self, env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Every probe's answer on this profile, in ``PROBES`` order."""
@@ -713,9 +717,16 @@ def _probe_value(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+_VERSION_EXAMPLES = {"driver_version": "580.95.05", "cuda_version": "13.0", "torch_cuda_version": "13.0", "hip_version": "6.4.43482"}
+_VERSION_TEXT = re.compile(r"^\d+(\.\d+)*([-+.][0-9A-Za-z.+-]*)?$")  # the probes split it on "." and read numbers
+
+
 def _validate(data: dict[str, Any], where: str) -> None:
     for key, value in data.items():
         _check_field(key, value, where)
+    for key, example in _VERSION_EXAMPLES.items():
+        if key in data and not _VERSION_TEXT.match(data[key]):
+            raise SgtraceError(f"{where}: {key} = {data[key]!r} is not a version number", hint=f'e.g. {key} = "{example}"')
     if "name" not in data:
         raise SgtraceError(f"{where}: missing 'name'", hint='e.g. name = "my-node"')
     if data.get("native"):
@@ -750,6 +761,8 @@ def _read_toml(text: str, where: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SgtraceError(f"{where}: not valid TOML: {exc}", hint="see analyzer/data/profiles/*.toml") from None
+    except RecursionError:
+        raise SgtraceError(f"{where}: nested too deeply to be a profile", hint="see analyzer/data/profiles/*.toml") from None
 
 
 def _builtin_files() -> dict[str, Any]:

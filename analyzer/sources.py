@@ -28,6 +28,9 @@ from pathlib import Path
 
 from .errors import SourceError
 
+# The first release with the resolution logic sgtrace models (README: "any release from 0.5.7 on").
+OLDEST_SUPPORTED = (0, 5, 7)
+
 VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.-]?(post|dev|rc|a|b)\d*)*$")
 
 # Only these parts of a tree are read; hashing and unpacking skip the rest.
@@ -127,7 +130,14 @@ def resolve(spec: str | None) -> SourceTree:
     if spec == "installed":
         return installed_tree()
     if VERSION_RE.match(spec) and not Path(spec).exists():
-        return fetched_tree(spec)
+        tree = fetched_tree(spec)  # first: a release PyPI does not have is said so
+        if (version_tuple(tree.version) or version_tuple(spec)) < OLDEST_SUPPORTED:
+            oldest = ".".join(map(str, OLDEST_SUPPORTED))
+            raise SourceError(
+                f"SGLang {tree.version} is older than {oldest}, the first release sgtrace reads",
+                hint=f"pass --sglang {oldest} or newer (or --sglang PATH to read an older tree anyway, unsupported)",
+            )
+        return tree
     return path_tree(Path(spec))
 
 
@@ -181,8 +191,15 @@ def fetched_tree(version: str, fetch: bool = True) -> SourceTree:
 def fetch_version(version: str) -> Path:
     """Download the wheel with pip and unpack its Python sources into the cache, atomically."""
     target = fetched_dir(version)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f"sgtrace-fetch-{version}-", dir=target.parent) as tmp:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging_parent = tempfile.TemporaryDirectory(prefix=f"sgtrace-fetch-{version}-", dir=target.parent)
+    except OSError as exc:
+        raise SourceError(
+            f"cannot write SGLang {version} into the cache at {target.parent}: {exc.strerror or exc}",
+            hint="set SGTRACE_CACHE to a writable directory, or pass --sglang PATH",
+        ) from None
+    with staging_parent as tmp:
         tmp_path = Path(tmp)
         wheel = _download_wheel(version, tmp_path / "dl")
         staging = tmp_path / "tree"

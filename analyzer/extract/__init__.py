@@ -13,26 +13,52 @@ Results are cached per content hash (``analyzer.cache``).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
+import hashlib
 import time
+from pathlib import Path
 
 from .. import cache
 from ..model import Extraction
+from ..errors import SourceError
 from ..sources import SourceTree
-from .environ import extract_env
-from .fields import detect_era, extract_fields
-from .flags import extract_flags
-from .parse import SourceIndex
-from .sites import extract_sites
+
+# The passes (and libcst) are imported by ``extract_uncached`` only: a cache hit never needs them.
 
 # Bump when the extraction output changes shape or meaning: old cache entries are then ignored.
 EXTRACTOR_VERSION = 1
+
+
+@functools.lru_cache(maxsize=1)
+def extractor_hash() -> str:
+    """A hash of the extraction code itself (``extract/*.py``, ``model.py``): part of every cache key.
+
+    Entries written by an older extractor are then never served, even when a change
+    forgot to bump ``EXTRACTOR_VERSION`` (field help and choices were once served
+    stale from entries written before they were extracted).
+    """
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for path in sorted(here.glob("*.py")) + [here.parent / "model.py"]:
+        digest.update(path.name.encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            pass
+    return digest.hexdigest()[:12]
+
+
+def cache_key(content_hash: str) -> str:
+    return f"extract-v{EXTRACTOR_VERSION}-{extractor_hash()}-{content_hash}"
 
 
 def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None) -> Extraction:
     """Extract everything sgtrace needs from ``tree``; a cache hit skips parsing entirely."""
     started = time.perf_counter()
     content_hash = tree.content_hash()
-    key = f"extract-v{EXTRACTOR_VERSION}-{content_hash}"
+    key = cache_key(content_hash)
     if use_cache:
         data = cache.load(key)
         if data is not None:
@@ -42,8 +68,8 @@ def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None)
                 if stats is not None:
                     stats.update(cache="hit", seconds=time.perf_counter() - started)
                 return extraction
-            except (KeyError, TypeError, ValueError):
-                cache.discard(key)  # a stale or damaged entry is rebuilt, never trusted
+            except Exception:  # noqa: BLE001  a stale or damaged entry (any shape) is rebuilt, never trusted
+                cache.discard(key)
     extraction = extract_uncached(tree, content_hash)
     if use_cache:
         cache.store(key, extraction.to_dict())
@@ -52,8 +78,40 @@ def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None)
     return extraction
 
 
+@contextlib.contextmanager
+def _fewer_collections():
+    """Parsing allocates millions of short-lived, acyclic libcst nodes: with the default
+    threshold (700) the cyclic collector runs thousands of times over a growing heap, about
+    a fifth of a cold extraction. Raise the young-generation threshold while extracting."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], 100_000), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
+    from .parse import code_memo
+
+    with _fewer_collections(), code_memo():
+        return _extract_uncached(tree, content_hash)
+
+
+def _extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
+    from .environ import extract_env
+    from .fields import SERVER_ARGS, detect_era, extract_fields
+    from .flags import extract_flags
+    from .parse import SourceIndex
+    from .sites import extract_sites
+
     index = SourceIndex(tree.root)
+    if index.get(SERVER_ARGS) is None:  # without it nothing else means anything: say so, not "no flag --model-path"
+        problem = next((p.message for p in index.problems if p.file == SERVER_ARGS), "missing")
+        raise SourceError(
+            f"{SERVER_ARGS} of the tree at {tree.root}: {problem}",
+            hint="the tree is damaged or not an SGLang source tree; fetch it again (sgtrace sources fetch VERSION) or pass another --sglang",
+        )
     era = detect_era(index)
     fields = extract_fields(index, era)
     flags = extract_flags(index, fields, era)

@@ -148,9 +148,17 @@ _ANSI_ESCAPES = {
 }
 
 
+def _too_deep(what: str) -> SgtraceError:
+    return SgtraceError(f"{what}: quotes and expansions are nested too deeply to read",
+                        hint="no launch script nests $(...) and quotes hundreds deep; check the file")
+
+
 def lex_shell(src: Located, what: str) -> LexResult:
     """Tokens of ``src`` read as bash reads a script or command line."""
-    return _Lexer(src, what, shell=True).run()
+    try:
+        return _Lexer(src, what, shell=True).run()
+    except RecursionError:  # $( "$( "$( ... nested thousands deep
+        raise _too_deep(what) from None
 
 
 def lex_args(src: Located, what: str) -> list[Word]:
@@ -158,13 +166,19 @@ def lex_args(src: Located, what: str) -> list[Word]:
 
     One addition: a backslash-newline joins lines, as in a shell.
     """
-    return [t for t in _Lexer(src, what, shell=False).run().tokens if isinstance(t, Word)]
+    try:
+        return [t for t in _Lexer(src, what, shell=False).run().tokens if isinstance(t, Word)]
+    except RecursionError:
+        raise _too_deep(what) from None
 
 
 def lex_operand(src: Located, what: str) -> tuple[Part, ...]:
     """The parts of a ``${X:-operand}`` operand: one word in which blanks are literal."""
     lexer = _Lexer(src, what, shell=True, operand=True)
-    return lexer.read_word().parts
+    try:
+        return lexer.read_word().parts
+    except RecursionError:
+        raise _too_deep(what) from None
 
 
 class _PartsBuilder:

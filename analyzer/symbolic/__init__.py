@@ -18,7 +18,7 @@ from ..trace import Trace, Unknown
 from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter
 from .objects import MISSING, FunctionRef, Record
-from .program import Program
+from .program import Program, shared_program
 from .world import World
 
 SERVER_ARGS = "sglang/srt/server_args.py"
@@ -50,13 +50,21 @@ def make_record(extraction: Extraction, values: dict[str, Any]) -> Record:
 
 
 def final_values(record: Record) -> dict[str, Any]:
+    """Each field's resolved value: era B reads through the declarations (``resolution_result``);
+    era A reads the fields, overlaid with declarations SGLang had not yet applied (0.5.15-0.5.18
+    apply them in ``materialize_declarations`` at the end of ``__post_init__``; a raise before
+    that leaves them pending, and they are still what resolution decided)."""
     if record.era == "B":
         out = {}
         for name in record.fields:
             value = record.resolved(name)
             out[name] = None if value is MISSING else value
         return out
-    return dict(record.fields)
+    out = dict(record.fields)
+    if not record.extra.get("_declarations_materialized"):
+        for _source, declared in record.stash:
+            out.update({name: value for name, value in declared.items() if name in out})
+    return out
 
 
 def evaluate(
@@ -76,7 +84,7 @@ def evaluate(
     observed: list | None = None,
 ) -> Trace:
     """Run resolution symbolically. ``watch``: function ids whose conditions each run appends to ``observed``."""
-    program = program or Program(Path(root))
+    program = program or shared_program(Path(root))
     entry_name = "ServerArgs.resolve_once" if extraction.era == "B" else "ServerArgs.__post_init__"
 
     def factory(decisions: Decisions):

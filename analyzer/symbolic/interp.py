@@ -648,7 +648,7 @@ class Interpreter:
         if isinstance(right, Unknown):
             return right
         if not (is_plain(left) and is_plain(right)):
-            return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
+            return self.world.object_binop(op, left, right)
         try:
             return _BINOPS[op](left, right)
         except ZeroDivisionError as exc:

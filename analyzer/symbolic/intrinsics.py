@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from ..trace import Unknown
+from . import modeldir
 from .objects import (
     MISSING,
     AttrMissing,
@@ -34,7 +35,9 @@ from .objects import (
     ModelConfigObj,
     Opaque,
     PlatformObj,
+    ProbedObject,
     Record,
+    Stash,
     View,
 )
 
@@ -72,9 +75,43 @@ def declare_resolution(interp, args, kwargs, node, frame):
 
 
 def declare(world, record: Record, source: str, fields: dict, frame, node, idiom: str, origins: dict | None = None) -> None:
+    """``declare_resolution``: one write per field, then the declaration joins the stash."""
+    announce(world, source, fields, frame, node, idiom, origins)
+    record.stash.append((source, dict(fields)))
+
+
+def announce(world, source: str, fields: dict, frame, node, idiom: str, origins: dict | None = None) -> None:
+    """Record each field of a declaration as a write (before it joins the stash, so ``old`` is the value before)."""
     for name, value in fields.items():
         world.write_field(name, value, frame, node, idiom, source=source, origin=(origins or {}).get(name))
-    record.stash.append((source, dict(fields)))
+
+
+def announce_entries(world, entries, frame, node, idiom: str) -> None:
+    """The ``(source, {field: value})`` entries added to the stash by SGLang's own code."""
+    for entry in entries:
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], dict):
+            source = entry[0] if isinstance(entry[0], str) else str(entry[0])
+            announce(world, source, entry[1], frame, node, idiom, world.origins_of(entry[1]))
+
+
+def stash_method(world, stash: Stash, attr: str):
+    """``_resolved_overrides.append/extend/insert``: the list operation, each added field recorded as a write."""
+
+    def append(interp, args, kwargs, node, frame):
+        announce_entries(world, args[:1], frame, node, "stash")
+        stash.append(args[0])
+
+    def extend(interp, args, kwargs, node, frame):
+        entries = list(args[0]) if args and isinstance(args[0], (list, tuple)) else []
+        announce_entries(world, entries, frame, node, "stash")
+        stash.extend(entries)
+
+    def insert(interp, args, kwargs, node, frame):
+        announce_entries(world, args[1:2], frame, node, "stash")
+        stash.insert(args[0], args[1])
+
+    methods = {"append": append, "extend": extend, "insert": insert}
+    return Intrinsic(f"_resolved_overrides.{attr}", methods[attr]) if attr in methods else getattr(stash, attr)
 
 
 def run_hook(interp, args, kwargs, node, frame):
@@ -146,7 +183,44 @@ def get_platform(interp, args, kwargs, node, frame):
 
 
 def is_record(interp, args, kwargs, node, frame):
-    return bool(args) and isinstance(args[0], (Record, View))
+    """``arg_utils.is_record``: a dataclass or a msgspec ``Struct``, class or instance.
+
+    The ServerArgs record is one; the read views over it (``ResolvingConfig``,
+    ``ResolvedView``) are plain objects and are not.
+    """
+    value = args[0] if args else None
+    if isinstance(value, Record):
+        return True
+    cls = value.cls if isinstance(value, Instance) else value
+    if isinstance(cls, ClassRef):
+        return cls.name == "ServerArgs" or declares_fields(interp.world, cls)
+    return False
+
+
+def declares_fields(world, cls: ClassRef, depth: int = 0) -> bool:
+    """Whether an SGLang class is a dataclass or derives from ``msgspec.Struct``."""
+    module = world.program.module(cls.module_rel)
+    node_cls = module.classes.get(cls.name) if module else None
+    if node_cls is None or depth > 5:
+        return False
+    if any("dataclass" in _unparse(d) for d in node_cls.decorator_list):
+        return True
+    if any(_unparse(b).split(".")[-1] == "Struct" for b in node_cls.bases):
+        return True
+    return any(declares_fields(world, base, depth + 1) for base in world.bases(module, cls.name))
+
+
+def _names_the_record(value) -> bool:
+    return isinstance(value, (Record, View)) or isinstance(value, ClassRef) and value.name == "ServerArgs"
+
+
+def resolvable_fields(interp, args, kwargs, node, frame):
+    """``arg_utils.resolvable_fields``: the fields whose ``Arg`` says ``resolvable=True``."""
+    if args and _names_the_record(args[0]):
+        return frozenset(name for name, decl in interp.world.extraction.fields.items() if decl is not None and decl.resolvable)
+    if args and isinstance(args[0], ClassRef) and not declares_fields(interp.world, args[0]):
+        return frozenset()
+    return Unknown("resolvable_fields of a class other than ServerArgs")
 
 
 class _FieldInfo:
@@ -233,12 +307,45 @@ def get_model_config(interp, args, kwargs, node, frame):
 
 
 def hf_get_config(interp, args, kwargs, node, frame):
-    """``get_config(model_path, ...)``: transformers' AutoConfig over the model's config.json."""
-    config = interp.world.model_config.hf_config
+    """``get_config(path, ...)``: transformers' AutoConfig over the config.json of ``path``.
+
+    The model's own path reads the model config given to sgtrace. Another path (a
+    speculative draft model) reads the config.json in that directory when it is on
+    this machine; otherwise that config is an input the user did not give.
+    """
+    path = args[0] if args else kwargs.get("model")
+    config = _config_at(interp.world, path)
+    if isinstance(config, Unknown):
+        return config
     overrides = kwargs.get("model_override_args")
     if isinstance(overrides, dict) and overrides:
         config = ConfigObj({**config.data, **overrides}, config.path)
     return config
+
+
+def _config_at(world, path) -> ConfigObj | Unknown:
+    """The parsed config.json for ``path``: the model's, a local directory's, or Unknown."""
+    if isinstance(path, Unknown):
+        return path
+    record = world.record
+    if not isinstance(path, str) or path in (record.fields.get("model_path"), record.resolved("model_path")):
+        return world.model_config.hf_config
+    local = _local_config(path)
+    if local is None:
+        return Unknown(f"the config.json of {path} (not on this machine)", "input")
+    return ConfigObj(local, "hf_config")
+
+
+def _local_config(path: str) -> dict | None:
+    """The config.json under a local model directory, or None."""
+    from pathlib import Path
+
+    candidate = Path(path).expanduser() / "config.json"
+    try:
+        data = json.loads(candidate.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def returns_none(interp, args, kwargs, node, frame):
@@ -293,6 +400,7 @@ def table() -> dict:
         "is_record": is_record,
         "record_fields": record_fields,
         "field_names": field_names,
+        "resolvable_fields": resolvable_fields,
         "with_fallback": with_fallback,
         "collect_model_override_declarations": collect_model_override_declarations,
         "_invoke_provider": invoke_provider,
@@ -505,26 +613,85 @@ def _setattr(interp, args, kwargs, node, frame):
 
 
 def _isinstance(interp, args, kwargs, node, frame):
+    """``isinstance``: decided by the class hierarchy where the evaluator knows it, else Unknown."""
     value, kinds = args[0], args[1]
     if isinstance(value, Unknown):
         return value
     options = kinds if isinstance(kinds, tuple) else (kinds,)
+    undecided = None
     for kind in options:
-        if isinstance(kind, type):
-            if isinstance(value, kind):
-                return True
-        elif isinstance(kind, (ClassRef, ExternalRef)):
-            name = kind.name if isinstance(kind, ClassRef) else kind.path.split(".")[-1]
-            if isinstance(value, Instance) and value.cls.name == name:
-                return True
-            if isinstance(value, (Record, View)) and name == "ServerArgs":
-                return True
-            if is_plain_value(value):
-                continue
-            return Unknown(f"isinstance(..., {name})")
-        else:
-            return Unknown("isinstance against an unknown type")
-    return False
+        held = _instance_of(interp.world, value, kind)
+        if held is True:
+            return True
+        if isinstance(held, Unknown):
+            undecided = undecided or held
+    return undecided if undecided is not None else False
+
+
+def _instance_of(world, value, kind):
+    """One ``isinstance(value, kind)``: True, False or Unknown."""
+    if isinstance(kind, type):
+        return _instance_of_builtin(world, value, kind)
+    if not isinstance(kind, (ClassRef, ExternalRef)):
+        return Unknown("isinstance against an unknown type")
+    name = kind.name if isinstance(kind, ClassRef) else kind.path.split(".")[-1]
+    if is_plain_value(value):
+        return False
+    if isinstance(value, (Record, View)):
+        value = Instance(ClassRef("sglang/srt/server_args.py", "ServerArgs"))
+    if isinstance(value, ConfigObj):
+        return _config_instance_of(world, value, kind, name)
+    if isinstance(value, Instance):
+        if name in _base_names(world, value.cls):
+            return True
+        return False if isinstance(kind, ClassRef) and _hierarchy_known(world, value.cls) else Unknown(f"isinstance(..., {name})")
+    return Unknown(f"isinstance(..., {name})")
+
+
+def _instance_of_builtin(world, value, kind: type):
+    """``isinstance(value, dict)`` and the like for the evaluator's own objects."""
+    from .world import is_sub_config
+
+    if is_plain_value(value):
+        return isinstance(value, kind)
+    if isinstance(value, ConfigObj):
+        return kind is dict and not is_sub_config(value)  # nested dicts of config.json stay dicts
+    if isinstance(value, Instance):
+        return kind.__name__ in _base_names(world, value.cls) or (kind is object)
+    if isinstance(value, ClassRef):
+        return kind is type or kind is object
+    if isinstance(value, (Opaque, Unknown)):
+        return Unknown(f"isinstance(..., {kind.__name__})")
+    return kind is object
+
+
+def _base_names(world, cls: ClassRef) -> set[str]:
+    """The names of ``cls``, its SGLang bases and the outside bases they name (``str``, ``Enum``)."""
+    import ast
+
+    names = set()
+    for item in world.mro(cls)[:-1]:
+        names.add(item.name)
+        module = world.program.module(item.module_rel)
+        node_cls = module.classes.get(item.name) if module else None
+        for base in node_cls.bases if node_cls is not None else []:
+            names.add(ast.unparse(base).split(".")[-1].split("[")[0])
+    return names
+
+
+def _hierarchy_known(world, cls: ClassRef) -> bool:
+    """Whether every base of ``cls`` is an SGLang class or a builtin (so an SGLang class not met is not a base)."""
+    return all(world.program.module(item.module_rel) is not None for item in world.mro(cls)[:-1])
+
+
+def _config_instance_of(world, config: ConfigObj, kind, name: str):
+    """A config.json part against a config class: SGLang's own classes say their ``model_type``."""
+    if isinstance(kind, ExternalRef):
+        return True if name in ("PretrainedConfig", "PreTrainedConfig") else Unknown(f"isinstance(config, {name})")
+    declared = world.class_attribute(kind, "model_type")
+    if isinstance(declared, str):
+        return declared == config.data.get("model_type")
+    return Unknown(f"isinstance(config, {name}): {name} declares no model_type")
 
 
 def is_plain_value(value) -> bool:
@@ -698,6 +865,10 @@ def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
     path = ref.path
     if path in TORCH_PROBES:
         return world.probe_value(TORCH_PROBES[path], node, frame)
+    if path == "torch.cuda.get_device_properties":
+        return ProbedObject(path)
+    if path == "torch.cuda.mem_get_info":
+        return (Unknown("free device memory at start-up"), world.probe_value("torch.cuda.mem_get_info.total", node, frame))
     if path == "os.getenv":
         return world.effective_env().get(args[0], args[1] if len(args) > 1 else None) if args and isinstance(args[0], str) else Unknown("os.getenv")
     if path in ("copy.deepcopy", "copy.copy"):
@@ -711,32 +882,31 @@ def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
         return args[0] if args else None
     if path.startswith("random."):
         return Unknown(f"{path}() is random")
-    if path in ("os.path.exists", "os.path.isdir", "os.path.isfile", "os.listdir"):
-        return model_dir_query(world, path, args)
+    if path in modeldir.OS_QUERIES or path == "glob.glob":
+        return modeldir.query(world, path, args)
+    if path in modeldir.PATH_CLASSES:
+        return modeldir.make_path(args)
+    if path in modeldir.CACHED_FILE:
+        return modeldir.cached_file(world, args, kwargs)
+    if path == "dataclasses.is_dataclass":
+        return _is_dataclass(world, args[0] if args else None)
     if path.startswith(("os.path.", "pathlib.", "shutil.", "glob.")):
         return Unknown(f"{path}() reads the file system")
     return Unknown(f"{path}() is outside SGLang and not modeled")
 
 
-def model_dir_query(world, path: str, args) -> Any:
-    """File-system questions about the model path, answered as for a model directory holding config.json.
-
-    That is what the replay gives SGLang (a directory with the model's
-    config.json and no weights), so both engines see the same answers.
-    """
-    target = args[0] if args else None
-    model_path = world.record.fields.get("model_path")
-    if not isinstance(target, str) or not isinstance(model_path, str) or world.model is None:
-        return Unknown(f"{path}() reads the file system")
-    base = model_path.rstrip("/")
-    files = {f"{base}/config.json"}
-    if path == "os.listdir":
-        return ["config.json"] if target.rstrip("/") == base else Unknown(f"{path}() reads the file system")
-    if not (target.rstrip("/") == base or target.startswith(base + "/")):
-        return Unknown(f"{path}() reads the file system")
-    is_dir = target.rstrip("/") == base
-    is_file = target in files
-    return {"os.path.exists": is_dir or is_file, "os.path.isdir": is_dir, "os.path.isfile": is_file}[path]
+def _is_dataclass(world, value) -> Any:
+    """``dataclasses.is_dataclass``: the record, and SGLang classes decorated ``@dataclass``."""
+    if isinstance(value, (Record, View)):
+        return isinstance(value, Record)  # the read views over the record are plain objects
+    cls = value.cls if isinstance(value, Instance) else value
+    if isinstance(cls, ClassRef):
+        if cls.name == "ServerArgs":
+            return True
+        module = world.program.module(cls.module_rel)
+        node_cls = module.classes.get(cls.name) if module else None
+        return node_cls is not None and any("dataclass" in _unparse(d) for d in node_cls.decorator_list)
+    return False if is_plain_value(value) else Unknown("dataclasses.is_dataclass() of an unmodeled value")
 
 
 __all__ = ["BUILTINS", "table"]

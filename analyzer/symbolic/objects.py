@@ -69,6 +69,15 @@ class Intrinsic:
     bound: Any = MISSING
 
 
+class Stash(list):
+    """SGLang's ``server_args._resolved_overrides``: ``(source, {field: value})`` declarations in order.
+
+    A plain list to the interpreted code (iterated, copied, tested); the evaluator
+    intercepts the in-place additions (``append``, ``extend``) to record each
+    declared field as a write.
+    """
+
+
 @dataclass(eq=False)
 class Record:
     """The ServerArgs record.
@@ -83,7 +92,7 @@ class Record:
     era: str
     fallbacks: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # bookkeeping attributes (_raw_input, ...)
-    stash: list[tuple[str, dict]] = field(default_factory=list)
+    stash: Stash = field(default_factory=Stash)
 
     def resolved(self, name: str) -> Any:
         for _source, declared in reversed(self.stash):
@@ -127,6 +136,29 @@ class PlatformObj:
     """``get_platform()`` (0.5.19+) / ``current_platform``: attributes answered by the hardware profile."""
 
     name: str = "get_platform()"
+
+
+@dataclass(eq=False)
+class ProbedObject:
+    """An object whose attributes are hardware readings: ``torch.cuda.get_device_properties(i)``.
+
+    Attribute ``a`` is the probe ``<prefix>.a`` of the hardware profile.
+    """
+
+    prefix: str
+
+
+@dataclass(eq=False)
+class PathObj:
+    """A ``pathlib.Path``: pure operations are plain; existence is asked of the model directory."""
+
+    path: str
+
+    def __str__(self) -> str:
+        return self.path
+
+    def __fspath__(self) -> str:
+        return self.path
 
 
 @dataclass(eq=False)
@@ -186,8 +218,11 @@ __all__ = [
     "ModelConfigObj",
     "ModuleRef",
     "Opaque",
+    "PathObj",
     "PlatformObj",
+    "ProbedObject",
     "Record",
+    "Stash",
     "Unknown",
     "View",
     "is_unknown",

@@ -31,6 +31,29 @@ class Module:
     def source_of(self, node: ast.AST) -> str:
         return ast.unparse(node)
 
+    def mutations(self, name: str) -> list[ast.stmt]:
+        """Top-level statements after ``name``'s assignment that change it in place
+        (``NAME.update(...)``, ``NAME[k] = v``, ``del NAME[k]``), possibly inside an ``if``/``try``."""
+        value = self.assignments.get(name)
+        if value is None:
+            return []
+        after = [s for s in self.tree.body if s.lineno > value.lineno and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        return [s for s in after if _mutates(s, name)]
+
+
+MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "add", "pop", "remove", "discard", "setdefault", "clear"})
+
+
+def _mutates(stmt: ast.stmt, name: str) -> bool:
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+                return True
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if isinstance(node.value, ast.Name) and node.value.id == name:
+                return True
+    return False
+
 
 def _index(module: Module) -> None:
     def add_import(stmt) -> None:
@@ -80,21 +103,39 @@ class Program:
     def __init__(self, root: Path):
         self.root = Path(root)
         self._modules: dict[str, Module | None] = {}
-        self.problems: list[str] = []
+        self._stamps: dict[str, tuple[int, int] | None] = {}  # rel -> (mtime_ns, size) when parsed
+        self._problems: dict[str, str] = {}
+
+    @property
+    def problems(self) -> list[str]:
+        """The files that could not be read or parsed."""
+        return list(self._problems.values())
 
     def module(self, rel: str) -> Module | None:
         if rel in self._modules:
             return self._modules[rel]
+        if not rel.endswith(".py"):
+            return None  # builtins and outside names carry a pseudo path (``<builtins>``)
         module = None
+        path = self.root / rel
+        self._stamps[rel] = _stamp(path)
         try:
-            tree = ast.parse((self.root / rel).read_bytes(), filename=rel)
+            tree = ast.parse(path.read_bytes(), filename=rel)
         except (OSError, SyntaxError, ValueError, RecursionError) as exc:
-            self.problems.append(f"{rel}: {type(exc).__name__}: {exc}")
+            self._problems[rel] = f"{rel}: {type(exc).__name__}: {exc}"
         else:
             module = Module(rel=rel, dotted=dotted_name(rel), tree=tree, is_package=rel.endswith("__init__.py"))
             _index(module)
         self._modules[rel] = module
         return module
+
+    def refresh(self) -> None:
+        """Forget the modules whose file changed on disk since they were parsed."""
+        for rel, stamp in list(self._stamps.items()):
+            if _stamp(self.root / rel) != stamp:
+                self._modules.pop(rel, None)
+                self._stamps.pop(rel, None)
+                self._problems.pop(rel, None)
 
     def module_dotted(self, dotted: str) -> Module | None:
         rel = module_to_rel(self.root, dotted)
@@ -110,3 +151,29 @@ class Program:
             return None
         node = module.functions.get(qualname)
         return (module, node) if node is not None else None
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
+
+
+_SHARED: dict[str, Program] = {}
+MAX_SHARED = 8  # trees kept parsed in one process (a few releases side by side)
+
+
+def shared_program(root: Path) -> Program:
+    """The Program of a tree, kept between evaluations in this process (``explain --fix`` re-runs,
+    the agreement matrix); a file changed on disk since it was parsed is parsed again."""
+    key = str(Path(root).resolve())
+    program = _SHARED.get(key)
+    if program is None:
+        if len(_SHARED) >= MAX_SHARED:
+            _SHARED.pop(next(iter(_SHARED)))
+        program = _SHARED[key] = Program(Path(root))
+    else:
+        program.refresh()
+    return program

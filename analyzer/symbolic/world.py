@@ -37,10 +37,14 @@ from .objects import (
     ModelConfigObj,
     ModuleRef,
     Opaque,
+    PathObj,
     PlatformObj,
+    ProbedObject,
     Record,
+    Stash,
     View,
 )
+from . import modeldir
 from .program import Module, Program
 
 LEAF_MODULE_PREFIXES = ("sglang/srt/utils", "sglang/srt/platforms", "sglang/srt/runtime_context", "sglang/srt/hardware_backend")
@@ -53,6 +57,12 @@ LIST_METHODS = {"append", "extend", "insert", "remove", "pop", "index", "count",
 DICT_METHODS = {"get", "keys", "values", "items", "update", "setdefault", "pop", "copy", "clear"}
 SET_METHODS = {"add", "update", "discard", "remove", "union", "intersection", "difference", "issubset", "issuperset", "copy", "pop"}
 ENV_TRUE = ("1", "true", "yes", "y", "on")
+STASH = "_resolved_overrides"  # the record attribute that holds SGLang's declarations
+# A nested dict of config.json (``rope_scaling``, ``quantization_config``) is a plain dict in
+# transformers: these methods answer on it. Sub-configs (``text_config``) are objects but
+# are read through the same wrapper; a key of the same name still wins.
+CONFIG_DICT_METHODS = ("get", "keys", "items", "values", "copy")
+SUB_CONFIG_SUFFIXES = ("text_config", "vision_config", "audio_config", "speech_config", "llm_config", "language_config")
 
 
 def _env_convert(raw: str, kind: str | None) -> Any:
@@ -186,12 +196,21 @@ class World:
 
             frame = Frame(module=module, qualname="<module>", class_name=None)
             value = self.interp.eval(module.assignments[name], frame)
+            self._apply_mutations(module, name, value)
         except SGLangError as exc:
             value = Unknown(f"{name} raised {exc.exc_type} at import")
         finally:
             self._evaluating.discard(key)
         self._globals[key] = value
         return value
+
+    def _apply_mutations(self, module: Module, name: str, value: Any) -> None:
+        """Run the module's top-level statements that change ``name`` in place, as importing it would."""
+        from .interp import Frame
+
+        for stmt in module.mutations(name):
+            frame = Frame(module=module, qualname="<module>", class_name=None, locals={name: value})
+            self.interp.exec_stmt(stmt, frame)
 
     def import_module(self, dotted: str) -> Any:
         if dotted in ("os", "os.path"):
@@ -254,6 +273,15 @@ class World:
         if isinstance(answer, list):
             return tuple(answer)
         return answer
+
+    def probed_attribute(self, obj: ProbedObject, attr: str, node, frame) -> Any:
+        """``obj.attr`` as the profile's probe ``<prefix>.attr``; a reading no probe names is unknown."""
+        from ..profiles import PROBES
+
+        name = f"{obj.prefix}.{attr}"
+        if name in PROBES:
+            return self.probe_value(name, node, frame)
+        return Unknown(f"{name} is not a modeled hardware reading")
 
     def probe_value(self, name: str, node, frame) -> Any:
         return self.answer_probe(name, None, node, frame)
@@ -359,6 +387,10 @@ class World:
             return self._model_config_attribute(obj, attr)
         if isinstance(obj, PlatformObj):
             return self.probe_value(f"platform.{attr}", node, frame)
+        if isinstance(obj, ProbedObject):
+            return self.probed_attribute(obj, attr, node, frame)
+        if isinstance(obj, PathObj):
+            return modeldir.path_attribute(self, obj, attr)
         if isinstance(obj, EnvsObj):
             return EnvVar(attr)
         if isinstance(obj, EnvVar):
@@ -392,6 +424,8 @@ class World:
             return Unknown(f"{obj.what}.{attr}")
         if isinstance(obj, str) and attr in STR_METHODS:
             return getattr(obj, attr)
+        if isinstance(obj, Stash) and attr in LIST_METHODS:
+            return intrinsics.stash_method(self, obj, attr)
         if isinstance(obj, list) and attr in LIST_METHODS:
             return getattr(obj, attr)
         if isinstance(obj, dict) and attr in DICT_METHODS:
@@ -431,6 +465,8 @@ class World:
             return self._model_config_instance
         if attr in record.fields:
             return record.fields[attr]
+        if attr == STASH:
+            return record.stash
         if attr in record.extra:
             return record.extra[attr]
         special = intrinsics.record_method(self, record, attr)
@@ -454,6 +490,8 @@ class World:
             return Intrinsic("to_dict", lambda interp, args, kwargs, node, frame: copy.deepcopy(config.data))
         if attr == "text_config":
             return config  # transformers configs without a text_config answer with themselves for text attributes
+        if attr in CONFIG_DICT_METHODS and not is_sub_config(config):
+            return _dict_method(config, attr)
         raise AttrMissing(f"model config has no attribute {attr!r} ({config.path}.{attr} is not in config.json)")
 
     def _model_config_attribute(self, model_config: ModelConfigObj, attr: str) -> Any:
@@ -472,37 +510,67 @@ class World:
         return Unknown(f"ModelConfig.{attr} is not modeled")
 
     def _class_attribute(self, cls: ClassRef, attr: str, node, frame, bound: Any = MISSING, depth: int = 0) -> Any:
+        """``cls.attr`` the way Python finds it: the class's own body first, then its bases in order."""
         module = self.program.module(cls.module_rel)
         if module is None:
             return Unknown(f"class {cls.name} not found")
-        if f"{cls.name}.{attr}" not in module.functions and depth < 5:
-            for base in self._bases(module, cls.name):
+        own = self._own_class_attribute(cls, module, attr, node, frame, bound)
+        if own is not MISSING:
+            return own
+        if depth < 5:
+            for base in self.bases(module, cls.name):
                 found = self._class_attribute(base, attr, node, frame, bound, depth + 1)
                 if not (isinstance(found, Unknown) and found.reason.endswith("not found")):
                     return found
+        if attr in ("__name__", "__qualname__"):
+            return cls.name
+        if attr == "__mro__":
+            return tuple(self.mro(cls))
+        return Unknown(f"{cls.name}.{attr} not found")
+
+    def class_attribute(self, cls: ClassRef, attr: str) -> Any:
+        """``cls.attr`` read off the class (no instance): a constant, a method, or Unknown."""
+        return self._class_attribute(cls, attr, None, None)
+
+    def _own_class_attribute(self, cls: ClassRef, module: Module, attr: str, node, frame, bound: Any) -> Any:
+        """A method or a class-body assignment of ``cls`` itself; MISSING when the body has none."""
         qual = f"{cls.name}.{attr}"
         if qual in module.functions:
             if bound is not MISSING:
                 return self._bind_or_property(FunctionRef(cls.module_rel, qual), bound, frame, node)
             return FunctionRef(cls.module_rel, qual)
         node_cls = module.classes.get(cls.name)
-        if node_cls is not None:
-            for stmt in node_cls.body:
-                target = None
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
-                    target = stmt.value
-                elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
-                    target = stmt.value
-                if target is not None:
-                    if _is_enum_class(node_cls):
-                        return self.enum_member(cls, attr, target, module)
-                    value = self.interp.eval(target, _module_frame(module))
-                    if isinstance(value, Unknown) and isinstance(target, ast.Call) and ast.unparse(target.func).endswith("field"):
-                        return Unknown(f"{cls.name}.{attr} is a dataclass field")
-                    return value
-        if attr in ("__name__", "__qualname__"):
-            return cls.name
-        return Unknown(f"{cls.name}.{attr} not found")
+        target = _class_body_value(node_cls, attr) if node_cls is not None else None
+        if target is None:
+            return MISSING
+        if _is_enum_class(node_cls):
+            return self.enum_member(cls, attr, target, module)
+        value = self.interp.eval(target, self._class_frame(cls, module, node_cls))
+        if isinstance(value, Unknown) and isinstance(target, ast.Call) and ast.unparse(target.func).endswith("field"):
+            return Unknown(f"{cls.name}.{attr} is a dataclass field")
+        return value
+
+    def _class_frame(self, cls: ClassRef, module: Module, node_cls: ast.ClassDef):
+        """A frame for a class body: its earlier names (``ALL = (DECODE, PREFILL)``) resolve to the class's own."""
+        from .interp import Frame
+
+        namespace = _ClassNamespace(lambda name: self._own_class_attribute(cls, module, name, None, None, MISSING), node_cls)
+        return Frame(module=module, qualname=f"<class {cls.name}>", class_name=cls.name, locals=namespace)
+
+    def mro(self, cls: ClassRef) -> list:
+        """``cls.__mro__``: the class, its bases depth-first without repeats, then ``object``."""
+        return self._linearize(cls, 0) + [intrinsics.BUILTINS["object"]]
+
+    def _linearize(self, cls: ClassRef, depth: int) -> list[ClassRef]:
+        out = [cls]
+        module = self.program.module(cls.module_rel)
+        if module is None or depth > 10:
+            return out
+        for base in self.bases(module, cls.name):
+            for item in self._linearize(base, depth + 1):
+                if all((item.module_rel, item.name) != (seen.module_rel, seen.name) for seen in out):
+                    out.append(item)
+        return out
 
     def enum_member(self, cls: ClassRef, name: str, value_node, module: Module) -> Instance:
         """One Instance per enum member, so that identity and membership tests work."""
@@ -528,7 +596,7 @@ class World:
                     members.append(self.enum_member(cls, stmt.targets[0].id, stmt.value, module))
         return members
 
-    def _bases(self, module: Module, name: str) -> list[ClassRef]:
+    def bases(self, module: Module, name: str) -> list[ClassRef]:
         node = module.classes.get(name)
         out = []
         for base in node.bases if node is not None else []:
@@ -540,6 +608,9 @@ class World:
 
     def set_attribute(self, obj: Any, attr: str, value: Any, stmt, frame, idiom: str) -> None:
         if isinstance(obj, Record):
+            if attr == STASH and isinstance(value, (list, tuple)):
+                self._replace_stash(obj, value, stmt, frame)
+                return
             if attr.startswith("_") and attr not in obj.fields:
                 obj.extra[attr] = value
                 return
@@ -558,6 +629,13 @@ class World:
             obj.attrs[attr] = value
         elif isinstance(obj, ConfigObj):
             obj.data[attr] = value
+
+    def _replace_stash(self, record: Record, entries, stmt, frame) -> None:
+        """``server_args._resolved_overrides = [...]``: the entries not already declared are new writes."""
+        known = {id(entry) for entry in record.stash}
+        fresh = [entry for entry in entries if id(entry) not in known]
+        intrinsics.announce_entries(self, fresh, frame, stmt, "stash")
+        record.stash = Stash(entries)
 
     def set_item(self, container: Any, key: Any, value: Any, target, stmt, frame) -> None:
         if isinstance(container, EnvironObj):
@@ -610,6 +688,10 @@ class World:
                 if isinstance(member, Instance):
                     return member
                 raise SGLangError("KeyError", repr(key), SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+        if isinstance(container, Instance):
+            method = self._class_attribute(container.cls, "__getitem__", node, frame, bound=container)
+            if isinstance(method, FunctionRef):
+                return self.interp.call_function(method, [key], {}, frame, node)
         if isinstance(container, (ClassRef, ExternalRef)):
             return container  # typing subscripts: Optional[int], Dict[str, Any]
         return Unknown(f"subscript of {type(container).__name__}")
@@ -644,6 +726,11 @@ class World:
                 return found if op is ast.In else not found
             if contains_unknown(right) and left not in right:
                 return Unknown("membership in a collection with unknown items")
+            if isinstance(right, dict) and is_plain(left):
+                try:
+                    return (left in right) if op is ast.In else (left not in right)  # keys are plain, values may not be
+                except TypeError:
+                    return Unknown("membership of an unhashable value")
         if isinstance(left, Instance) and isinstance(right, Instance):
             same = left is right or (left.cls.name == right.cls.name and "name" in left.attrs and left.attrs.get("name") == right.attrs.get("name"))
             return same if op is ast.Eq else not same if op is ast.NotEq else Unknown("ordering of enum members")
@@ -659,6 +746,12 @@ class World:
             return _CMPOPS[op](left, right)
         except TypeError:
             return Unknown(f"comparison of {type(left).__name__} and {type(right).__name__}")
+
+    def object_binop(self, op: type, left: Any, right: Any) -> Any:
+        """A binary operation with one of the evaluator's objects: ``Path / "name"``; else Unknown."""
+        if op is ast.Div and isinstance(left, PathObj):
+            return modeldir.make_path([left, right])
+        return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
 
     def as_bool(self, value: Any) -> bool:
         if isinstance(value, ConfigObj):
@@ -705,9 +798,9 @@ class World:
         receiver = View(record) if record.era == "B" else record
         try:
             built = self.interp.call(FunctionRef(rel, "ModelConfig.from_server_args"), [receiver], {}, node, frame)
-        except SGLangError as error:
-            self.note(f"ModelConfig could not be built from config.json ({error.exc_type}: {error.message}); its attributes are unknown")
-            return self.model_config
+        except SGLangError:
+            self._model_config_instance = None  # SGLang raises here too: resolution stops (or a caller catches it)
+            raise
         if isinstance(built, Instance):
             built.attrs.setdefault("hf_config", self.model_config.hf_config)
             self._model_config_instance = built
@@ -715,6 +808,29 @@ class World:
 
     def call_external(self, ref: ExternalRef, args, kwargs, node, frame) -> Any:
         return intrinsics.call_external(self, ref, args, kwargs, node, frame)
+
+
+def is_sub_config(config: ConfigObj) -> bool:
+    """Whether transformers reads this part of config.json as a config object (not a plain dict)."""
+    last = config.path.split(".")[-1]
+    return last in ("hf_config", "hf_text_config") or last.endswith(SUB_CONFIG_SUFFIXES) or "model_type" in config.data
+
+
+def _dict_method(config: ConfigObj, attr: str) -> Intrinsic:
+    """A dict method of a nested config dict; values that are dicts stay wrapped."""
+
+    def call(interp, args, kwargs, node, frame):
+        if attr == "get":
+            key = args[0] if args else None
+            if isinstance(key, Unknown):
+                return Unknown(f"{config.path}.get(unknown key)", key.kind)
+            default = args[1] if len(args) > 1 else kwargs.get("default")
+            return _wrap(config.data[key], f"{config.path}.{key}") if key in config.data else default
+        if attr == "copy":
+            return copy.copy(config.data)
+        return list(getattr(config.data, attr)())
+
+    return Intrinsic(f"{config.path}.{attr}", call)
 
 
 def _wrap(value: Any, path: str) -> Any:
@@ -735,6 +851,49 @@ def _snapshot(value: Any) -> Any:
     if isinstance(value, Opaque):
         return Unknown(value.what)
     return value
+
+
+def _class_body_value(node_cls: ast.ClassDef, attr: str) -> ast.expr | None:
+    """The expression a class body assigns to ``attr`` (the last assignment wins), or None."""
+    found = None
+    for stmt in node_cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+            found = stmt.value if stmt.value is not None else found
+        elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+            found = stmt.value
+    return found
+
+
+class _ClassNamespace(dict):
+    """The names a class body binds, evaluated when first read (a lazy ``locals`` for a class frame)."""
+
+    def __init__(self, resolve, node_cls: ast.ClassDef):
+        super().__init__()
+        self._resolve = resolve
+        self._names = {name for stmt in node_cls.body for name in _bound_names(stmt)}
+        self._busy: set[str] = set()
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or (name in self._names and name not in self._busy)
+
+    def __getitem__(self, name):
+        if not dict.__contains__(self, name):
+            self._busy.add(name)
+            try:
+                self[name] = self._resolve(name)
+            finally:
+                self._busy.discard(name)
+        return dict.__getitem__(self, name)
+
+
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, ast.Assign):
+        return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return [stmt.target.id]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    return []
 
 
 def _module_frame(module: Module):

@@ -1,0 +1,100 @@
+"""The symbolic engine and the replay agree on the scenario matrix (``tests/scenarios/``).
+
+The full matrix runs with ``make agreement``. Here: every scenario file parses
+and every scenario's symbolic run ends with a Trace that meets the scenario's
+``expect`` table (wheels only, no replay); and a subset spanning both code eras
+is replayed through SGLang's own code and must agree on every field's final value
+and on raise or no raise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer import agreement
+from analyzer.errors import SgtraceError
+from analyzer.trace import Trace
+
+FILES = sorted(agreement.SCENARIO_DIR.glob("*.toml"))
+
+
+def _loaded() -> list[agreement.Scenario]:
+    """The matrix, or nothing when a file is broken (``test_scenario_file_parses`` says which)."""
+    try:
+        return agreement.load_scenarios()
+    except SgtraceError:
+        return []
+
+
+SCENARIOS = _loaded()
+BY_NAME = {s.name: s for s in SCENARIOS}
+
+# Both eras, every model family, NVIDIA and AMD, a raise and the stash/override machinery.
+REPLAYED = [
+    "p1-0.5.11",
+    "p2-0.5.11",
+    "p1-flags-0.5.23",
+    "deepseek-b200-tp8-0.5.23",
+    "gptoss-h100-0.5.14",
+    "qwen3next-h200-no-buffer-0.5.18",
+    "llama-h200-eagle-specv2-0.5.14",
+    "nemotronh-h100-page16-0.5.23",
+]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_scenario_file_parses(path):
+    assert agreement.load_file(path), f"{path.name} holds no [[scenario]] table"
+
+
+def test_scenario_names_are_unique():
+    agreement.load_scenarios()
+
+
+def test_the_matrix_is_wide():
+    assert len(SCENARIOS) >= 40
+    assert {s.era for s in SCENARIOS} == {"A", "B"}
+    assert {s.version for s in SCENARIOS} >= {"0.5.11", "0.5.14", "0.5.18", "0.5.23"}
+    assert set(REPLAYED) <= set(BY_NAME)
+
+
+def test_a_scenario_needs_one_launch(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[scenario]]\nname = "x"\nversion = "0.5.11"\nprofile = "h100"\nmodel = "DeepSeek-V3"\n')
+    with pytest.raises(SgtraceError, match="exactly one of argv, service, script"):
+        agreement.load_file(path)
+
+
+def test_unknown_keys_are_refused(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[scenario]]\nname = "x"\nversion = "0.5.11"\nprofile = "h100"\nmodel = "m"\nargv = []\nflags = 1\n')
+    with pytest.raises(SgtraceError, match="unknown key"):
+        agreement.load_file(path)
+
+
+def test_scenario_folder_mark_is_expanded():
+    eagle = BY_NAME["llama-h100-eagle3-0.5.23"]
+    draft = eagle.argv[eagle.argv.index("--speculative-draft-model-path") + 1]
+    assert draft.startswith(str(agreement.SCENARIO_DIR.resolve())) and draft.endswith("EAGLE3-LLaMA3.1-Instruct-8B")
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_symbolic_run_terminates(name):
+    scenario = BY_NAME[name]
+    explanation = agreement.run_symbolic(scenario)
+    assert isinstance(explanation.trace, Trace)
+    assert explanation.trace.final, "the symbolic run produced no final values"
+    assert agreement.check_expectation(scenario, explanation.trace) == []
+
+
+@pytest.mark.replay
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REPLAYED)
+def test_engines_agree(name):
+    result = agreement.run_scenario(BY_NAME[name])
+    assert result.failure is None, result.failure
+    comparison = result.comparison
+    assert comparison.raise_agrees, f"symbolic {comparison.symbolic_error} | replay {comparison.replay_error}"
+    assert not comparison.value_differences, agreement.row(result)[-1]
