@@ -216,28 +216,30 @@ def _required(guard: Guard) -> bool:
     return guard.polarity
 
 
-def _first_failing(site: Site, observed_runs: list[dict]) -> tuple[bool, Guard | None, Any]:
-    """Whether the raising function was entered, and the first static guard the runs did not satisfy."""
+def _first_failing(site: Site, observed_runs: list[dict]) -> tuple[bool, Guard | None, Any, int | None]:
+    """Whether the raising function was entered, the first static guard the runs did not satisfy, its value,
+    and how many events the first run had recorded when it was evaluated (in the primary run only)."""
     fid = function_id(site)
     entered = False
     for run in observed_runs:
         entries = run.get(fid, [])
         if any(kind == "enter" for kind, *_ in entries):
             entered = True
-        conditions = [(line, expr, held) for kind, line, expr, held, _value in entries if kind == "cond"]
+        conditions = [(line, expr, held, count) for kind, line, expr, held, count in entries if kind == "cond"]
         for guard in site.guards:
             if guard.kind in ("loop", "except", "match", "table"):
                 continue
             line = guard.location.line if guard.location else 0
-            seen = [(expr, held) for cond_line, expr, held in conditions if cond_line == line]
+            seen = [(expr, held, count) for cond_line, expr, held, count in conditions if cond_line == line]
             if not seen:
                 continue
             required = _required(guard) if guard.kind != "assert" else False
             # the static guard may be the test's negation (``if not x: return`` is kept as ``x``)
-            verdicts = [held if _same_test(expr, guard.expr) else not held for expr, held in seen]
+            verdicts = [held if _same_test(expr, guard.expr) else not held for expr, held, _count in seen]
             if all(v != required for v in verdicts):
-                return entered, guard, verdicts[-1]
-    return entered, None, None
+                count = seen[-1][2] if run is observed_runs[0] else None
+                return entered, guard, verdicts[-1], count
+    return entered, None, None, None
 
 
 def _normalized(expr: str) -> str:
@@ -255,8 +257,8 @@ def _same_test(observed: str, static: str) -> bool:
     return not (a == f"not {b}" or a == f"not ({b})" or b == f"not {a}" or b == f"not ({a})")
 
 
-def _explain_guard_words(explanation: Explanation, guard: Guard) -> list[str]:
-    return guard_inputs(GuardValue(guard.expr, guard.polarity, None), explanation, None)
+def _explain_guard_words(explanation: Explanation, guard: Guard, limit: int | None = None) -> list[str]:
+    return guard_inputs(GuardValue(guard.expr, guard.polarity, None), explanation, None, limit)
 
 
 def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: bool = True) -> Diagnosis:
@@ -285,18 +287,25 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
         diagnosis.conditional = [c for a in conditional for c in a.condition]
         return diagnosis
     diagnosis.consistent = False
-    entered, guard, actual = _first_failing(target, observed_runs)
+    entered, guard, actual, seen_at = _first_failing(target, observed_runs)
     diagnosis.reached_function = entered
     if guard is not None:
         diagnosis.failing = Failing(guard, guard.polarity if guard.kind != "assert" else False, actual,
-                                    _explain_guard_words(explanation, guard))
+                                    _explain_guard_words(explanation, guard, seen_at))
         fields = set(guard.reads.fields)
         for name in list(fields):
             if name.endswith("()"):
                 for function in extraction.functions.values():
                     if function.qualname.endswith("ServerArgs." + name[:-2]):
                         fields |= {f for f in function.reads.fields if not f.endswith("()")}
-        diagnosis.writes_elsewhere = [s for s in extraction.sites if s.kind == "write" and s.field in fields]
+        order = {fid: i for i, fid in enumerate(extraction.order)}
+        raise_at = order.get(function_id(target))
+
+        def may_precede(write: Site) -> bool:  # a write in a function first run after the raise cannot cause it
+            at = order.get(function_id(write))
+            return raise_at is None or at is None or at <= raise_at
+
+        diagnosis.writes_elsewhere = [s for s in extraction.sites if s.kind == "write" and s.field in fields and may_precede(s)]
     if find_producers:
         diagnosis.producers = producing_inputs(request, explanation, diagnosis, target)
     return diagnosis

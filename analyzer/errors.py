@@ -26,7 +26,12 @@ class SgtraceError(Exception):
         text = f"error: {self.message}"
         if self.hint:
             text += f" (hint: {self.hint})"
-        return text.replace("\n", " ")
+        return printable(text.replace("\n", " "))
+
+
+def printable(text: str) -> str:
+    """Escape what would break the line or drive a terminal (CR, escape sequences, separators)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class SourceError(SgtraceError):

@@ -247,7 +247,7 @@ def _helper_reads(extraction: Extraction, method: str) -> list[str]:
     return []
 
 
-def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | None) -> list[str]:
+def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | None, limit: int | None = None) -> list[str]:
     """In words, what drives one condition: the user's flags, SGLang's own writes, defaults, env, hardware."""
     trace = explanation.trace
     parsed = explanation.parsed
@@ -259,7 +259,8 @@ def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | No
             fields.extend(_helper_reads(explanation.extraction, name))
         else:
             fields.append(name)
-    limit = trace.events.index(before) if before in trace.events else len(trace.events)
+    if limit is None:
+        limit = trace.events.index(before) if before in trace.events else len(trace.events)
     for name in dict.fromkeys(fields):
         writes = [e for e in trace.events[:limit] if e.kind == WRITE and e.field == name]
         if name in parsed.given and not writes:

@@ -742,19 +742,12 @@ def test_exit_5_internal_error_is_one_line(capsys, monkeypatch):
 # ---------------------------------------------------------------------------
 
 
-ONE_LINE_REASON = ("analyzer/errors.py SgtraceError.one_line() only replaces '\\n': a '\\r', '\\x1e' or '\\u2028' "
-                   "in a path or value (a --profile path, an --env item) still breaks the line, and an ESC sequence "
-                   "drives the terminal (click strips it only when stderr is not a terminal)")
-
-
-@pytest.mark.xfail(strict=True, reason=ONE_LINE_REASON)
 @pytest.mark.parametrize("char", ["\r", "\x1e", "\u2028"], ids=["CR", "RS", "LS"])
 def test_one_line_survives_any_character(capsys, char):
     err = bad_input(capsys, *EXPLAIN_A, "--args", "--model-path /m", "--profile", f"/nonexistent/{char}x.toml")
     assert len(err.splitlines()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=ONE_LINE_REASON)
 def test_one_line_has_no_escape_sequence():
     from analyzer.errors import SgtraceError
 
@@ -762,10 +755,6 @@ def test_one_line_has_no_escape_sequence():
     assert "\x1b" not in line and len(line.splitlines()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analyzer/explain.py guard_inputs (used by diagnose): for a raise that does not happen, the condition's "
-    "inputs are read from the end of the trace, so a write made after the raise site (dp_size = 4 in "
-    "_handle_defaults) is shown as what made `self.dp_size == 7` false; the guard saw the default 1"))
 def test_inconsistency_cites_the_value_the_guard_saw(capsys, tmp_path):
     tree = node_tree(tmp_path / "tree", REFUSE_DP_7)
     code, out, _err = run(capsys, "explain", "--sglang", tree, "--args", "--model-path /m", "--error", "ValueError: dp_size 7 is refused")

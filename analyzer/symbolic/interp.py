@@ -16,6 +16,8 @@ guess and never to a crash.
 from __future__ import annotations
 
 import ast
+import functools
+import itertools
 import operator
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,7 +178,7 @@ class Interpreter:
 
     def truth(self, value: Any, node: ast.AST, frame: Frame) -> bool:
         if isinstance(value, Unknown):
-            text = ast.unparse(node)
+            text = _source(node)
             if value.kind == "input":
                 # an input the user could give: explore both outcomes
                 choice = self.decisions.decide(f"{text}  [{value.reason}]" if value.reason else text)
@@ -346,8 +348,8 @@ class Interpreter:
     def stmt_If(self, stmt: ast.If, frame: Frame) -> None:
         value = self.eval(stmt.test, frame)
         taken = self.truth(value, stmt.test, frame)
-        self.world.observe(frame, stmt, ast.unparse(stmt.test), taken, value)
-        guard = GuardValue(ast.unparse(stmt.test), taken, encode_value(value if not isinstance(value, Unknown) else value))
+        self.world.observe(frame, stmt, _source(stmt.test), taken, value)
+        guard = GuardValue(_source(stmt.test), taken, encode_value(value if not isinstance(value, Unknown) else value))
         body = stmt.body if taken else stmt.orelse
         if body:
             frame.guards.append(guard)
@@ -367,12 +369,13 @@ class Interpreter:
         if items is None:
             self.world.note(f"{frame.module.rel}:{stmt.lineno}: loop over {type(iterable).__name__} not modeled, skipped")
             return
-        guard = GuardValue(f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}", True, None)
+        guard = GuardValue(f"for {_source(stmt.target)} in {_source(stmt.iter)}", True, None)
         frame.guards.append(guard)
         broke = False
         try:
             for count, item in enumerate(items):
                 if count >= MAX_LOOP:
+                    self.world.note(f"{frame.module.rel}:{stmt.lineno}: loop stopped after {MAX_LOOP} iterations; the rest was not evaluated")
                     break
                 self.assign(stmt.target, item, stmt, frame, "loop")
                 try:
@@ -394,7 +397,10 @@ class Interpreter:
             if isinstance(value, Unknown):
                 self.world.note(f"{frame.module.rel}:{stmt.lineno}: while loop on an unknown condition skipped")
                 return
-            if not value or count >= MAX_LOOP:
+            if not value:
+                break
+            if count >= MAX_LOOP:
+                self.world.note(f"{frame.module.rel}:{stmt.lineno}: while loop stopped after {MAX_LOOP} iterations; the rest was not evaluated")
                 break
             count += 1
             try:
@@ -422,7 +428,7 @@ class Interpreter:
                 raise
             if handler.name:
                 frame.locals[handler.name] = Opaque(f"{error.exc_type}: {error.message}")
-            guard = GuardValue(f"except {ast.unparse(handler.type) if handler.type else 'BaseException'}", True, error.exc_type)
+            guard = GuardValue(f"except {_source(handler.type) if handler.type else 'BaseException'}", True, error.exc_type)
             frame.guards.append(guard)
             self.handling.append(error)
             try:
@@ -443,7 +449,7 @@ class Interpreter:
         for handler in handlers:
             if handler.type is None:
                 return handler
-            names = [ast.unparse(e) for e in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
+            names = [_source(e) for e in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
             for name in names:
                 short = name.split(".")[-1]
                 if short in (error.exc_type, "Exception", "BaseException") or _is_subclass(error.exc_type, short):
@@ -458,12 +464,12 @@ class Interpreter:
         exc = stmt.exc
         message = ""
         if isinstance(exc, ast.Call):
-            exc_type = ast.unparse(exc.func).split(".")[-1]
+            exc_type = _source(exc.func).split(".")[-1]
             if exc.args:
                 value = self.eval(exc.args[0], frame)
                 message = self.world.format_message(value)
         else:
-            exc_type = ast.unparse(exc).split(".")[-1]
+            exc_type = _source(exc).split(".")[-1]
             value = self.eval(exc, frame) if isinstance(exc, ast.Name) and exc.id in frame.locals else None
             if isinstance(value, Opaque):
                 exc_type, _, message = value.what.partition(": ")
@@ -472,10 +478,10 @@ class Interpreter:
     def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:
         value = self.eval(stmt.test, frame)
         held = self.truth(value, stmt.test, frame)
-        self.world.observe(frame, stmt, ast.unparse(stmt.test), held, value)
+        self.world.observe(frame, stmt, _source(stmt.test), held, value)
         if not held:
             message = self.world.format_message(self.eval(stmt.msg, frame)) if stmt.msg is not None else ""
-            guards = frame.chain() + [GuardValue(ast.unparse(stmt.test), False, encode_value(value))]
+            guards = frame.chain() + [GuardValue(_source(stmt.test), False, encode_value(value))]
             raise SGLangError("AssertionError", message, self.site(stmt, frame), guards)
 
     def stmt_Import(self, stmt: ast.Import, frame: Frame) -> None:
@@ -649,6 +655,8 @@ class Interpreter:
             return right
         if not (is_plain(left) and is_plain(right)):
             return self.world.object_binop(op, left, right)
+        if _too_big(op, left, right):
+            return Unknown(f"{op.__name__} would build a value too large to evaluate")
         try:
             return _BINOPS[op](left, right)
         except ZeroDivisionError as exc:
@@ -782,6 +790,8 @@ class Interpreter:
         return out if ok else Unknown("comprehension over an unknown value")
 
     def iterate(self, iterable: Any, node: ast.AST, frame: Frame):
+        if isinstance(iterable, range) and len(iterable) > MAX_LOOP:
+            return list(itertools.islice(iterable, MAX_LOOP + 1))  # the loop reports where it stops
         if isinstance(iterable, (list, tuple, set, frozenset, str, range)):
             return list(iterable)
         if isinstance(iterable, dict):
@@ -789,6 +799,29 @@ class Interpreter:
         if type(iterable).__name__ in ("dict_items", "dict_keys", "dict_values", "zip", "enumerate", "map", "filter", "list_iterator"):
             return list(iterable)
         return self.world.iterate(iterable)
+
+
+MAX_VALUE_SIZE = 1 << 20  # elements of a repeated sequence, or bits of an integer
+
+
+def _too_big(op: type, left: Any, right: Any) -> bool:
+    """Whether Python would spend minutes or gigabytes on this operation (``10 ** 10 ** 10``, ``"a" * 10**10``)."""
+    ints = isinstance(left, int) and isinstance(right, int) and not isinstance(left, bool) and not isinstance(right, bool)
+    if op is ast.Pow and ints and right > 0 and abs(left) > 1:
+        return right * max(abs(left).bit_length(), 1) > MAX_VALUE_SIZE
+    if op is ast.LShift and ints:
+        return right > MAX_VALUE_SIZE
+    if op is ast.Mult:
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes, list, tuple)) and isinstance(count, int) and not isinstance(count, bool):
+                return len(seq) * count > MAX_VALUE_SIZE
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _source(node: ast.AST) -> str:
+    """The source text of a node, rendered once: the parsed modules are shared by every run."""
+    return ast.unparse(node)
 
 
 def _terminates(body: list[ast.stmt]) -> bool:

@@ -119,7 +119,8 @@ class World:
     def observe(self, frame, node, expr: str, held: bool, value: Any) -> None:
         """Record the conditions evaluated in a watched function (for error diagnosis)."""
         if frame.function_id in self.watched:
-            self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, value))
+            # the number of events so far: what the condition saw is what was written before it
+            self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, len(self.events)))
 
     def _model_config(self) -> ModelConfigObj:
         if self.model is None:
