@@ -614,38 +614,6 @@ def outside_code(markdown: str) -> str:
 # The README's exit codes, each produced once
 # ---------------------------------------------------------------------------
 
-RUNNABLE_ENVIRON = textwrap.dedent('''\
-    import os
-
-
-    class EnvBool:
-        def __init__(self, default):
-            self.default = default
-
-        def __set_name__(self, owner, name):
-            self.name = name
-
-        def get(self):
-            value = os.environ.get(self.name)
-            return self.default if value is None else value.lower() in ("1", "true")
-
-        def set(self, value):
-            os.environ[self.name] = str(value)
-
-
-    class EnvInt(EnvBool):
-        def get(self):
-            value = os.environ.get(self.name)
-            return self.default if value is None else int(value)
-
-
-    class Envs:
-        SGLANG_ENABLE_SPEC_V2 = EnvBool(False)
-        SGLANG_MAMBA_TRACK = EnvInt(256)
-
-
-    envs = Envs()
-''')
 REFUSE_DP_7 = ("    def __post_init__(self):\n",
                "    def __post_init__(self):\n"
                "        if self.dp_size == 7:\n"
@@ -653,9 +621,8 @@ REFUSE_DP_7 = ("    def __post_init__(self):\n",
 
 
 def node_tree(root: Path, *edits: tuple[str, str]) -> Path:
-    """A runnable copy of era_a (an environ that works, a dist-info), edited."""
+    """A runnable copy of era_a (with a dist-info), edited."""
     copy_tree(ERA_A, root)
-    write(root / "sglang" / "srt" / "environ.py", RUNNABLE_ENVIRON)
     server_args = root / "sglang" / "srt" / "server_args.py"
     text = server_args.read_text()
     for old, new in edits:

@@ -26,38 +26,6 @@ P1_SERVICE = FIXTURES / "inputs" / "p1.service"
 PROFILE = "rtx-pro-6000-blackwell"
 P1_MESSAGE_START = "Speculative decoding for Qwen3_5MoeForConditionalGeneration is not compatible with radix cache"
 
-RUNNABLE_ENVIRON = '''\
-import os
-
-
-class EnvBool:
-    def __init__(self, default):
-        self.default = default
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def get(self):
-        value = os.environ.get(self.name)
-        return self.default if value is None else value.lower() in ("1", "true")
-
-    def set(self, value):
-        os.environ[self.name] = str(value)
-
-
-class EnvInt(EnvBool):
-    def get(self):
-        value = os.environ.get(self.name)
-        return self.default if value is None else int(value)
-
-
-class Envs:
-    SGLANG_ENABLE_SPEC_V2 = EnvBool(False)
-    SGLANG_MAMBA_TRACK = EnvInt(256)
-
-
-envs = Envs()
-'''
 
 # --model-path hang / crash: stop after the first handler's writes (a partial trace to keep).
 HANG_AND_CRASH = (
@@ -76,7 +44,6 @@ OTHER_DEFAULT = ('            self.strategy = "no_buffer"\n', '            self.
 def make_fake_sglang(root: Path, *edits: tuple[str, str]) -> Path:
     """A runnable copy of the era-A fixture tree at ``root`` (with its dist-info), edited; returns ``root``."""
     shutil.copytree(ERA_A, root)
-    (root / "sglang" / "srt" / "environ.py").write_text(RUNNABLE_ENVIRON)
     server_args = root / "sglang" / "srt" / "server_args.py"
     text = server_args.read_text()
     for old, new in edits:
