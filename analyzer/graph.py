@@ -23,10 +23,13 @@ from __future__ import annotations
 
 from collections import deque
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .errors import UnknownFieldError
 from .model import Extraction, Reads, Site
+
+if TYPE_CHECKING:  # networkx costs 0.1 s to import: only the commands that build a graph pay it
+    import networkx as nx
 
 DATA_EDGES = ("writes", "guard-read", "value-read", "reads")
 
@@ -59,6 +62,8 @@ def site_label(site: Site) -> str:
 
 
 def build_graph(extraction: Extraction) -> nx.MultiDiGraph:
+    import networkx as nx
+
     graph = nx.MultiDiGraph(version=extraction.version, era=extraction.era)
     helper_ids = {}
     for function in extraction.functions.values():
@@ -146,7 +151,12 @@ def slice_graph(graph: nx.MultiDiGraph, field: str, direction: str = "both", dep
             for u, _v, data in graph.in_edges(node, data=True):
                 if data.get("kind") == "contains":
                     keep.add(u)
-    return graph.subgraph(keep).copy()
+    # built in the graph's own node and edge order (``graph.subgraph(keep)`` would follow the
+    # set's order, which changes with the hash seed: the same slice printed differently per run)
+    sliced = graph.__class__(**graph.graph)
+    sliced.add_nodes_from((node, data) for node, data in graph.nodes(data=True) if node in keep)
+    sliced.add_edges_from((u, v, key, data) for u, v, key, data in graph.edges(keys=True, data=True) if u in keep and v in keep)
+    return sliced
 
 
 def sites_in(graph: nx.MultiDiGraph) -> list[Site]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .graph import sites_in
 from .model import NOT_LITERAL, Extraction, Flag, Site
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def value_text(value) -> str:

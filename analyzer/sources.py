@@ -70,32 +70,50 @@ class SourceTree:
 def tree_hash(root: Path) -> str:
     """A hash of the files that extraction reads (names, sizes and mtimes are not enough across copies)."""
     digest = hashlib.sha256()
-    srt = root / "sglang" / "srt"
-    for path in sorted(_hashed_files(root)):
-        digest.update(path.relative_to(root).as_posix().encode())
+    for rel, path in _hashed_files(root):
+        digest.update(rel.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
-    if not srt.exists():
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+    if not (Path(root) / "sglang" / "srt").exists():
         digest.update(b"no-srt")
     return digest.hexdigest()[:24]
 
 
-def _hashed_files(root: Path):
-    """The files that extraction parses: server_args, arg_groups, environ and the modules they reach.
+def tree_stamp(root: Path) -> str:
+    """A hash of the tree's path and of the names, sizes and mtimes of the files ``tree_hash``
+    reads: a stat per file, no reading."""
+    digest = hashlib.sha256(str(Path(root).resolve()).encode() + b"\0")
+    for rel, path in _hashed_files(root):
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        digest.update(f"{rel}\0{info.st_mtime_ns}\0{info.st_size}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def _hashed_files(root: Path) -> list[tuple[str, str]]:
+    """The files that extraction parses: server_args, arg_groups, environ and the modules they reach,
+    as (path relative to ``root`` with forward slashes, path), in a stable order.
 
     Hashing every file of a 4,700-file tree costs more than parsing the few we
     need, so the hash covers ``sglang/srt`` Python files only.
     """
-    srt = root / "sglang" / "srt"
-    for dirpath, dirnames, filenames in os.walk(srt):
+    base = os.fspath(root)
+    found = []
+    for dirpath, dirnames, filenames in os.walk(os.path.join(base, "sglang", "srt")):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        prefix = os.path.relpath(dirpath, base).replace(os.sep, "/")
         for name in filenames:
             if name.endswith(SOURCE_SUFFIXES):
-                yield Path(dirpath) / name
+                found.append((f"{prefix}/{name}", os.path.join(dirpath, name)))
     for extra in ("version.py", "_version.py"):
-        path = root / "sglang" / extra
-        if path.exists():
-            yield path
+        path = os.path.join(base, "sglang", extra)
+        if os.path.exists(path):
+            found.append((f"sglang/{extra}", path))
+    found.sort(key=lambda item: item[0].split("/"))
+    return found
 
 
 def read_version(root: Path) -> str:

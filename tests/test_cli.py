@@ -70,6 +70,17 @@ def test_console_script_runs():
     assert "Exit codes" in proc.stdout
 
 
+def test_console_script_flushes_everything_before_it_exits(capsys, fixtures_dir):
+    """The script leaves with ``os._exit`` (no heap teardown): what it printed and its exit code still arrive whole."""
+    tree = str(fixtures_dir / "sites" / "era_b")
+    argv = ["graph", "--sglang", tree, "--field", "strategy", "--format", "json"]
+    expected = run(capsys, *argv)
+    proc = subprocess.run([sys.executable, "-m", "analyzer", *argv], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == expected and len(proc.stdout) > 1000
+    bad = subprocess.run([sys.executable, "-m", "analyzer", "sites", "--sglang", tree, "--field", "stratgy"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == "" and "did you mean strategy" in bad.stderr
+
+
 @pytest.mark.network
 def test_missing_version(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path))

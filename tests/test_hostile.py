@@ -322,6 +322,39 @@ def test_leftover_temp_files_are_ignored(fresh_cache):
     assert stats["cache"] == "miss" and cache.load(key) is not None
 
 
+def test_an_edited_tree_is_hashed_and_extracted_again(fresh_cache, tmp_path):
+    """A warm run stats the files instead of hashing them: an edit that keeps the size is still seen (mtime)."""
+    root = tmp_path / "tree"
+    shutil.copytree(ERA_A, root)
+    tree = sources.resolve(str(root))
+    stats: dict = {}
+    before = extract(tree, stats=stats)
+    assert stats["cache"] == "miss" and before.fields["tp_size"].default == 1
+    extract(tree, stats=stats)
+    assert stats["cache"] == "hit"
+    server_args = root / "sglang" / "srt" / "server_args.py"
+    text = server_args.read_text()
+    server_args.write_text(text.replace("tp_size: int = 1", "tp_size: int = 7", 1))
+    info = server_args.stat()
+    os.utime(server_args, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+    assert server_args.stat().st_size == len(text.encode())
+    after = extract(tree, stats=stats)
+    assert stats["cache"] == "miss" and after.fields["tp_size"].default == 7
+    assert cache.content_hash(tree) == tree.content_hash() != before.content_hash
+
+
+@pytest.mark.parametrize("damage", [b"", b"\xff\xfe junk", b"not-a-hash\n"], ids=["empty", "binary", "text"])
+def test_a_damaged_stamp_is_hashed_again(fresh_cache, damage):
+    tree = sources.resolve(str(ERA_A))
+    expected = tree.content_hash()
+    assert cache.content_hash(tree) == expected
+    stamps = list((fresh_cache / "stamps").iterdir())
+    assert len(stamps) == 1 and stamps[0].read_text() == expected
+    stamps[0].write_bytes(damage)
+    assert cache.content_hash(tree) == expected
+    assert stamps[0].read_text() == expected  # rewritten
+
+
 def test_unwritable_cache(capsys, tmp_path, monkeypatch):
     """SGTRACE_CACHE is a file: a path tree still explains (the cache only costs speed); a version cannot be fetched."""
     blocker = write(tmp_path / "not-a-dir", "x")

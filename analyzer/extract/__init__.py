@@ -13,9 +13,7 @@ Results are cached per content hash (``analyzer.cache``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
 import time
 from pathlib import Path
@@ -57,7 +55,7 @@ def cache_key(content_hash: str) -> str:
 def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None) -> Extraction:
     """Extract everything sgtrace needs from ``tree``; a cache hit skips parsing entirely."""
     started = time.perf_counter()
-    content_hash = tree.content_hash()
+    content_hash = cache.content_hash(tree) if use_cache else tree.content_hash()
     key = cache_key(content_hash)
     if use_cache:
         data = cache.load(key)
@@ -78,23 +76,10 @@ def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None)
     return extraction
 
 
-@contextlib.contextmanager
-def _fewer_collections():
-    """Parsing allocates millions of short-lived, acyclic libcst nodes: with the default
-    threshold (700) the cyclic collector runs thousands of times over a growing heap, about
-    a fifth of a cold extraction. Raise the young-generation threshold while extracting."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 100_000), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
-    from .parse import code_memo
+    from .parse import code_memo, fewer_collections
 
-    with _fewer_collections(), code_memo():
+    with fewer_collections(), code_memo():
         return _extract_uncached(tree, content_hash)
 
 

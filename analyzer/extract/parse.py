@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,20 @@ import importlib.util
 import sys
 
 from ..model import Location, ParseProblem
+
+
+@contextlib.contextmanager
+def fewer_collections():
+    """Parsing allocates millions of short-lived, acyclic nodes (libcst's and ``ast``'s):
+    with the default threshold (700) the cyclic collector runs thousands of times over a
+    growing heap, about a fifth of a cold extraction and half of the evaluator's parsing.
+    Raise the young-generation threshold while parsing; the previous one comes back after."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], 100_000), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _lazy_import(name: str):

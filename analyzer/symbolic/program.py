@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..extract.parse import dotted_name, module_to_rel, resolve_relative
+from ..extract.parse import dotted_name, fewer_collections, module_to_rel, resolve_relative
 
 
 @dataclass
@@ -120,7 +120,8 @@ class Program:
         path = self.root / rel
         self._stamps[rel] = _stamp(path)
         try:
-            tree = ast.parse(path.read_bytes(), filename=rel)
+            with fewer_collections():
+                tree = ast.parse(path.read_bytes(), filename=rel)
         except (OSError, SyntaxError, ValueError, RecursionError) as exc:
             self._problems[rel] = f"{rel}: {type(exc).__name__}: {exc}"
         else:
