@@ -365,6 +365,7 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         self.sgtrace_notes: list[str] = []
         self.sgtrace_uses: list[_OptionUse] = []
         self.sgtrace_current: str | None = None
+        self.sgtrace_build_notes: list[str] = []  # flags that could not be registered: true of every parse
 
     def error(self, message):  # noqa: D102 - argparse API
         raise _ParseFailure(message)
@@ -379,6 +380,14 @@ class SGLangArgumentParser(argparse.ArgumentParser):
             typed = arg_string[: len(arg_string) - len(explicit) - 1] if isinstance(explicit, str) else arg_string
             self.sgtrace_uses.append(_OptionUse(typed, option, action))
         return result
+
+
+    def reset(self) -> None:
+        """Forget the previous parse (the parser is reused: building one costs 5-10 ms)."""
+        self.sgtrace_warnings = []
+        self.sgtrace_notes = list(self.sgtrace_build_notes)
+        self.sgtrace_uses = []
+        self.sgtrace_current = None
 
 
 @dataclass
@@ -397,6 +406,23 @@ def build_parser(extraction: Extraction, enforce_required: bool = True) -> SGLan
     custom_classes: dict[str, type[argparse.Action]] = {}
     for flag in extraction.flags:
         _add_flag(parser, flag, facts, custom_classes, enforce_required)
+    parser.sgtrace_build_notes = list(parser.sgtrace_notes)
+    return parser
+
+
+_PARSERS: list[tuple[Extraction, SGLangArgumentParser]] = []  # the last few extractions' parsers
+MAX_PARSERS = 8
+
+
+def _parser_for(extraction: Extraction) -> SGLangArgumentParser:
+    """The parser of ``extraction``, built once and reset for each parse (a batch parses thousands)."""
+    for known, parser in _PARSERS:
+        if known is extraction:
+            parser.reset()
+            return parser
+    parser = build_parser(extraction)
+    _PARSERS.insert(0, (extraction, parser))
+    del _PARSERS[MAX_PARSERS:]
     return parser
 
 
@@ -605,7 +631,7 @@ def parse_argv(
     would refuse the command line.
     """
     argv = [str(token) for token in argv]
-    parser = build_parser(extraction)
+    parser = _parser_for(extraction)
     try:
         merged_argv, merge_notes, config_count = _merge_config(extraction, parser, argv, config_path_resolver)
         namespace, extras = _run(parser, extraction, merged_argv, known_elsewhere)

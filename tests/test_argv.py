@@ -216,6 +216,21 @@ def test_flags_fixture_actions():
     assert any("--old-flag" in note and "ignored" in note for note in parsed.notes)
 
 
+def test_a_reused_parser_forgets_the_previous_parse():
+    """One parser per extraction serves every parse: warnings, notes, given flags and errors of one
+    parse do not reach the next, and a refused command line leaves nothing behind."""
+    ext = fixture_extraction(FLAGS_A)
+    first = parse_argv(ext, ["--model", "m", "--old-flag", "--stream-output", "-vv"])
+    assert first.warnings and "enable_x" in first.given
+    with pytest.raises(SgtraceError):
+        parse_argv(ext, ["--model", "m", "--verbose", "--context-length"])
+    again = parse_argv(ext, ["--model", "m"])
+    assert again.warnings == [] and not any("--old-flag" in note for note in again.notes)
+    assert set(again.given) == {"model_path"} and again.values["verbose"] != 2
+    assert argv_module._parser_for(ext) is argv_module._parser_for(ext)
+    assert parse_argv(ext, ["--model", "m", "--old-flag", "--stream-output", "-vv"]).warnings == first.warnings
+
+
 def test_unknown_type_keeps_text_with_a_note():
     parsed = parse_argv(fixture_extraction(FLAGS_A), ["--model", "m", "--context-length", "4k"])
     assert parsed.values["context_length"] == "4k"

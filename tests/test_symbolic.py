@@ -201,3 +201,84 @@ def test_p3_0511_extra_buffer_stays_on_every_path(v0511):
     assert trace.final["mamba_scheduler_strategy"] == "extra_buffer"
     assert not trace.writes("mamba_scheduler_strategy")
     assert trace.error is None or "no_buffer" not in trace.error.message
+
+
+# -- imports resolved from the text before a module is parsed -------------------------------------
+
+TRICKY_MODULE = '''"""A docstring that shows code:
+def in_docstring(x):
+class InDocstring:
+"""
+import os
+
+
+def plain(a):
+    return a
+
+
+class Both:
+    pass
+
+
+def Both():  # a top-level def wins over the class, as global_name answers
+    return 1
+
+
+async def coroutine():
+    pass
+
+
+class Config(object):
+    def method(self):  # indented: not top level
+        pass
+
+
+if os.environ.get("X"):
+    def conditional():
+        pass
+note = """
+class InsideAssignedString:
+"""
+'''
+
+
+def _parsed_kinds(program, rel: str) -> dict[str, str]:
+    module = program.module(rel)
+    kinds = {name: "class" for name in module.classes}
+    kinds.update({name: "function" for name in module.functions if "." not in name})
+    return kinds
+
+
+def test_top_level_kind_from_text_on_a_tricky_module(tmp_path):
+    from analyzer.symbolic.program import Program
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text(TRICKY_MODULE)
+    program = Program(tmp_path)
+    kinds = {name: program.top_level_kind("pkg/mod.py", name) for name in
+             ("plain", "Both", "coroutine", "Config", "method", "conditional", "in_docstring", "InDocstring", "InsideAssignedString", "os", "note")}
+    assert not program.is_parsed("pkg/mod.py")  # answered from the text
+    assert kinds == {"plain": "function", "Both": "function", "coroutine": "function", "Config": "class", "method": None,
+                     "conditional": None, "in_docstring": None, "InDocstring": None, "InsideAssignedString": None, "os": None, "note": None}
+    parsed = _parsed_kinds(program, "pkg/mod.py")
+    assert all(parsed[name] == kind for name, kind in kinds.items() if kind is not None)
+
+
+@pytest.mark.network
+def test_top_level_kind_agrees_with_the_parse_on_every_file_of_a_release(tree):
+    """Every name the text scan claims is what the parsed module says, in every file of 0.5.11's sglang/srt."""
+    from analyzer.symbolic.program import Program
+
+    root = tree("0.5.11").root
+    program = Program(root)
+    claimed = 0
+    for path in sorted((root / "sglang" / "srt").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        names = program.outline(rel)
+        if program.module(rel) is None:
+            continue
+        parsed = _parsed_kinds(program, rel)
+        for name, kind in names.items():
+            claimed += 1
+            assert parsed.get(name) == kind, (rel, name)
+    assert claimed > 5000

@@ -45,7 +45,7 @@ from typing import Any, Mapping
 import libcst as cst
 
 from ..model import NOT_LITERAL, Location
-from .parse import ImportedName, ModuleIndex, SourceIndex, code_of, collect_imports, module_to_rel, parse_source
+from .parse import ImportedName, ModuleIndex, SourceIndex, code_of, collect_imports, module_to_rel, parse_python, parse_source
 
 # Internal marker; converted to ``NOT_LITERAL`` at the public boundary so that a
 # source value that happens to equal ``NOT_LITERAL`` cannot be mistaken for it.
@@ -226,7 +226,7 @@ class ModuleView:
         classes: dict[str, tuple[int, int]] = {}
         functions: dict[str, tuple[int, int]] = {}
         try:
-            tree = ast.parse(self._source) if light else ast.Module(body=[], type_ignores=[])
+            tree = parse_python(self._source) if light else ast.Module(body=[], type_ignores=[])
         except (SyntaxError, ValueError, RecursionError):
             tree = ast.Module(body=[], type_ignores=[])
         for stmt in tree.body:

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import gc
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,14 @@ def fewer_collections():
         yield
     finally:
         gc.set_threshold(*before)
+
+
+def parse_python(source, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` without the compiler's warnings (invalid escapes in SGLang's strings are
+    SyntaxWarnings from Python 3.12 on): they are about SGLang's code, not the user's input."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename=filename)
 
 
 def _lazy_import(name: str):
@@ -358,7 +367,7 @@ class SourceIndex:
         result = None
         try:
             source = (self.root / rel).read_bytes()
-            tree = ast.parse(source)
+            tree = parse_python(source, rel)
         except (OSError, SyntaxError, ValueError, RecursionError) as exc:
             if rel not in self._failed:
                 self._failed.add(rel)

@@ -92,22 +92,25 @@ def fold(paths: list[PathResult], trace: Trace, truncated: bool) -> Trace:
     """Fold the runs into ``trace``: certain events and values, alternatives for the rest."""
     primary = paths[0]
     trace.complete = all(p.complete for p in paths) and not truncated
-    keysets = [{_event_key(e) for e in p.events} for p in paths]
-    for event in primary.events:
-        key = _event_key(event)
-        if not all(key in keys for keys in keysets):
-            event.certain = False
-            event.condition = primary.conditions()
-        trace.events.append(event)
-    # final values
     names = list(primary.final)
-    for name in names:
-        values = [p.final.get(name) for p in paths]
-        first = _key(values[0])
-        if all(_key(v) == first for v in values[1:]):
-            trace.final[name] = values[0]
-        else:
-            trace.final[name] = Unknown("depends on " + "; ".join(_distinguishing(paths)))
+    if len(paths) == 1:  # nothing forked: every event and value is certain
+        trace.events.extend(primary.events)
+        trace.final.update(primary.final)
+    else:
+        keysets = [{_event_key(e) for e in p.events} for p in paths]
+        for event in primary.events:
+            key = _event_key(event)
+            if not all(key in keys for keys in keysets):
+                event.certain = False
+                event.condition = primary.conditions()
+            trace.events.append(event)
+        for name in names:
+            values = [p.final.get(name) for p in paths]
+            first = _key(values[0])
+            if all(_key(v) == first for v in values[1:]):
+                trace.final[name] = values[0]
+            else:
+                trace.final[name] = Unknown("depends on " + "; ".join(_distinguishing(paths)))
     # the error
     errors = [p.error for p in paths]
     if all(e is not None for e in errors) and len({(e.exc_type, e.site.file if e.site else None, e.site.line if e.site else None) for e in errors}) == 1:

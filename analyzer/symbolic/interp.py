@@ -43,7 +43,7 @@ from .objects import (
     Record,
     View,
 )
-from .program import Module, Program
+from .program import Module, Program, resolve_relative
 
 MAX_DEPTH = 60
 MAX_STEPS = 400_000
@@ -297,11 +297,13 @@ class Interpreter:
                 del frame.guards[len(frame.guards) - pushed:]
 
     def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
-        self.tick()
-        handler = getattr(self, "stmt_" + type(stmt).__name__, None)
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+        handler = _STMT_HANDLERS.get(stmt.__class__)
         if handler is None:
             return  # class definitions, global/nonlocal, type aliases: nothing to resolve
-        handler(stmt, frame)
+        handler(self, stmt, frame)
 
     def stmt_Expr(self, stmt: ast.Expr, frame: Frame) -> None:
         self.eval(stmt.value, frame)
@@ -357,7 +359,7 @@ class Interpreter:
                 self.exec_block(body, frame)
             finally:
                 frame.guards.pop()
-        if not taken and not stmt.orelse and _terminates(stmt.body):
+        if not taken and not stmt.orelse and _if_terminates(stmt):
             frame.guards.append(guard)  # popped by the enclosing exec_block
 
     def stmt_For(self, stmt: ast.For, frame: Frame) -> None:
@@ -493,8 +495,6 @@ class Interpreter:
                 frame.locals[head] = self.world.import_module(head)
 
     def stmt_ImportFrom(self, stmt: ast.ImportFrom, frame: Frame) -> None:
-        from .program import resolve_relative
-
         target = resolve_relative(frame.module.dotted, frame.module.is_package, stmt.level, stmt.module) if stmt.level else (stmt.module or "")
         for alias in stmt.names:
             if alias.name == "*":
@@ -534,11 +534,13 @@ class Interpreter:
 
     # -- expressions ----------------------------------------------------------------
     def eval(self, node: ast.expr, frame: Frame) -> Any:
-        self.tick()
-        handler = getattr(self, "expr_" + type(node).__name__, None)
+        self.steps += 1  # ``tick``, inlined: this runs for every node evaluated
+        if self.steps > MAX_STEPS:
+            raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+        handler = _EXPR_HANDLERS.get(node.__class__)
         if handler is None:
             return Unknown(f"{type(node).__name__} expression not modeled")
-        return handler(node, frame)
+        return handler(self, node, frame)
 
     def expr_Constant(self, node: ast.Constant, frame: Frame) -> Any:
         return node.value
@@ -818,10 +820,31 @@ def _too_big(op: type, left: Any, right: Any) -> bool:
     return False
 
 
+def _handlers(prefix: str) -> dict[type, Any]:
+    """``ast`` node class -> the Interpreter method for it (``expr_Name``, ``stmt_If``): one dict
+    lookup per node instead of building the method name and looking it up."""
+    found = {}
+    for name in dir(ast):
+        node_class = getattr(ast, name)
+        method = getattr(Interpreter, prefix + name, None)
+        if isinstance(node_class, type) and issubclass(node_class, ast.AST) and method is not None:
+            found[node_class] = method
+    return found
+
+
+_EXPR_HANDLERS = _handlers("expr_")
+_STMT_HANDLERS = _handlers("stmt_")
+
+
 @functools.lru_cache(maxsize=None)
 def _source(node: ast.AST) -> str:
     """The source text of a node, rendered once: the parsed modules are shared by every run."""
     return ast.unparse(node)
+
+
+@functools.lru_cache(maxsize=None)
+def _if_terminates(stmt: ast.If) -> bool:
+    return _terminates(stmt.body)
 
 
 def _terminates(body: list[ast.stmt]) -> bool:

@@ -18,7 +18,8 @@ import json
 import math
 from typing import Any
 
-from ..trace import Unknown
+from ..trace import SiteRef, Unknown
+from .interp import Frame, SGLangError, contains_unknown, is_plain
 from . import modeldir
 from .objects import (
     MISSING,
@@ -46,9 +47,6 @@ LOG_LEVELS = {"warning": "warning", "warn": "warning", "warning_once": "warning"
 
 
 def _interp_error(interp, exc_type: str, message: str, node, frame):
-    from .interp import SGLangError
-    from ..trace import SiteRef
-
     return SGLangError(exc_type, message, SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
 
 
@@ -228,9 +226,11 @@ class _FieldInfo:
         self.name = name
 
 
+FIELD_CLASS = ClassRef("sglang/srt/arg_groups/arg_utils.py", "Field")
+
+
 def record_fields(interp, args, kwargs, node, frame):
-    names = list(interp.world.record.fields)
-    return [Instance(ClassRef("sglang/srt/arg_groups/arg_utils.py", "Field"), {"name": n}) for n in names]
+    return [Instance(FIELD_CLASS, {"name": n}) for n in interp.world.record.fields]
 
 
 def field_names(interp, args, kwargs, node, frame):
@@ -287,7 +287,6 @@ def _predicate_matches(interp, function, architecture, frame):
     module = interp.program.module(function.file)
     if module is None:
         return Unknown("predicate module")
-    from .interp import Frame
 
     value = interp.eval(predicate, Frame(module=module, qualname="<predicate>", class_name=None))
     if isinstance(value, FunctionRef):
@@ -358,6 +357,9 @@ MODULE_INTRINSICS = {
     ("hf_transformers", "get_generation_config"): returns_none,
     ("hf_transformers", "get_sparse_attention_config"): returns_none,
 }
+MODULE_INTRINSICS_BY_NAME: dict[str, list[tuple[str, Any]]] = {}
+for (_fragment, _name), _handler in MODULE_INTRINSICS.items():
+    MODULE_INTRINSICS_BY_NAME.setdefault(_name, []).append((_fragment, _handler))
 
 
 def get_bool_env_var(interp, args, kwargs, node, frame):
@@ -695,15 +697,11 @@ def _config_instance_of(world, config: ConfigObj, kind, name: str):
 
 
 def is_plain_value(value) -> bool:
-    from .interp import is_plain
-
     return is_plain(value)
 
 
 def _plain_call(fn):
     def call(interp, args, kwargs, node, frame):
-        from .interp import contains_unknown
-
         if any(contains_unknown(a) for a in args) or any(contains_unknown(v) for v in kwargs.values()):
             return Unknown(f"{fn.__name__}() of an unknown value")
         try:
@@ -756,8 +754,6 @@ def _higher_order(kind: str):
 
 
 def _sorted(interp, args, kwargs, node, frame):
-    from .interp import contains_unknown
-
     items = _unwrap(args[0]) if args else []
     if contains_unknown(items) or not isinstance(items, (list, tuple, set, frozenset, dict, str)):
         return Unknown("sorted() of an unknown value")

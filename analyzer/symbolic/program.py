@@ -10,10 +10,12 @@ records lands on the site the extraction found at that file:line.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..extract.parse import dotted_name, fewer_collections, module_to_rel, resolve_relative
+from ..extract.parse import dotted_name, fewer_collections, module_to_rel, parse_python, resolve_relative
 
 
 @dataclass
@@ -27,18 +29,23 @@ class Module:
     assignments: dict[str, ast.expr] = field(default_factory=dict)  # module-level NAME = expr (last wins)
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (module, attr)
     star_imports: list[str] = field(default_factory=list)  # ``from x import *``
+    _mutations: dict[str, list[ast.stmt]] = field(default_factory=dict, repr=False)
 
     def source_of(self, node: ast.AST) -> str:
         return ast.unparse(node)
 
     def mutations(self, name: str) -> list[ast.stmt]:
         """Top-level statements after ``name``'s assignment that change it in place
-        (``NAME.update(...)``, ``NAME[k] = v``, ``del NAME[k]``), possibly inside an ``if``/``try``."""
-        value = self.assignments.get(name)
-        if value is None:
-            return []
-        after = [s for s in self.tree.body if s.lineno > value.lineno and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-        return [s for s in after if _mutates(s, name)]
+        (``NAME.update(...)``, ``NAME[k] = v``, ``del NAME[k]``), possibly inside an ``if``/``try``.
+        Found once per name: every evaluation that imports the constant asks again."""
+        found = self._mutations.get(name)
+        if found is None:
+            value = self.assignments.get(name)
+            if value is None:
+                return []
+            after = [s for s in self.tree.body if s.lineno > value.lineno and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            found = self._mutations[name] = [s for s in after if _mutates(s, name)]
+        return found
 
 
 MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "add", "pop", "remove", "discard", "setdefault", "clear"})
@@ -105,6 +112,8 @@ class Program:
         self._modules: dict[str, Module | None] = {}
         self._stamps: dict[str, tuple[int, int] | None] = {}  # rel -> (mtime_ns, size) when parsed
         self._problems: dict[str, str] = {}
+        self._rels: dict[str, str | None] = {}  # dotted module -> file (None: not in the tree)
+        self._outlines: dict[str, dict[str, str]] = {}  # rel -> {name: "function"|"class"} from the text
 
     @property
     def problems(self) -> list[str]:
@@ -121,7 +130,7 @@ class Program:
         self._stamps[rel] = _stamp(path)
         try:
             with fewer_collections():
-                tree = ast.parse(path.read_bytes(), filename=rel)
+                tree = parse_python(path.read_bytes(), rel)
         except (OSError, SyntaxError, ValueError, RecursionError) as exc:
             self._problems[rel] = f"{rel}: {type(exc).__name__}: {exc}"
         else:
@@ -137,13 +146,45 @@ class Program:
                 self._modules.pop(rel, None)
                 self._stamps.pop(rel, None)
                 self._problems.pop(rel, None)
+                self._rels.clear()  # a file appeared or went away: look modules up again
+
+    def is_parsed(self, rel: str) -> bool:
+        return rel in self._modules
+
+    def top_level_kind(self, rel: str, name: str) -> str | None:
+        """``"function"`` or ``"class"`` where ``rel`` defines ``name`` with a top-level ``def`` or
+        ``class``, found from the text without parsing it; None when the text does not say for sure.
+
+        An import names a class or function far more often than the evaluator uses it: SGLang's
+        registries import twenty quantization modules (0.5 MB) to list their classes. A reference
+        to the definition is what ``global_name`` would answer after parsing (a top-level ``def``
+        wins over anything else of that name, then a top-level ``class``); the module is parsed
+        when the reference is used. A definition line inside a triple-quoted string could fool a
+        text scan, so a file with an odd number of triple quotes before the match says nothing.
+        """
+        return self.outline(rel).get(name)
+
+    def outline(self, rel: str) -> dict[str, str]:
+        """Every name ``top_level_kind`` answers for in ``rel``, with its kind."""
+        outline = self._outlines.get(rel)
+        if outline is None:
+            outline = self._outlines[rel] = _outline(self.root / rel)
+        return outline
+
+    def rel_of(self, dotted: str) -> str | None:
+        """The file of a dotted module in this tree (asked for nearly every global name the evaluator reads)."""
+        try:
+            return self._rels[dotted]
+        except KeyError:
+            rel = self._rels[dotted] = module_to_rel(self.root, dotted)
+            return rel
 
     def module_dotted(self, dotted: str) -> Module | None:
-        rel = module_to_rel(self.root, dotted)
+        rel = self.rel_of(dotted)
         return self.module(rel) if rel else None
 
     def has_module(self, dotted: str) -> bool:
-        return module_to_rel(self.root, dotted) is not None
+        return self.rel_of(dotted) is not None
 
     def function(self, function_id: str) -> tuple[Module, ast.FunctionDef] | None:
         rel, qualname = function_id.split("::", 1)
@@ -152,6 +193,30 @@ class Program:
             return None
         node = module.functions.get(qualname)
         return (module, node) if node is not None else None
+
+
+_DEFINITION = re.compile(rb"^(?:(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(|class[ \t]+(\w+)[ \t]*[(:])", re.M)
+_TRIPLE_QUOTE = re.compile(rb'"""|\'\'\'')
+
+
+def _outline(path: Path) -> dict[str, str]:
+    """The names a file surely defines with a top-level ``def`` or ``class`` (see ``top_level_kind``)."""
+    try:
+        text = path.read_bytes()
+    except OSError:
+        return {}
+    quotes = [match.start() for match in _TRIPLE_QUOTE.finditer(text)]
+    found: dict[str, str] = {}
+    unsure: set[str] = set()
+    for match in _DEFINITION.finditer(text):
+        name = (match.group(1) or match.group(2)).decode("ascii", "replace")
+        inside_string = bisect.bisect_left(quotes, match.start()) % 2 == 1
+        continued = text[max(0, match.start() - 2): match.start()].rstrip(b"\r\n").endswith(b"\\")
+        if inside_string or continued:
+            unsure.add(name)
+        elif match.group(1) or found.get(name) != "function":
+            found[name] = "function" if match.group(1) else "class"
+    return {name: kind for name, kind in found.items() if name not in unsure}
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -20,7 +20,8 @@ from typing import Any
 from ..model import NOT_LITERAL, Extraction
 from ..trace import ENV_WRITE, PROBE, WARNING, WRITE, Event, GuardValue, SiteRef, Unknown, encode_value
 from . import intrinsics
-from .interp import SGLangError, contains_unknown, is_plain
+from ..profiles import PROBES, Raises
+from .interp import _CMPOPS, Frame, SGLangError, contains_unknown, is_plain
 from .objects import (
     MISSING,
     AttrMissing,
@@ -193,8 +194,6 @@ class World:
             return Unknown(f"{name} refers to itself")
         self._evaluating.add(key)
         try:
-            from .interp import Frame
-
             frame = Frame(module=module, qualname="<module>", class_name=None)
             value = self.interp.eval(module.assignments[name], frame)
             self._apply_mutations(module, name, value)
@@ -207,8 +206,6 @@ class World:
 
     def _apply_mutations(self, module: Module, name: str, value: Any) -> None:
         """Run the module's top-level statements that change ``name`` in place, as importing it would."""
-        from .interp import Frame
-
         for stmt in module.mutations(name):
             frame = Frame(module=module, qualname="<module>", class_name=None, locals={name: value})
             self.interp.exec_stmt(stmt, frame)
@@ -223,6 +220,15 @@ class World:
     def import_name(self, dotted: str, name: str) -> Any:
         if self.program.has_module(f"{dotted}.{name}"):
             return ModuleRef(f"{dotted}.{name}")
+        rel = self.program.rel_of(dotted)
+        if rel is not None and not self.program.is_parsed(rel) and not (dotted.endswith("environ") or dotted == "sglang.srt.platforms"):
+            if rel.startswith(LEAF_MODULE_PREFIXES) and self._is_probe_name(name):
+                return FunctionRef(rel, name)
+            kind = self.program.top_level_kind(rel, name)  # what global_name would answer, without parsing yet
+            if kind == "function":
+                return FunctionRef(rel, name)
+            if kind == "class":
+                return ClassRef(rel, name)
         module = self.program.module_dotted(dotted)
         if module is not None:
             if dotted.endswith("environ") and name == "envs":
@@ -245,21 +251,15 @@ class World:
     # -- probes --------------------------------------------------------------------------
     @staticmethod
     def _is_probe_name(name: str) -> bool:
-        from ..profiles import PROBES
-
         return name in PROBES
 
     def probe_for(self, ref: FunctionRef) -> str | None:
-        from ..profiles import PROBES
-
         if not ref.module_rel.startswith(LEAF_MODULE_PREFIXES):
             return None
         name = ref.qualname.split(".")[-1]
         return name if name in PROBES else None
 
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
-        from ..profiles import PROBES, Raises
-
         if name not in PROBES:
             return Unknown(f"probe {name} is not modeled")
         answer = self.profile.probe(name, self.effective_env()) if self.profile is not None else Unknown("no hardware profile")
@@ -277,8 +277,6 @@ class World:
 
     def probed_attribute(self, obj: ProbedObject, attr: str, node, frame) -> Any:
         """``obj.attr`` as the profile's probe ``<prefix>.attr``; a reading no probe names is unknown."""
-        from ..profiles import PROBES
-
         name = f"{obj.prefix}.{attr}"
         if name in PROBES:
             return self.probe_value(name, node, frame)
@@ -289,8 +287,8 @@ class World:
 
     def intrinsic_for(self, ref: FunctionRef) -> Intrinsic | None:
         name = ref.qualname.split(".")[-1]
-        for (fragment, fn_name), module_handler in intrinsics.MODULE_INTRINSICS.items():
-            if fn_name == name and fragment in ref.module_rel:
+        for fragment, module_handler in intrinsics.MODULE_INTRINSICS_BY_NAME.get(name, ()):
+            if fragment in ref.module_rel:
                 return Intrinsic(name, module_handler)
         handler = self.intrinsics.get(name)
         if handler is None:
@@ -368,6 +366,10 @@ class World:
         """Like ``get_attribute`` but raises ``AttrMissing`` where Python raises AttributeError."""
         if isinstance(obj, Unknown):
             return obj
+        if obj.__class__ is Instance:  # the most frequent receiver (SGLang's own objects, dataclass fields)
+            if attr in obj.attrs:
+                return obj.attrs[attr]
+            return self._class_attribute(obj.cls, attr, node, frame, bound=obj)
         if isinstance(obj, Record):
             return self._record_attribute(obj, attr, node, frame)
         if isinstance(obj, View):
@@ -489,8 +491,6 @@ class World:
             return Intrinsic("get_text_config", lambda interp, args, kwargs, node, frame: target)
         if attr == "to_dict":
             return Intrinsic("to_dict", lambda interp, args, kwargs, node, frame: copy.deepcopy(config.data))
-        if attr == "text_config":
-            return config  # transformers configs without a text_config answer with themselves for text attributes
         if attr in CONFIG_DICT_METHODS and not is_sub_config(config):
             return _dict_method(config, attr)
         raise AttrMissing(f"model config has no attribute {attr!r} ({config.path}.{attr} is not in config.json)")
@@ -553,8 +553,6 @@ class World:
 
     def _class_frame(self, cls: ClassRef, module: Module, node_cls: ast.ClassDef):
         """A frame for a class body: its earlier names (``ALL = (DECODE, PREFILL)``) resolve to the class's own."""
-        from .interp import Frame
-
         namespace = _ClassNamespace(lambda name: self._own_class_attribute(cls, module, name, None, None, MISSING), node_cls)
         return Frame(module=module, qualname=f"<class {cls.name}>", class_name=cls.name, locals=namespace)
 
@@ -698,8 +696,6 @@ class World:
         return Unknown(f"subscript of {type(container).__name__}")
 
     def compare(self, op: type, left: Any, right: Any) -> Any:
-        from .interp import _CMPOPS
-
         if op in (ast.Is, ast.IsNot):
             if isinstance(left, Unknown) or isinstance(right, Unknown):
                 if (left is None or right is None) and isinstance(left, Unknown) != isinstance(right, Unknown):
@@ -898,8 +894,6 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
 
 
 def _module_frame(module: Module):
-    from .interp import Frame
-
     return Frame(module=module, qualname="<module>", class_name=None)
 
 
