@@ -80,6 +80,25 @@ def content_hash(tree: SourceTree) -> str:
     return value
 
 
+def prune(suffix: str, keep: str) -> int:
+    """Remove the extraction entries whose key ends with ``suffix`` except ``keep``: the same source
+    tree extracted by an earlier sgtrace (another extractor version). Returns how many went."""
+    removed = 0
+    folder = cache_root() / "extract"
+    try:
+        candidates = list(folder.glob(f"*{suffix}.json.gz"))
+    except OSError:
+        return 0
+    for path in candidates:
+        if path.name != f"{keep}.json.gz":
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 def discard(key: str) -> None:
     try:
         _path(key).unlink()

@@ -343,6 +343,25 @@ def test_an_edited_tree_is_hashed_and_extracted_again(fresh_cache, tmp_path):
     assert cache.content_hash(tree) == tree.content_hash() != before.content_hash
 
 
+def test_entries_of_an_older_extractor_are_removed(fresh_cache, monkeypatch):
+    """A new extractor (another sgtrace) rebuilds the tree's entry and removes the older one; other trees' stay."""
+    import analyzer.extract as extract_module
+
+    tree_a, tree_b = sources.resolve(str(ERA_A)), sources.resolve(str(ERA_B))
+    extract(tree_a)
+    extract(tree_b)
+    old_a, old_b = entry_of(tree_a)[1], entry_of(tree_b)[1]
+    assert old_a.is_file() and old_b.is_file()
+    extract_module.extractor_hash.cache_clear()
+    monkeypatch.setattr(extract_module, "extractor_hash", lambda: "0123456789ab")
+    stats: dict = {}
+    extract(tree_a, stats=stats)
+    new_a = entry_of(tree_a)[1]
+    assert stats["cache"] == "miss" and new_a.is_file() and new_a != old_a
+    assert not old_a.exists() and old_b.is_file()
+    assert sorted(p.name for p in (fresh_cache / "extract").iterdir()) == sorted([new_a.name, old_b.name])
+
+
 @pytest.mark.parametrize("damage", [b"", b"\xff\xfe junk", b"not-a-hash\n"], ids=["empty", "binary", "text"])
 def test_a_damaged_stamp_is_hashed_again(fresh_cache, damage):
     tree = sources.resolve(str(ERA_A))

@@ -71,6 +71,7 @@ def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None)
     extraction = extract_uncached(tree, content_hash)
     if use_cache:
         cache.store(key, extraction.to_dict())
+        cache.prune(f"-{content_hash}", keep=key)  # this tree as an older extractor saw it: never read again
     if stats is not None:
         stats.update(cache="miss", seconds=time.perf_counter() - started)
     return extraction
