@@ -537,7 +537,18 @@ class Interpreter:
         self.steps += 1  # ``tick``, inlined: this runs for every node evaluated
         if self.steps > MAX_STEPS:
             raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-        handler = _EXPR_HANDLERS.get(node.__class__)
+        node_class = node.__class__
+        if node_class is ast.Name:  # half of all nodes evaluated: ``lookup``, inlined
+            name = node.id
+            scope: Frame | None = frame
+            while scope is not None:
+                if name in scope.locals:
+                    return scope.locals[name]
+                scope = scope.closure
+            return self.world.global_name(frame.module, name)
+        if node_class is ast.Constant:
+            return node.value
+        handler = _EXPR_HANDLERS.get(node_class)
         if handler is None:
             return Unknown(f"{type(node).__name__} expression not modeled")
         return handler(self, node, frame)

@@ -230,7 +230,13 @@ FIELD_CLASS = ClassRef("sglang/srt/arg_groups/arg_utils.py", "Field")
 
 
 def record_fields(interp, args, kwargs, node, frame):
-    return [Instance(FIELD_CLASS, {"name": n}) for n in interp.world.record.fields]
+    """``record_fields(ServerArgs)``: one ``Field`` per field. The list is new for every call (the
+    caller may change it), its ``Field`` objects are made once per set of fields and shared."""
+    names = tuple(interp.world.record.fields)
+    made = interp.program.field_objects.get(names)
+    if made is None:
+        made = interp.program.field_objects[names] = tuple(Instance(FIELD_CLASS, {"name": n}) for n in names)
+    return list(made)
 
 
 def field_names(interp, args, kwargs, node, frame):

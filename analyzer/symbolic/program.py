@@ -114,6 +114,8 @@ class Program:
         self._problems: dict[str, str] = {}
         self._rels: dict[str, str | None] = {}  # dotted module -> file (None: not in the tree)
         self._outlines: dict[str, dict[str, str]] = {}  # rel -> {name: "function"|"class"} from the text
+        self.references: dict[tuple[str, str], object] = {}  # (rel, name) -> the function/class/module ref it names
+        self.field_objects: dict[tuple[str, ...], tuple] = {}  # ServerArgs' field names -> their ``Field`` objects
 
     @property
     def problems(self) -> list[str]:
@@ -147,6 +149,7 @@ class Program:
                 self._stamps.pop(rel, None)
                 self._problems.pop(rel, None)
                 self._rels.clear()  # a file appeared or went away: look modules up again
+                self.references.clear()
 
     def is_parsed(self, rel: str) -> bool:
         return rel in self._modules

@@ -82,6 +82,10 @@ def _env_convert(raw: str, kind: str | None) -> Any:
     return raw
 
 
+_SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
 class World:
     def __init__(self, program: Program, extraction: Extraction, record: Record, profile, model, env: dict[str, str]):
         self.program = program
@@ -114,12 +118,12 @@ class World:
             self.notes.append(text)
 
     def on_enter(self, frame) -> None:
-        if frame.function_id in self.watched:
+        if self.watched and frame.function_id in self.watched:
             self.observed.setdefault(frame.function_id, []).append(("enter", 0, "", True, None))
 
     def observe(self, frame, node, expr: str, held: bool, value: Any) -> None:
         """Record the conditions evaluated in a watched function (for error diagnosis)."""
-        if frame.function_id in self.watched:
+        if self.watched and frame.function_id in self.watched:
             # the number of events so far: what the condition saw is what was written before it
             self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, len(self.events)))
 
@@ -162,6 +166,21 @@ class World:
 
     # -- names and imports --------------------------------------------------------------
     def global_name(self, module: Module, name: str) -> Any:
+        """What ``name`` means at the top of ``module``. References to functions, classes and modules
+        do not depend on the inputs, so the Program keeps them for every later evaluation (and a
+        name read twice is the same object, as a function is in Python)."""
+        key = (module.rel, name)
+        known = self.program.references.get(key)
+        if known is not None:
+            return known
+        value = self._global_name(module, name)
+        if (value.__class__ in _SHAREABLE_REFS and getattr(value, "bound", MISSING) is MISSING and getattr(value, "closure", None) is None) or (
+            value is intrinsics.BUILTINS.get(name, MISSING)  # a builtin (``len``, ``getattr``): the same for every run
+        ):
+            self.program.references[key] = value
+        return value
+
+    def _global_name(self, module: Module, name: str) -> Any:
         if module.rel.startswith(LEAF_MODULE_PREFIXES) and self._is_probe_name(name):
             return FunctionRef(module.rel, name)  # however SGLang builds it (lru_cache(partial(...))), the profile answers
         if name in module.functions:
@@ -696,6 +715,11 @@ class World:
         return Unknown(f"subscript of {type(container).__name__}")
 
     def compare(self, op: type, left: Any, right: Any) -> Any:
+        if left.__class__ in _SCALARS and right.__class__ in _SCALARS and op not in (ast.In, ast.NotIn):
+            try:  # the most frequent case, and what the general path below answers for it
+                return _CMPOPS[op](left, right)
+            except TypeError:
+                return Unknown(f"comparison of {type(left).__name__} and {type(right).__name__}")
         if op in (ast.Is, ast.IsNot):
             if isinstance(left, Unknown) or isinstance(right, Unknown):
                 if (left is None or right is None) and isinstance(left, Unknown) != isinstance(right, Unknown):
