@@ -282,3 +282,45 @@ def test_top_level_kind_agrees_with_the_parse_on_every_file_of_a_release(tree):
             claimed += 1
             assert parsed.get(name) == kind, (rel, name)
     assert claimed > 5000
+
+
+KERNELS_MODULE = '''from sglang.srt.utils import is_hip
+
+
+def rocm_attention():
+    return "rocm"
+
+
+def cuda_attention():
+    return "cuda"
+
+
+attention_impl = rocm_attention if is_hip() else cuda_attention
+'''
+
+
+def test_a_name_whose_value_depends_on_the_hardware_is_not_shared_between_runs(fixtures_dir, tmp_path):
+    """One Program serves runs with different profiles: a function picked by a module-level
+    ``a if is_hip() else b`` (imported from elsewhere) is decided again in each run."""
+    import shutil
+
+    from analyzer.symbolic.program import Program
+
+    root = tmp_path / "tree"
+    shutil.copytree(fixtures_dir / "sites" / "era_a", root)
+    (root / "sglang" / "srt" / "kernels.py").write_text(KERNELS_MODULE)
+    server_args = root / "sglang" / "srt" / "server_args.py"
+    text = server_args.read_text()
+    text = text.replace("logger = logging.getLogger(__name__)", "from sglang.srt.kernels import attention_impl, cuda_attention\n\nlogger = logging.getLogger(__name__)", 1)
+    text = text.replace('        setattr(self, "attention_backend", "triton")', '        setattr(self, "attention_backend", attention_impl())', 1)
+    server_args.write_text(text)
+    tree = sources.resolve(str(root))
+    extraction = extract_uncached(tree)
+    program = Program(tree.root)
+    backends = {}
+    for profile in ("mi300x", "h100", "mi300x"):
+        trace = evaluate(extraction, tree.root, {"model_path": "dummy"}, {}, profiles.load_profile(profile), None, program=program)
+        backends.setdefault(profile, set()).add(trace.final["attention_backend"])
+    assert backends == {"mi300x": {"rocm"}, "h100": {"cuda"}}
+    assert program.references[("sglang/srt/kernels.py", "rocm_attention")].qualname == "rocm_attention"  # a plain function: kept
+    assert ("sglang/srt/server_args.py", "attention_impl") not in program.references

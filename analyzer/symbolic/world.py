@@ -101,6 +101,7 @@ class World:
         self.probes: dict[str, Any] = {}
         self._globals: dict[tuple[str, str], Any] = {}
         self._evaluating: set[tuple[str, str]] = set()
+        self._module_values_read = 0  # module-level values evaluated or served so far (see ``global_name``)
         self.interp = None  # set by the engine
         self.model_config = self._model_config()
         self._model_config_instance = None
@@ -166,16 +167,22 @@ class World:
 
     # -- names and imports --------------------------------------------------------------
     def global_name(self, module: Module, name: str) -> Any:
-        """What ``name`` means at the top of ``module``. References to functions, classes and modules
-        do not depend on the inputs, so the Program keeps them for every later evaluation (and a
-        name read twice is the same object, as a function is in Python)."""
+        """What ``name`` means at the top of ``module``.
+
+        A name that leads to a function, class or module definition, or to a builtin, means
+        the same in every evaluation, so the Program keeps the answer (and a name read twice
+        is the same object, as a function is in Python). A name whose answer went through a
+        module-level value (``fn = a if is_cuda() else b``, perhaps behind imports) depends
+        on the inputs and is worked out again in each evaluation."""
         key = (module.rel, name)
         known = self.program.references.get(key)
         if known is not None:
             return known
+        values_read = self._module_values_read
         value = self._global_name(module, name)
-        if (value.__class__ in _SHAREABLE_REFS and getattr(value, "bound", MISSING) is MISSING and getattr(value, "closure", None) is None) or (
-            value is intrinsics.BUILTINS.get(name, MISSING)  # a builtin (``len``, ``getattr``): the same for every run
+        if self._module_values_read == values_read and (
+            (value.__class__ in _SHAREABLE_REFS and getattr(value, "bound", MISSING) is MISSING and getattr(value, "closure", None) is None)
+            or value is intrinsics.BUILTINS.get(name, MISSING)
         ):
             self.program.references[key] = value
         return value
@@ -206,6 +213,7 @@ class World:
         return Unknown(f"name {name!r} is not defined in {module.rel}")
 
     def module_constant(self, module: Module, name: str) -> Any:
+        self._module_values_read += 1  # what follows may depend on the inputs (see ``global_name``)
         key = (module.rel, name)
         if key in self._globals:
             return self._globals[key]
@@ -253,6 +261,7 @@ class World:
             if dotted.endswith("environ") and name == "envs":
                 return EnvsObj()
             if dotted == "sglang.srt.platforms" and name == "current_platform":
+                self._module_values_read += 1
                 return self.current_platform()
             return self.global_name(module, name)
         return ExternalRef(f"{dotted}.{name}")
