@@ -366,6 +366,7 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         self.sgtrace_uses: list[_OptionUse] = []
         self.sgtrace_current: str | None = None
         self.sgtrace_build_notes: list[str] = []  # flags that could not be registered: true of every parse
+        self.sgtrace_config_keys: tuple | None = None  # (store_true keys, unsupported keys) for --config files
 
     def error(self, message):  # noqa: D102 - argparse API
         raise _ParseFailure(message)
@@ -782,7 +783,9 @@ def _merge_config(
         notes = ["--config is not merged: analyzer.inputs.config_yaml is missing"] if "--config" in argv else []
         return argv, notes, 0
     version = extraction.version if re.match(r"\d+\.\d+", extraction.version) else None
-    booleans, unsupported = config_yaml.config_key_sets(parser, version)
+    if parser.sgtrace_config_keys is None:  # a property of the parser: worked out once, the parser is reused
+        parser.sgtrace_config_keys = config_yaml.config_key_sets(parser, version)
+    booleans, unsupported = parser.sgtrace_config_keys
     merged = config_yaml.merge_config_detailed(
         argv, resolver, booleans, unsupported_flags=unsupported, version=version
     )

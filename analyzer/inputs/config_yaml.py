@@ -89,13 +89,13 @@ def config_key_sets(parser: argparse.ArgumentParser, version: str | None = None)
             and not any(o in a.option_strings for o in special)
         }
         return store_true, unsupported
-    supported = [a for a in parser._actions if isinstance(a, argparse._StoreTrueAction) or _takes_one_value(a)]
-    supported_keys = {key for a in supported for key in _config_keys(a)}
+    supported = {id(a) for a in parser._actions if isinstance(a, argparse._StoreTrueAction) or _takes_one_value(a)}
+    supported_keys = {key for a in parser._actions if id(a) in supported for key in _config_keys(a)}
     store_true = {key for a in parser._actions if isinstance(a, argparse._StoreTrueAction) for key in _config_keys(a)}
     unsupported = {
         key: type(a).__name__
         for a in parser._actions
-        if a.option_strings and a not in supported and not any(o in a.option_strings for o in special)
+        if a.option_strings and id(a) not in supported and not any(o in a.option_strings for o in special)
         for key in _config_keys(a)
         if key not in supported_keys
     }

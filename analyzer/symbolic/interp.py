@@ -224,35 +224,28 @@ class Interpreter:
         return None
 
     def bind_arguments(self, node, args: list, kwargs: dict, frame: Frame) -> None:
-        spec = node.args
-        positional = list(spec.posonlyargs) + list(spec.args)
-        defaults = list(spec.defaults)
-        default_for = {}
-        for param, default in zip(positional[len(positional) - len(defaults):], defaults):
-            default_for[param.arg] = default
-        for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
-            if default is not None:
-                default_for[param.arg] = default
-        for i, param in enumerate(positional):
+        positional, kwonly, default_for, vararg, kwarg = _signature(node)
+        local = frame.locals
+        for i, name in enumerate(positional):
             if i < len(args):
-                frame.locals[param.arg] = args[i]
-            elif param.arg in kwargs:
-                frame.locals[param.arg] = kwargs.pop(param.arg)
-            elif param.arg in default_for:
-                frame.locals[param.arg] = self.eval(default_for[param.arg], frame)
+                local[name] = args[i]
+            elif name in kwargs:
+                local[name] = kwargs.pop(name)
+            elif name in default_for:
+                local[name] = self.eval(default_for[name], frame)
             else:
-                frame.locals[param.arg] = Unknown(f"argument {param.arg} not passed")
-        if spec.vararg is not None:
-            frame.locals[spec.vararg.arg] = tuple(args[len(positional):])
-        for param in spec.kwonlyargs:
-            if param.arg in kwargs:
-                frame.locals[param.arg] = kwargs.pop(param.arg)
-            elif param.arg in default_for:
-                frame.locals[param.arg] = self.eval(default_for[param.arg], frame)
+                local[name] = Unknown(f"argument {name} not passed")
+        if vararg is not None:
+            local[vararg] = tuple(args[len(positional):])
+        for name in kwonly:
+            if name in kwargs:
+                local[name] = kwargs.pop(name)
+            elif name in default_for:
+                local[name] = self.eval(default_for[name], frame)
             else:
-                frame.locals[param.arg] = Unknown(f"argument {param.arg} not passed")
-        if spec.kwarg is not None:
-            frame.locals[spec.kwarg.arg] = dict(kwargs)
+                local[name] = Unknown(f"argument {name} not passed")
+        if kwarg is not None:
+            local[kwarg] = dict(kwargs)
 
     def call(self, func: Any, args: list, kwargs: dict, node: ast.AST, frame: Frame) -> Any:
         self.tick()
@@ -851,6 +844,20 @@ _STMT_HANDLERS = _handlers("stmt_")
 def _source(node: ast.AST) -> str:
     """The source text of a node, rendered once: the parsed modules are shared by every run."""
     return ast.unparse(node)
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(node) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, ast.expr], str | None, str | None]:
+    """(positional names, keyword-only names, name -> default expression, *args name, **kwargs name)
+    of a function or lambda, worked out once per definition."""
+    spec = node.args
+    positional = [p.arg for p in spec.posonlyargs] + [p.arg for p in spec.args]
+    default_for = dict(zip(positional[len(positional) - len(spec.defaults):], spec.defaults))
+    for param, default in zip(spec.kwonlyargs, spec.kw_defaults):
+        if default is not None:
+            default_for[param.arg] = default
+    return (tuple(positional), tuple(p.arg for p in spec.kwonlyargs), default_for,
+            spec.vararg.arg if spec.vararg is not None else None, spec.kwarg.arg if spec.kwarg is not None else None)
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,13 +13,15 @@ Three groups, each a table:
 
 from __future__ import annotations
 
+import ast
 import copy
+import functools
 import json
 import math
 from typing import Any
 
 from ..trace import SiteRef, Unknown
-from .interp import Frame, SGLangError, contains_unknown, is_plain
+from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
 from . import modeldir
 from .objects import (
     MISSING,
@@ -284,11 +286,8 @@ def collect_model_override_declarations(interp, args, kwargs, node, frame):
 
 
 def _predicate_matches(interp, function, architecture, frame):
-    import ast
-
-    try:
-        predicate = ast.parse(function.role_arg, mode="eval").body
-    except SyntaxError:
+    predicate = _predicate(function.role_arg)
+    if predicate is None:
         return Unknown("predicate")
     module = interp.program.module(function.file)
     if module is None:
@@ -437,10 +436,17 @@ def class_intrinsic(world, cls: ClassRef, args, kwargs, node, frame):
     return MISSING
 
 
-def _unparse(node) -> str:
-    import ast
+@functools.lru_cache(maxsize=1024)
+def _predicate(text: str):
+    """A model override's predicate expression, parsed once (the registry is read on every run)."""
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
 
-    return ast.unparse(node)
+
+def _unparse(node) -> str:
+    return _source(node)
 
 
 def _is_exception(node_cls) -> bool:
@@ -448,8 +454,6 @@ def _is_exception(node_cls) -> bool:
 
 
 def _dataclass_instance(world, cls, node_cls, args, kwargs, frame):
-    import ast
-
     from .world import _module_frame
 
     module = world.program.module(cls.module_rel)
@@ -675,15 +679,13 @@ def _instance_of_builtin(world, value, kind: type):
 
 def _base_names(world, cls: ClassRef) -> set[str]:
     """The names of ``cls``, its SGLang bases and the outside bases they name (``str``, ``Enum``)."""
-    import ast
-
     names = set()
     for item in world.mro(cls)[:-1]:
         names.add(item.name)
         module = world.program.module(item.module_rel)
         node_cls = module.classes.get(item.name) if module else None
         for base in node_cls.bases if node_cls is not None else []:
-            names.add(ast.unparse(base).split(".")[-1].split("[")[0])
+            names.add(_source(base).split(".")[-1].split("[")[0])
     return names
 
 

@@ -21,7 +21,7 @@ from ..model import NOT_LITERAL, Extraction
 from ..trace import ENV_WRITE, PROBE, WARNING, WRITE, Event, GuardValue, SiteRef, Unknown, encode_value
 from . import intrinsics
 from ..profiles import PROBES, Raises
-from .interp import _CMPOPS, Frame, SGLangError, contains_unknown, is_plain
+from .interp import _CMPOPS, Frame, SGLangError, _source, contains_unknown, is_plain
 from .objects import (
     MISSING,
     AttrMissing,
@@ -482,7 +482,7 @@ class World:
         if found is None:
             return Unknown(f"{ref.qualname} not found")
         _module, fn = found
-        decorators = [ast.unparse(d) for d in fn.decorator_list]
+        decorators = [_source(d) for d in fn.decorator_list]
         if any(d in ("property", "functools.cached_property", "cached_property") for d in decorators):
             return self.interp.call_function(FunctionRef(ref.module_rel, ref.qualname, bound=receiver), [], {}, frame, node)
         if "staticmethod" in decorators:
@@ -575,7 +575,7 @@ class World:
         if _is_enum_class(node_cls):
             return self.enum_member(cls, attr, target, module)
         value = self.interp.eval(target, self._class_frame(cls, module, node_cls))
-        if isinstance(value, Unknown) and isinstance(target, ast.Call) and ast.unparse(target.func).endswith("field"):
+        if isinstance(value, Unknown) and isinstance(target, ast.Call) and _source(target.func).endswith("field"):
             return Unknown(f"{cls.name}.{attr} is a dataclass field")
         return value
 
@@ -933,11 +933,11 @@ def _module_frame(module: Module):
 def _is_str_enum(world, member: Instance) -> bool:
     module = world.program.module(member.cls.module_rel)
     node_cls = module.classes.get(member.cls.name) if module else None
-    return node_cls is not None and any(ast.unparse(b) in ("str", "StrEnum", "enum.StrEnum") for b in node_cls.bases)
+    return node_cls is not None and any(_source(b) in ("str", "StrEnum", "enum.StrEnum") for b in node_cls.bases)
 
 
 def _is_enum_class(node: ast.ClassDef) -> bool:
-    return any(ast.unparse(base).split(".")[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for base in node.bases)
+    return any(_source(base).split(".")[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for base in node.bases)
 
 
 __all__ = ["World", "json", "math"]
