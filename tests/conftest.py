@@ -28,3 +28,18 @@ def tree():
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def replay_env():
+    """``replay_env(version)`` -> the cached replay environment of that release (built once per session)."""
+    from analyzer.replay import envs
+
+    built = {}
+
+    def get(version: str):
+        if version not in built:
+            built[version] = envs.create_env(version)
+        return built[version]
+
+    return get

@@ -70,19 +70,6 @@ def test_flag_table_of_the_fixture_tree(tmp_path):
     assert not differences(real, static)
 
 
-@pytest.fixture(scope="session")
-def replay_env():
-    """``replay_env(version)`` -> the cached replay environment of that release (built once)."""
-    built = {}
-
-    def get(version: str):
-        if version not in built:
-            built[version] = envs.create_env(version)
-        return built[version]
-
-    return get
-
-
 @pytest.mark.replay
 @pytest.mark.network
 @pytest.mark.slow

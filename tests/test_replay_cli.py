@@ -291,19 +291,6 @@ def test_runner_hints_name_real_commands_and_options(capsys):
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def replay_env():
-    """``replay_env(version)`` -> the cached replay environment of that release (built once)."""
-    built = {}
-
-    def get(version: str):
-        if version not in built:
-            built[version] = envs.create_env(version)
-        return built[version]
-
-    return get
-
-
 @pytest.mark.replay
 @pytest.mark.network
 @pytest.mark.slow

@@ -687,21 +687,6 @@ def qwen35_moe_config() -> dict:
 
 
 @pytest.fixture(scope="session")
-def replay_env():
-    """``replay_env(version)`` -> the cached replay environment of that release (built once)."""
-    from analyzer.replay import envs
-
-    built = {}
-
-    def get(version: str):
-        if version not in built:
-            built[version] = envs.create_env(version)
-        return built[version]
-
-    return get
-
-
-@pytest.fixture(scope="session")
 def qwen35_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("Qwen3.5-122B-A10B")
     (d / "config.json").write_text(json.dumps(qwen35_moe_config(), indent=1))
