@@ -226,24 +226,20 @@ class Interpreter:
     def bind_arguments(self, node, args: list, kwargs: dict, frame: Frame) -> None:
         positional, kwonly, default_for, vararg, kwarg = _signature(node)
         local = frame.locals
+
+        def by_name(name: str) -> Any:
+            if name in kwargs:
+                return kwargs.pop(name)
+            if name in default_for:
+                return self.eval(default_for[name], frame)
+            return Unknown(f"argument {name} not passed")
+
         for i, name in enumerate(positional):
-            if i < len(args):
-                local[name] = args[i]
-            elif name in kwargs:
-                local[name] = kwargs.pop(name)
-            elif name in default_for:
-                local[name] = self.eval(default_for[name], frame)
-            else:
-                local[name] = Unknown(f"argument {name} not passed")
+            local[name] = args[i] if i < len(args) else by_name(name)
         if vararg is not None:
             local[vararg] = tuple(args[len(positional):])
         for name in kwonly:
-            if name in kwargs:
-                local[name] = kwargs.pop(name)
-            elif name in default_for:
-                local[name] = self.eval(default_for[name], frame)
-            else:
-                local[name] = Unknown(f"argument {name} not passed")
+            local[name] = by_name(name)
         if kwarg is not None:
             local[kwarg] = dict(kwargs)
 

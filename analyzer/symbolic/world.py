@@ -82,6 +82,11 @@ def _env_convert(raw: str, kind: str | None) -> Any:
     return raw
 
 
+def _names_probe(rel: str, name: str) -> bool:
+    """Whether ``name`` in the module ``rel`` is a hardware probe the profile answers."""
+    return rel.startswith(LEAF_MODULE_PREFIXES) and name in PROBES
+
+
 _SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
 _SCALARS = frozenset({type(None), bool, int, float, str})
 
@@ -188,7 +193,7 @@ class World:
         return value
 
     def _global_name(self, module: Module, name: str) -> Any:
-        if module.rel.startswith(LEAF_MODULE_PREFIXES) and self._is_probe_name(name):
+        if _names_probe(module.rel, name):
             return FunctionRef(module.rel, name)  # however SGLang builds it (lru_cache(partial(...))), the profile answers
         if name in module.functions:
             return FunctionRef(module.rel, name)
@@ -249,7 +254,7 @@ class World:
             return ModuleRef(f"{dotted}.{name}")
         rel = self.program.rel_of(dotted)
         if rel is not None and not self.program.is_parsed(rel) and not (dotted.endswith("environ") or dotted == "sglang.srt.platforms"):
-            if rel.startswith(LEAF_MODULE_PREFIXES) and self._is_probe_name(name):
+            if _names_probe(rel, name):
                 return FunctionRef(rel, name)
             kind = self.program.top_level_kind(rel, name)  # what global_name would answer, without parsing yet
             if kind == "function":
@@ -277,15 +282,9 @@ class World:
         return Unknown("an out-of-tree platform plugin is not modeled", "input" if isinstance(out_of_tree, Unknown) else "unmodeled")
 
     # -- probes --------------------------------------------------------------------------
-    @staticmethod
-    def _is_probe_name(name: str) -> bool:
-        return name in PROBES
-
     def probe_for(self, ref: FunctionRef) -> str | None:
-        if not ref.module_rel.startswith(LEAF_MODULE_PREFIXES):
-            return None
         name = ref.qualname.split(".")[-1]
-        return name if name in PROBES else None
+        return name if _names_probe(ref.module_rel, name) else None
 
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
         if name not in PROBES:
