@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Event kinds
 WRITE = "write"
@@ -118,6 +118,12 @@ class GuardValue:
     expr: str
     polarity: bool = True  # True: the condition held; False: its negation held
     value: Any = None  # encoded value of the condition expression (True/False/unknown)
+    file: str = ""  # where the condition is (symbolic engine; empty when not known)
+    line: int = 0
+    function: str = ""
+
+    def where(self) -> tuple[str, int]:
+        return (self.file, self.line)
 
 
 @dataclass

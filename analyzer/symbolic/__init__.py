@@ -22,6 +22,23 @@ from .program import Program, shared_program
 from .world import World
 
 SERVER_ARGS = "sglang/srt/server_args.py"
+
+
+class RunHooks:
+    """What a counterfactual run asks of the engine, and what it saw.
+
+    ``track``: conditions, by (file, line), whose outcomes each run records in ``seen``;
+    ``pass_sites``: raises and asserts, by (file, line), that the run goes on past as if
+    their check had passed, noting in ``passed`` where (and after how many events) it did.
+    Only the first run of a forking evaluation is recorded.
+    """
+
+    def __init__(self, track=(), pass_sites=()):
+        self.track: set[tuple[str, int]] = set(track)
+        self.pass_sites: set[tuple[str, int]] = set(pass_sites)
+        self.seen: dict[tuple[str, int], list[bool]] = {}
+        self.passed: list[tuple[tuple[str, int], int]] = []
+        self.used = False
 _FACTORY = re.compile(r"^(?:dataclasses\.)?field\(\s*default_factory\s*=\s*(list|dict|set|tuple)\s*\)$")
 
 
@@ -82,6 +99,7 @@ def evaluate(
     program: Program | None = None,
     watch: set[str] | None = None,
     observed: list | None = None,
+    hooks: RunHooks | None = None,
 ) -> Trace:
     """Run resolution symbolically. ``watch``: function ids whose conditions each run appends to ``observed``."""
     program = program or shared_program(Path(root))
@@ -92,6 +110,9 @@ def evaluate(
         world = World(program, extraction, record, profile, model, env)
         interp = Interpreter(program, world, decisions)
         world.interp = interp
+        if hooks is not None and not hooks.used:
+            hooks.used = True
+            world.hooks = hooks
         if watch:
             world.watched = set(watch)
             if observed is not None:
@@ -119,4 +140,4 @@ def evaluate(
     return trace
 
 
-__all__ = ["evaluate", "make_record", "declared_default", "Program"]
+__all__ = ["evaluate", "make_record", "declared_default", "Program", "RunHooks"]

@@ -340,7 +340,7 @@ class Interpreter:
         value = self.eval(stmt.test, frame)
         taken = self.truth(value, stmt.test, frame)
         self.world.observe(frame, stmt, _source(stmt.test), taken, value)
-        guard = GuardValue(_source(stmt.test), taken, encode_value(value if not isinstance(value, Unknown) else value))
+        guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
         body = stmt.body if taken else stmt.orelse
         if body:
             frame.guards.append(guard)
@@ -464,6 +464,8 @@ class Interpreter:
             value = self.eval(exc, frame) if isinstance(exc, ast.Name) and exc.id in frame.locals else None
             if isinstance(value, Opaque):
                 exc_type, _, message = value.what.partition(": ")
+        if self.world.passes(stmt, frame):
+            return
         raise SGLangError(exc_type, message, self.site(stmt, frame), frame.chain())
 
     def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:
@@ -472,7 +474,9 @@ class Interpreter:
         self.world.observe(frame, stmt, _source(stmt.test), held, value)
         if not held:
             message = self.world.format_message(self.eval(stmt.msg, frame)) if stmt.msg is not None else ""
-            guards = frame.chain() + [GuardValue(_source(stmt.test), False, encode_value(value))]
+            if self.world.passes(stmt, frame):
+                return
+            guards = frame.chain() + [GuardValue(_source(stmt.test), False, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)]
             raise SGLangError("AssertionError", message, self.site(stmt, frame), guards)
 
     def stmt_Import(self, stmt: ast.Import, frame: Frame) -> None:

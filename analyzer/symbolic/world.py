@@ -116,6 +116,7 @@ class World:
         self.call_origins: dict[str, tuple] = {}
         self.watched: set[str] = set()  # function ids whose conditions are recorded
         self.observed: dict[str, list[tuple]] = {}
+        self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
         self.intrinsics = intrinsics.table()
 
     # -- notes -----------------------------------------------------------------------
@@ -127,8 +128,24 @@ class World:
         if self.watched and frame.function_id in self.watched:
             self.observed.setdefault(frame.function_id, []).append(("enter", 0, "", True, None))
 
+    def passes(self, node, frame) -> bool:
+        """A counterfactual run goes on past this raise or failed assert, as if its check had passed."""
+        hooks = self.hooks
+        if hooks is None or not hooks.pass_sites:
+            return False
+        where = (frame.module.rel, getattr(node, "lineno", 0))
+        if where not in hooks.pass_sites:
+            return False
+        hooks.passed.append((where, len(self.events)))
+        return True
+
     def observe(self, frame, node, expr: str, held: bool, value: Any) -> None:
         """Record the conditions evaluated in a watched function (for error diagnosis)."""
+        hooks = self.hooks
+        if hooks is not None and hooks.track:
+            where = (frame.module.rel, getattr(node, "lineno", 0))
+            if where in hooks.track:
+                hooks.seen.setdefault(where, []).append(held)
         if self.watched and frame.function_id in self.watched:
             # the number of events so far: what the condition saw is what was written before it
             self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, len(self.events)))
