@@ -1,0 +1,280 @@
+"""The corpus of real cases and how the verdict scores on it.
+
+A case is one report from SGLang's public tracker (an issue or a pull request)
+where resolution raised at startup or silently changed an argument, and where
+the maintainers or the reporter established the cause. Each case is a TOML file
+``tests/cases/<slug>.toml``::
+
+    source = "https://github.com/sgl-project/sglang/issues/NNNN"
+    title = "short title of the report"
+    reported_release = "0.5.x"        # as reported
+    release = "0.5.11"                # the release the case runs on
+    profile = "h200"                  # a built-in, or a file relative to the case folder
+    model_config = "models/foo.json"  # a file relative to the case folder, or a built-in
+    args = "--model-path /models/Foo --tp 8"
+    env = ["SGLANG_X=1"]              # optional
+    kind = "raise"                    # or "override"
+    reproduces = true                 # what the engine did when the case was written
+    not_reproduced_because = "..."    # when reproduces = false
+    [expect]
+    error = "a substring of the error message"   # kind = "raise"
+    field = "page_size"                          # kind = "override"
+    [cause]
+    field = "mamba_scheduler_strategy"
+    function = "ServerArgs._handle_missing_default_values"   # optional
+    role = "sglang-default"
+    summary = "..."
+    [fix]
+    accepted = "--mamba-scheduler-strategy extra_buffer"
+
+``python -m analyzer.corpus [DIR]`` runs every case through the engine and the
+verdict (``analyzer.verdict.verdict_of``) and prints one line per case and the
+figure "first cause = established cause in N of M reproduced cases (P%)"
+(``make corpus``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_BAD_INPUT, SgtraceError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CASE_DIR = REPO_ROOT / "tests" / "cases"
+KINDS = ("raise", "override")
+ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
+_KEYS = {"source", "title", "reported_release", "release", "profile", "model_config", "args", "env", "kind",
+         "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note"}
+
+
+@dataclass(frozen=True)
+class Case:
+    slug: str
+    path: Path
+    source: str
+    title: str
+    reported_release: str
+    release: str
+    profile: str  # a built-in name or an absolute path
+    model_config: str  # a built-in name or an absolute path
+    args: str
+    env: tuple[str, ...]
+    kind: str
+    reproduces: bool
+    not_reproduced_because: str
+    expect_error: str | None
+    expect_field: str | None
+    cause_field: str
+    cause_function: str | None
+    cause_role: str
+    cause_summary: str
+    fix: str
+
+    def request(self):
+        from .explain import ExplainRequest
+
+        return ExplainRequest(sglang=self.release, args=self.args, env=list(self.env),
+                              model_config=self.model_config, profile=self.profile)
+
+
+def _local(folder: Path, value: str) -> str:
+    """A path relative to the case folder when such a file exists, else the value itself (a built-in name)."""
+    candidate = folder / value
+    return str(candidate) if candidate.is_file() else value
+
+
+def load_case(path: Path) -> Case:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SgtraceError(f"{path}: cannot read the case ({exc})", hint="a case is a TOML file, see analyzer/corpus.py")
+
+    def need(table: dict, key: str, where: str = "") -> Any:
+        if key not in table:
+            raise SgtraceError(f"{path}: {where}{key} is missing", hint="see the case format in analyzer/corpus.py")
+        return table[key]
+
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise SgtraceError(f"{path}: unknown keys {sorted(unknown)}", hint=f"known: {sorted(_KEYS)}")
+    kind = need(data, "kind")
+    if kind not in KINDS:
+        raise SgtraceError(f"{path}: kind = {kind!r}", hint="kind is 'raise' or 'override'")
+    expect = need(data, "expect")
+    cause = need(data, "cause")
+    if kind == "raise":
+        need(expect, "error", "[expect].")
+    else:
+        need(expect, "field", "[expect].")
+    role = need(cause, "role", "[cause].")
+    if role not in ROLES:
+        raise SgtraceError(f"{path}: [cause].role = {role!r}", hint=f"one of {', '.join(ROLES)}")
+    reproduces = need(data, "reproduces")
+    if not isinstance(reproduces, bool):
+        raise SgtraceError(f"{path}: reproduces must be true or false")
+    if not reproduces and not data.get("not_reproduced_because"):
+        raise SgtraceError(f"{path}: reproduces = false needs not_reproduced_because")
+    folder = path.parent
+    return Case(
+        slug=path.stem,
+        path=path,
+        source=need(data, "source"),
+        title=need(data, "title"),
+        reported_release=str(need(data, "reported_release")),
+        release=str(need(data, "release")),
+        profile=_local(folder, need(data, "profile")),
+        model_config=_local(folder, need(data, "model_config")),
+        args=need(data, "args"),
+        env=tuple(data.get("env", ())),
+        kind=kind,
+        reproduces=reproduces,
+        not_reproduced_because=data.get("not_reproduced_because", ""),
+        expect_error=expect.get("error"),
+        expect_field=expect.get("field"),
+        cause_field=need(cause, "field", "[cause]."),
+        cause_function=cause.get("function"),
+        cause_role=role,
+        cause_summary=need(cause, "summary", "[cause]."),
+        fix=data.get("fix", {}).get("accepted", ""),
+    )
+
+
+def load_cases(folder: Path) -> list[Case]:
+    if not folder.is_dir():
+        raise SgtraceError(f"{folder} is not a folder of cases", hint="e.g. python -m analyzer.corpus tests/cases")
+    return [load_case(p) for p in sorted(folder.glob("*.toml"))]
+
+
+def run(case: Case):
+    """The engine's explanation of the case's launch."""
+    from .explain import explain
+
+    return explain(case.request())
+
+
+def outcome(case: Case, explanation) -> tuple[bool, str]:
+    """Whether the explanation reproduces the reported outcome, and what it did instead."""
+    error = explanation.trace.error
+    if case.kind == "raise":
+        if error is None:
+            return False, "resolves"
+        message = error.message or ""
+        if case.expect_error.lower() in message.lower():
+            return True, f"raises {error.exc_type}"
+        return False, f"raises another {error.exc_type}: {message[:80]}"
+    if error is not None:
+        return False, f"raises {error.exc_type}: {(error.message or '')[:80]}"
+    for override in explanation.overrides:
+        if override.field == case.expect_field:
+            return True, f"{override.field}: {override.before!r} -> {override.after!r}"
+    final = explanation.trace.final.get(case.expect_field)
+    return False, f"{case.expect_field} not overridden (final {final!r})"
+
+
+def verdict_module():
+    """``analyzer.verdict``, or the ImportError that says why it is not there."""
+    try:
+        from . import verdict
+    except ImportError as exc:
+        return None, exc
+    return verdict, None
+
+
+def first_cause(case: Case, explanation, verdict) -> Any:
+    """The verdict's first cause for the case's outcome (None when it names none)."""
+    field = case.expect_field if case.kind == "override" else None
+    result = verdict.verdict_of(explanation, field=field)
+    return result.causes[0] if result.causes else None
+
+
+def matches(case: Case, cause: Any) -> bool:
+    if cause is None or cause.field != case.cause_field:
+        return False
+    if case.cause_function:
+        site = cause.site
+        return site is not None and site.function == case.cause_function
+    return True
+
+
+def describe(cause: Any) -> str:
+    if cause is None:
+        return "-"
+    where = f" @{cause.site.function}" if getattr(cause, "site", None) is not None and cause.site.function else ""
+    return f"{cause.field} ({cause.role}){where}"
+
+
+@dataclass
+class Row:
+    case: Case
+    reproduces: bool
+    what: str
+    cause: str
+    match: bool | None  # None: no verdict (not reproduced, or the verdict is missing)
+
+
+def score(cases: list[Case], out=sys.stdout) -> list[Row]:
+    verdict, missing = verdict_module()
+    rows: list[Row] = []
+    for case in cases:
+        try:
+            explanation = run(case)
+        except SgtraceError as exc:
+            rows.append(Row(case, False, f"error: {exc.message}", "-", None))
+            continue
+        ok, what = outcome(case, explanation)
+        row = Row(case, ok, what, "-", None)
+        if ok and verdict is not None:
+            cause = first_cause(case, explanation, verdict)
+            row.cause = describe(cause)
+            row.match = matches(case, cause)
+        rows.append(row)
+    print_table(rows, out)
+    reproduced = [r for r in rows if r.reproduces]
+    print(f"\nreproduced: {len(reproduced)} of {len(rows)} cases", file=out)
+    if missing is not None:
+        print(f"analyzer.verdict is not importable ({missing}): no verdict to score", file=out)
+        return rows
+    hits = sum(1 for r in reproduced if r.match)
+    share = 100.0 * hits / len(reproduced) if reproduced else 0.0
+    print(f"first cause = established cause in {hits} of {len(reproduced)} reproduced cases ({share:.0f}%)", file=out)
+    return rows
+
+
+def print_table(rows: list[Row], out) -> None:
+    header = ("case", "release", "repro", "expected cause", "verdict's first cause", "match")
+    lines = [header]
+    for r in rows:
+        expected = f"{r.case.cause_field} ({r.case.cause_role})"
+        match = "-" if r.match is None else ("yes" if r.match else "NO")
+        lines.append((r.case.slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, match))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip(), file=out)
+    for r in rows:
+        if not r.reproduces:
+            print(f"  {r.case.slug}: not reproduced ({r.what})", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analyzer.corpus", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", default=str(CASE_DIR), help="a folder of case TOML files")
+    parser.add_argument("-k", dest="pattern", help="only the cases whose slug contains PATTERN")
+    args = parser.parse_args(argv)
+    try:
+        cases = load_cases(Path(args.folder))
+        if args.pattern:
+            cases = [c for c in cases if args.pattern in c.slug]
+        score(cases)
+    except SgtraceError as exc:
+        print(exc.one_line(), file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
