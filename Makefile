@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: install demo test test-offline bench clean agreement reports
+.PHONY: install demo test test-offline bench clean agreement reports corpus
 
 # Bytecode is compiled once here, also where PYTHONDONTWRITEBYTECODE is set: 0.05 s off every run.
 install:
@@ -36,6 +36,11 @@ clean:
 # Both engines (symbolic and replay) on every scenario of tests/scenarios/, compared field by field.
 agreement: install
 	$(PYTHON) -m analyzer.agreement tests/scenarios
+
+# The verdict on the corpus of real cases from SGLang's tracker (tests/cases/): one line per case and
+# the share of reproduced cases whose first cause is the one the maintainers established.
+corpus: install
+	$(PYTHON) -m analyzer.corpus tests/cases
 
 # Speed and memory against the targets (medians of several runs; about 5 minutes). BENCH_ARGS=--quick for a smoke run (1 minute).
 bench: install

@@ -1,0 +1,125 @@
+"""The corpus of real cases (tests/cases/*.toml): the engine reproduces each report, and the
+verdict's first cause is the cause the maintainers or the reporter established.
+
+Each case is a report from SGLang's public tracker (see its ``source``); the format is in
+``analyzer/corpus.py``. The verdict assertions need ``analyzer.verdict``; they skip, saying so,
+only when that module cannot be imported.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+from analyzer import corpus
+from analyzer.errors import EXIT_BAD_INPUT, SgtraceError
+
+CASES = corpus.load_cases(corpus.CASE_DIR)
+_EXPLANATIONS: dict[str, object] = {}
+
+
+def explanation_of(case: corpus.Case):
+    if case.slug not in _EXPLANATIONS:
+        _EXPLANATIONS[case.slug] = corpus.run(case)
+    return _EXPLANATIONS[case.slug]
+
+
+def ids(case: corpus.Case) -> str:
+    return case.slug
+
+
+# -- the corpus itself (no network) --------------------------------------------------------------
+
+
+def test_corpus_has_the_mix_issue_12_asks_for():
+    assert len(CASES) >= 25
+    kinds = {c.kind for c in CASES}
+    assert kinds == {"raise", "override"}
+    roles = {c.cause_role for c in CASES}
+    # ordering causes, values SGLang wrote, skipped defaults, hardware and model facts
+    assert {"ordering", "sglang-default", "user-flag", "default", "hardware", "model", "env"} <= roles
+    assert len({c.source for c in CASES}) == len(CASES), "one case per report"
+    minors = {int(c.release.split(".")[2]) for c in CASES}
+    assert min(minors) <= 18 < max(minors), "cases from both code eras (0.5.7-0.5.18 and 0.5.19-0.5.23)"
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+def test_case_is_well_formed(case):
+    assert case.source.startswith("https://github.com/sgl-project/sglang/"), case.source
+    assert case.release.startswith("0.5.") and 7 <= int(case.release.split(".")[2]) <= 23
+    for value in (case.profile, case.model_config):
+        # a file next to the cases, or a built-in name (no path separators)
+        assert Path(value).is_file() or "/" not in value, value
+    assert "--model-path" in case.args
+    if case.kind == "raise":
+        assert case.expect_error and case.expect_field is None
+    else:
+        assert case.expect_field and case.expect_error is None
+
+
+def test_loader_rejects_a_bad_case(tmp_path):
+    good = (corpus.CASE_DIR / "pr22908-rocm-qwen35-eagle-radix.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(good.replace('kind = "raise"', 'kind = "crash"'))
+    with pytest.raises(SgtraceError, match="kind"):
+        corpus.load_case(bad)
+    bad.write_text(good.replace('role = "sglang-default"', 'role = "someone"'))
+    with pytest.raises(SgtraceError, match="role"):
+        corpus.load_case(bad)
+    bad.write_text(good.replace("reproduces = true", "reproduces = false"))
+    with pytest.raises(SgtraceError, match="not_reproduced_because"):
+        corpus.load_case(bad)
+    bad.write_text("source = [")
+    with pytest.raises(SgtraceError, match="cannot read"):
+        corpus.load_case(bad)
+
+
+def test_scorer_main_on_a_missing_folder(tmp_path, capsys):
+    assert corpus.main([str(tmp_path / "nowhere")]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a folder of cases" in err
+
+
+def test_match_needs_field_and_function():
+    case = next(c for c in CASES if c.cause_function)
+    site = types.SimpleNamespace(file="x.py", line=1, function=case.cause_function)
+    right = types.SimpleNamespace(field=case.cause_field, role=case.cause_role, site=site)
+    assert corpus.matches(case, right)
+    wrong_site = types.SimpleNamespace(field=case.cause_field, role=case.cause_role,
+                                       site=types.SimpleNamespace(file="x.py", line=1, function="elsewhere"))
+    assert not corpus.matches(case, wrong_site)
+    assert not corpus.matches(case, types.SimpleNamespace(field="not_it", role="user-flag", site=site))
+    assert not corpus.matches(case, None)
+
+
+# -- the engine on each case (fetches the release's wheel once) -----------------------------------
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("case", CASES, ids=ids)
+def test_engine_reproduces_the_report(case):
+    ok, what = corpus.outcome(case, explanation_of(case))
+    if case.reproduces:
+        assert ok, f"{case.slug} ({case.source}) no longer reproduces: {what}"
+    else:
+        # the record stays honest: when the engine learns this case, flip reproduces to true
+        assert not ok, f"{case.slug} now reproduces ({what}): set reproduces = true"
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("case", [c for c in CASES if c.reproduces], ids=ids)
+def test_verdict_names_the_established_cause_first(case):
+    verdict, missing = corpus.verdict_module()
+    if verdict is None:
+        pytest.skip(f"analyzer.verdict is not importable ({missing})")
+    cause = corpus.first_cause(case, explanation_of(case), verdict)
+    assert cause is not None, f"the verdict names no cause for {case.slug}"
+    assert cause.field == case.cause_field, (
+        f"{case.slug}: first cause {corpus.describe(cause)}, established {case.cause_field} ({case.cause_role})"
+    )
+    if case.cause_function:
+        assert cause.site is not None and cause.site.function == case.cause_function, (
+            f"{case.slug}: first cause at {corpus.describe(cause)}, established in {case.cause_function}"
+        )
