@@ -119,6 +119,14 @@ def load_case(path: Path) -> Case:
         raise SgtraceError(f"{path}: reproduces must be true or false")
     if not reproduces and not data.get("not_reproduced_because"):
         raise SgtraceError(f"{path}: reproduces = false needs not_reproduced_because")
+    for key in ("source", "title", "release", "profile", "model_config", "args"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise SgtraceError(f"{path}: {key} must be a non-empty string")
+    env = data.get("env", [])
+    if not isinstance(env, list) or not all(isinstance(e, str) and "=" in e for e in env):
+        raise SgtraceError(f"{path}: env must be a list of \"KEY=VALUE\" strings")
+    if not isinstance(expect, dict) or not isinstance(cause, dict):
+        raise SgtraceError(f"{path}: [expect] and [cause] must be tables")
     folder = path.parent
     return Case(
         slug=path.stem,
@@ -130,7 +138,7 @@ def load_case(path: Path) -> Case:
         profile=_local(folder, need(data, "profile")),
         model_config=_local(folder, need(data, "model_config")),
         args=need(data, "args"),
-        env=tuple(data.get("env", ())),
+        env=tuple(env),
         kind=kind,
         reproduces=reproduces,
         not_reproduced_because=data.get("not_reproduced_because", ""),
