@@ -52,7 +52,7 @@ def test_case_is_well_formed(case):
     for value in (case.profile, case.model_config):
         # a file next to the cases, or a built-in name (no path separators)
         assert Path(value).is_file() or "/" not in value, value
-    assert "--model-path" in case.args
+    assert "--model" in case.args  # --model-path, or an abbreviation argparse accepts
     if case.kind == "raise":
         assert case.expect_error and case.expect_field is None
     else:
@@ -70,6 +70,9 @@ def test_loader_rejects_a_bad_case(tmp_path):
         corpus.load_case(bad)
     bad.write_text(good.replace("reproduces = true", "reproduces = false"))
     with pytest.raises(SgtraceError, match="not_reproduced_because"):
+        corpus.load_case(bad)
+    bad.write_text(good.replace('kind = "raise"', 'kind = "raise"\nenv = "SGLANG_X=1"'))
+    with pytest.raises(SgtraceError, match="env"):
         corpus.load_case(bad)
     bad.write_text("source = [")
     with pytest.raises(SgtraceError, match="cannot read"):
