@@ -211,6 +211,26 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
     )
 
 
+def same_inputs_command(command: str, request) -> str:
+    """``sgtrace COMMAND`` with the inputs of ``request``, as the user would type it again."""
+    import shlex
+
+    words = ["sgtrace", command]
+    if request.sglang and request.sglang != "installed":
+        words += ["--sglang", request.sglang]
+    if request.profile:
+        words += ["--profile", request.profile]
+    if request.model_config:
+        words += ["--model-config", request.model_config]
+    for option in ("args", "cmd", "service", "script"):
+        value = getattr(request, option)
+        if value is not None:
+            words += [f"--{option}", value]
+    for item in request.env:
+        words += ["--env", item]
+    return shlex.join(words)
+
+
 def replay_target_options(func):
     """Where a replay runs: the replay environment of --sglang VERSION (default), --python PATH, or --ssh."""
     options = [
@@ -253,15 +273,19 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
     check_replay_options(with_replay, python_path, ssh_target, ssh_config, error_text or log_file)
     if error_text is not None or log_file is not None:
         return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch)
+    from .verdict import verdict_of
+
     explanation = explain(request)
     for name in fields:
         check_field(explanation.extraction, name)
-    data = to_json(explanation) if as_json else None
+    verdict = verdict_of(explanation)
+    field_verdicts = [(name, verdict_of(explanation, name)) for name in fields]
+    data = to_json(explanation, verdict, field_verdicts) if as_json else None
     if as_json:
         if with_fix and explanation.raises:
             data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation))
     else:
-        click.echo(render(explanation, list(fields), show_all), nl=False)
+        click.echo(render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request)), nl=False)
         if with_fix and explanation.raises:
             print_fixes(request, explanation, write_patch)
     agrees = True
@@ -521,9 +545,12 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
     from .explain_view import render
     from .render import dumps, site_json
 
+    from .verdict import diagnosis_verdict
+
     observed = read_error(error_text, log_file)
     diagnosis = diagnose(request, observed)
     explanation = diagnosis.explanation
+    verdict = diagnosis_verdict(diagnosis)
     if as_json:
         data = {
             "observed": {"exc_type": observed.exc_type, "message": observed.message},
@@ -535,12 +562,15 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
                 "actual": diagnosis.failing.actual, "inputs": diagnosis.failing.inputs},
             "producers": [{"description": p.description, "argv": p.argv} for p in diagnosis.producers],
             "other_versions": diagnosis.other_versions,
+            "verdict": verdict.to_dict() if verdict is not None else None,
         }
         click.echo(dumps(data))
     else:
-        click.echo(render_diagnosis(diagnosis), nl=False)
+        fix_command = same_inputs_command("fix", request)
+        click.echo(render_diagnosis(diagnosis, verdict, fix_command), nl=False)
         if diagnosis.consistent and explanation is not None:
-            click.echo(render(explanation), nl=False)
+            click.echo(render(explanation, verdict=verdict if verdict is not None and verdict.outcome == "raises" else None,
+                              fix_command=fix_command), nl=False)
             if with_fix:
                 target = diagnosis.matches[0].site
                 print_fixes(request, explanation, write_patch,

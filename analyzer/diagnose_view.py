@@ -9,7 +9,9 @@ from .explain import Explanation
 from .fix import FixReport, command_line, file_patch, unified_diff
 
 
-def render_diagnosis(diagnosis: Diagnosis) -> str:
+def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgtrace fix ...") -> str:
+    from .verdict_view import diagnosis_block
+
     observed = diagnosis.observed
     lines = [f"Observed: {observed.exc_type or 'error'}: {observed.message}"]
     if not diagnosis.matches:
@@ -25,6 +27,9 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
         lines.append(f"Matches the {site.exc_type} at {site.location.short()} in {site.location.function}"
                      + (f" with {values}" if values else "") + ("" if match.exact else " (partial match)"))
     lines.append("")
+    block = diagnosis_block(diagnosis, verdict, fix_command)
+    if block:
+        lines += block + [""]
     if diagnosis.consistent and not diagnosis.conditional:
         lines.append("Consistent: these inputs reach that raise. The chain:")
         return "\n".join(lines) + "\n"

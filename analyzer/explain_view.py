@@ -45,7 +45,7 @@ def header(explanation: Explanation) -> list[str]:
     return lines
 
 
-def error_section(explanation: Explanation) -> list[str]:
+def error_section(explanation: Explanation, verdict=None, show_all: bool = False) -> list[str]:
     trace = explanation.trace
     error = trace.error
     if error is None:
@@ -59,38 +59,60 @@ def error_section(explanation: Explanation) -> list[str]:
                 lines.append(f"    if {condition}")
         return lines
     lines = [
-        f"Predicted error: {error.exc_type}",
-        f"  {error.message}",
+        f"Error: {error.exc_type}",
+        *(f"  {part}" for part in message_lines(error.message)),
         f"  raised at {error.site.short()} in {error.site.function}",
-        "  the conditions on the way, in order:",
     ]
-    skipped = 0
+    decisive = {(c.site.file, c.site.line) for c in (verdict.causes if verdict else []) if c.site is not None}
+    decisive |= {c.condition for c in (verdict.causes if verdict else [])}
+    steps = []
+    seen: set[tuple] = set()
     for step in explanation.cause:
         guard = step.guard
-        if not guard.polarity and all(word.startswith("model: ") for word in step.inputs) and step.inputs:
-            skipped += 1  # an elif chain on the architecture: only the branch taken matters
-            continue
-        if skipped:
-            lines.append(f"    ({skipped} branch(es) for other model architectures not taken)")
-            skipped = 0
-        mark = "held" if guard.polarity else "failed"
-        lines.append(f"    [{mark}] {guard.expr}")
+        key = (guard.expr, guard.polarity)
+        if key in seen:
+            continue  # a condition met twice on the way is shown once
+        seen.add(key)
+        steps.append(step)
+    shown = steps if show_all or verdict is None else [s for s in steps if s.guard.expr in decisive]
+    hidden = len(steps) - len(shown)
+    lines.append("  the conditions on the way, in order:" if show_all or verdict is None else
+                 "  the decisive conditions (each one flipped alone avoids the raise):")
+    for step in shown:
+        guard = step.guard
+        lines.append(f"    [{'true' if guard.polarity else 'false'}] {guard.expr}")
         for word in step.inputs:
             lines.append(f"        <- {word}")
+    if hidden:
+        lines.append(f"    ({hidden} other condition(s) on the way cannot change the outcome; --all shows them)")
     return lines
 
 
-def overrides_section(explanation: Explanation) -> list[str]:
+def message_lines(message: str, width: int = 100) -> list[str]:
+    """SGLang's message, wrapped at sentence ends and spaces so its own hint is not lost off screen."""
+    import re
+    import textwrap
+
+    text = re.sub(r"(?<=[a-z_])\.(?=[A-Z][a-z]+ )", ". ", message or "")
+    out: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        out.extend(textwrap.wrap(paragraph, width) or [""])
+    return out
+
+
+def overrides_section(explanation: Explanation, show_defaults: bool = True) -> list[str]:
     given = [o for o in explanation.overrides if o.given]
     defaults = [o for o in explanation.overrides if not o.given]
     lines = []
     lines.append("Silent overrides of what you gave:" if given else "Silent overrides of what you gave: none")
     for override in given:
         lines.extend(_override_lines(override, f"{override.flag or override.field}"))
-    if defaults:
+    if defaults and show_defaults:
         lines.append("Defaults SGLang resolved (you did not set these):")
         for override in defaults:
             lines.extend(_override_lines(override, override.field))
+    elif defaults:
+        lines.append(f"({len(defaults)} defaults SGLang resolved that you did not set; --all shows them)")
     return lines
 
 
@@ -158,18 +180,25 @@ def all_events(explanation: Explanation) -> list[str]:
     return lines
 
 
-def render(explanation: Explanation, fields: list[str] | None = None, show_all: bool = False) -> str:
+def render(explanation: Explanation, fields: list[str] | None = None, show_all: bool = False, verdict=None,
+           field_verdicts=(), fix_command: str = "sgtrace fix ...") -> str:
+    from . import verdict_view
+
     lines: list[str] = []
     lines += header(explanation)
     lines.append("")
-    lines += error_section(explanation)
+    if verdict is not None:
+        lines += verdict_view.block(explanation, verdict, fix_command, field_verdicts)
+        lines.append("")
+    lines += error_section(explanation, verdict, show_all)
     lines.append("")
     if fields:
         for name in fields:
             lines += field_section(explanation, name)
             lines.append("")
     else:
-        lines += overrides_section(explanation)
+        # when resolution raises, the defaults it resolved on the way are not the story
+        lines += overrides_section(explanation, show_defaults=show_all or not explanation.raises)
         lines.append("")
         lines += warnings_section(explanation)
     if show_all:
@@ -190,8 +219,12 @@ def render(explanation: Explanation, fields: list[str] | None = None, show_all: 
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
 
 
-def to_json(explanation: Explanation) -> dict:
+def to_json(explanation: Explanation, verdict=None, field_verdicts=()) -> dict:
     data = explanation.trace.to_dict()
+    if verdict is not None:
+        data["verdict"] = verdict.to_dict()
+    if field_verdicts:
+        data["field_verdicts"] = {name: v.to_dict() for name, v in field_verdicts}
     data["overrides"] = [
         {"field": o.field, "given": o.given, "flag": o.flag, "before": encode_value(o.before), "after": encode_value(o.after),
          "site": o.writes[-1].site.short() if o.writes[-1].site else None, "function": o.writes[-1].site.function if o.writes[-1].site else None}

@@ -1,0 +1,617 @@
+"""The verdict: which inputs decided an outcome, each one checked by running the engine again.
+
+An outcome is a predicted raise (at its site) or a field's final value. Its
+candidate causes are the conditions on the way to it (the raise's guards; the
+guards of the write that gave the field its value) and what each condition
+reads: fields (a flag the user gave, a default, a value SGLang wrote earlier),
+env vars, hardware probes, model facts. For each input the engine runs again
+with that one input changed to a value that could flip the condition (the
+literals the condition compares it with, the flag's choices, the other
+boolean). The input is a cause when, in that run, the condition takes the
+other branch and the outcome goes away; a condition whose inputs can flip
+nothing is not a cause.
+
+A run that goes on past the raise as if its check had passed shows what SGLang
+writes later on the same launch: a later write that would have satisfied the
+check, had it come first, is an ordering cause.
+
+Causes are ranked the way an operator is surprised: a value SGLang chose for
+them first, then an ordering, then their own flags, then defaults they left,
+env vars, the hardware and the model; within a rank, what SGLang's own message
+names comes first.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .explain import ENV_ATTR, PROBE_CALL, RECEIVER_ATTR, Explanation, Override
+from .trace import WRITE, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
+
+ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
+MAX_RUNS = 24  # engine runs for one outcome (each 5-20 ms)
+MAX_ALTERNATIVES = 3  # values tried for one input
+RECEIVERS = {"self", "server_args", "cfg", "view", "args", "sa"}
+TRUTHY = {"1", "true", "yes", "on"}
+# a neutral architecture for the model counterfactual: SGLang's plainest dense decoder
+NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
+
+
+@dataclass
+class Cause:
+    field: str  # a field, an env var (role env), a probe (role hardware) or a model attribute (role model)
+    value: Any  # its value on this launch
+    role: str  # one of ROLES
+    site: SiteRef | None  # sglang-default / ordering: the write; otherwise the condition
+    why: str  # one line in words
+    condition: str  # the condition it decides, as SGLang writes it
+    alternative: Any = None  # the value that, run through the engine, avoided the outcome
+    kind: str = "field"  # field | env | probe | model
+    flag: str | None = None  # the option the user typed (user-flag)
+    mentioned: bool = False  # SGLang's message names it
+    held: bool = True  # how the condition came out on this launch
+
+    def to_dict(self) -> dict:
+        return {
+            "field": self.field,
+            "kind": self.kind,
+            "value": encode_value(self.value),
+            "role": self.role,
+            "site": site_dict(self.site),
+            "why": self.why,
+            "condition": self.condition,
+            "alternative": encode_value(self.alternative),
+        }
+
+
+@dataclass
+class Verdict:
+    outcome: str  # "raises" | "resolves" | "overrides" | "kept"
+    summary: str
+    causes: list[Cause] = field(default_factory=list)
+    fix: str | None = None  # a change to the command line, verified by the engine
+    fix_verified: bool = False
+    target: str = ""  # "raise" or the field name
+    runs: int = 0  # engine runs it took
+    overrides: list[tuple[Override, "Verdict"]] = field(default_factory=list)  # for a launch that resolves
+
+    def to_dict(self) -> dict:
+        data = {
+            "outcome": self.outcome,
+            "summary": self.summary,
+            "causes": [c.to_dict() for c in self.causes],
+            "fix": self.fix,
+            "fix_verified": self.fix_verified,
+            "runs": self.runs,
+        }
+        if self.overrides:
+            data["overrides"] = [{"field": o.field, **v.to_dict()} for o, v in self.overrides]
+        return data
+
+
+def site_dict(site: SiteRef | None) -> dict | None:
+    return {"file": site.file, "line": site.line, "function": site.function} if site is not None else None
+
+
+# -- what a condition reads -------------------------------------------------------------------------
+
+
+@dataclass
+class Input:
+    kind: str  # field | env | probe | model
+    name: str
+    value: Any
+    role: str
+    site: SiteRef | None = None  # the write that set it, for a value SGLang wrote
+    old: Any = None  # the value before that write
+    flag: str | None = None  # the option the user typed
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.name)
+
+
+def helper_method(extraction, guard: GuardValue, name: str):
+    for function in extraction.functions.values():
+        if function.qualname.endswith(f"ServerArgs.{name}") or (guard.file and function.file == guard.file and function.qualname.endswith(f".{name}")):
+            return function
+    return None
+
+
+def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
+    """The inputs of one condition, with the value each had when it was evaluated (events before ``limit``)."""
+    trace = explanation.trace
+    parsed = explanation.parsed
+    extraction = explanation.extraction
+    names: list[str] = []
+    for match in RECEIVER_ATTR.finditer(guard.expr):
+        name, call = match.group(1), match.group(2)
+        if call:
+            helper = helper_method(extraction, guard, name)
+            if helper is not None:
+                names.extend(f for f in helper.reads.fields if not f.endswith("()"))
+        else:
+            names.append(name)
+    out: list[Input] = []
+    events = trace.events[:limit]
+    for name in dict.fromkeys(names):
+        if name not in extraction.fields and name not in parsed.values:
+            continue
+        writes = [e for e in events if e.kind == WRITE and e.field == name]
+        if writes:
+            last = writes[-1]
+            out.append(Input("field", name, last.new, "sglang-default", last.site, last.old, parsed.given_flags.get(name)))
+        elif name in parsed.given:
+            out.append(Input("field", name, parsed.given[name], "user-flag", flag=parsed.given_flags.get(name)))
+        else:
+            out.append(Input("field", name, parsed.values.get(name), "default"))
+    for env_name in dict.fromkeys(ENV_ATTR.findall(guard.expr)):
+        out.append(Input("env", env_name, explanation.env.get(env_name), "env"))
+    answers = {p["name"]: p["answer"] for p in trace.probes}
+    for probe in dict.fromkeys(PROBE_CALL.findall(guard.expr)):
+        if probe in answers and isinstance(answers[probe], bool):
+            out.append(Input("probe", probe, answers[probe], "hardware"))
+    if explanation.model is not None and re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", guard.expr):
+        out.append(Input("model", "architectures", explanation.model.architecture, "model"))
+    return out
+
+
+# -- values that could flip a condition -------------------------------------------------------------------
+
+
+def _constant(node: ast.AST) -> tuple[bool, Any]:
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, ast.Constant) for e in node.elts):
+        return True, [e.value for e in node.elts]
+    return False, None
+
+
+def _is_field(node: ast.AST, name: str) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == name
+            and isinstance(node.value, ast.Name) and node.value.id in RECEIVERS)
+
+
+def compared_literals(tree: ast.AST, name: str) -> list[Any]:
+    """The constants a field is compared with in ``tree`` (``== 'x'``, ``in ('a', 'b')``, ``is None``, ``> 1``)."""
+    out: list[Any] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if not any(_is_field(side, name) for side in sides):
+            continue
+        for side, op in zip(sides[1:], node.ops):
+            found, value = _constant(side)
+            if not found:
+                found, value = _constant(node.left)
+            if not found:
+                continue
+            values = value if isinstance(value, list) else [value]
+            if isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and values and isinstance(values[0], (int, float)) and not isinstance(values[0], bool):
+                bound = values[0]
+                values = [bound + 1, bound - 1] if isinstance(op, (ast.Gt, ast.LtE)) else [bound, bound - 1]
+            out.extend(values)
+    return out
+
+
+def _parse(expr: str) -> ast.AST | None:
+    try:
+        return ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return None
+
+
+def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, program) -> list[Any]:
+    """Values of a field worth trying: what the condition (or the helper it calls) compares it with,
+    the flag's choices, the other boolean; a string without declared choices only where the flag's
+    help names it."""
+    extraction = explanation.extraction
+    flags = extraction.flags_for_dest(inp.name)
+    flag = flags[0] if flags else None
+    current = inp.value
+    literals: list[Any] = []
+    tree = _parse(guard.expr)
+    if tree is not None:
+        literals += compared_literals(tree, inp.name)
+    for match in RECEIVER_ATTR.finditer(guard.expr):
+        if match.group(2):
+            helper = helper_method(extraction, guard, match.group(1))
+            found = program.function(helper.id) if helper is not None else None
+            if found is not None:
+                literals += compared_literals(found[1], inp.name)
+    out: list[Any] = []
+
+    def add(value: Any) -> None:
+        if isinstance(value, Unknown) or same_value(value, current) or any(same_value(value, o) for o in out):
+            return
+        if isinstance(value, str):
+            choices = flag.choices if flag is not None and flag.choices else None
+            if choices is not None and value not in choices:
+                return
+            if choices is None and (flag is None or f"'{value}'" not in flag.help and f'"{value}"' not in flag.help and f"`{value}`" not in flag.help):
+                return
+        out.append(value)
+
+    if isinstance(current, bool) or (flag is not None and flag.action in ("store_true", "store_false")):
+        add(not bool(current))
+    for value in literals:
+        add(value)
+    if flag is not None and flag.choices:
+        for value in flag.choices:
+            add(value)
+    return out[:MAX_ALTERNATIVES]
+
+
+def env_alternatives(inp: Input) -> list[Any]:
+    current = (inp.value or "").strip().lower()
+    return ["0"] if current in TRUTHY else ["1"]
+
+
+# -- running the engine again ------------------------------------------------------------------------------
+
+
+@dataclass
+class Change:
+    kind: str  # field | env | probe | model
+    name: str
+    value: Any
+
+    def key(self) -> tuple:
+        return (self.kind, self.name, repr(self.value))
+
+
+class Runner:
+    """Counterfactual runs on the parsed program and the extraction the explanation already has."""
+
+    def __init__(self, explanation: Explanation, budget: int = MAX_RUNS):
+        from .symbolic import Program  # noqa: F401  (the engine; imported here to keep explain's import light)
+        from .symbolic.program import shared_program
+
+        self.explanation = explanation
+        self.program = shared_program(explanation.tree.root)
+        self.budget = budget
+        self.runs = 0
+        self._cache: dict[tuple, tuple[Trace, Any]] = {}
+
+    def exhausted(self) -> bool:
+        return self.runs >= self.budget
+
+    def run(self, changes: list[Change], track=(), pass_sites=()) -> tuple[Trace, Any]:
+        from .symbolic import RunHooks, evaluate
+
+        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)))
+        if key in self._cache:
+            return self._cache[key]
+        e = self.explanation
+        values = dict(e.parsed.values)
+        given = dict(e.parsed.given)
+        env = dict(e.env)
+        profile = e.profile
+        model = e.model
+        for change in changes:
+            if change.kind == "field":
+                values[change.name] = change.value
+                given[change.name] = change.value
+            elif change.kind == "env":
+                if change.value is None:
+                    env.pop(change.name, None)
+                else:
+                    env[change.name] = change.value
+            elif change.kind == "probe" and profile is not None:
+                profile = dataclasses.replace(profile, probes={**dict(profile.probes), change.name: change.value})
+            elif change.kind == "model" and model is not None:
+                config = {**model.config, "architectures": [change.value]}
+                model = dataclasses.replace(model, architecture=change.value, config=config)
+        hooks = RunHooks(track=track, pass_sites=pass_sites)
+        self.runs += 1
+        trace = evaluate(e.extraction, e.tree.root, values, env, profile, model, given=given,
+                         program=self.program, max_paths=8, hooks=hooks)
+        self._cache[key] = (trace, hooks)
+        return trace, hooks
+
+
+def raises_at(trace: Trace, where: tuple[str, int]) -> bool:
+    errors = [trace.error] + [a.error for a in trace.alternatives]
+    return any(err is not None and err.site is not None and (err.site.file, err.site.line) == where for err in errors)
+
+
+def resolves(trace: Trace) -> bool:
+    return trace.error is None and not any(a.error is not None for a in trace.alternatives)
+
+
+def flipped(hooks, guard: GuardValue) -> bool:
+    """The condition took the other branch in the counterfactual run."""
+    seen = hooks.seen.get(guard.where())
+    return bool(seen) and (not guard.polarity) in seen
+
+
+# -- causes --------------------------------------------------------------------------------------------------
+
+
+def conditions_of(guards: list[GuardValue]) -> list[GuardValue]:
+    """The real conditions (no loop or except markers), each once, the last occurrence kept."""
+    seen: dict[tuple, GuardValue] = {}
+    for guard in guards:
+        if guard.expr.startswith(("for ", "except ")) or not guard.line:
+            continue
+        key = (guard.file, guard.line, guard.polarity)
+        seen.pop(key, None)
+        seen[key] = guard
+    return list(seen.values())
+
+
+def mentioned(inp: Input, message: str, extraction) -> bool:
+    if not message:
+        return False
+    text = message.lower()
+    if inp.kind == "field":
+        for flag in extraction.flags_for_dest(inp.name):
+            if any(option.lower() in text for option in flag.option_strings):
+                return True
+        words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
+        return words in text
+    return inp.name.lower() in text
+
+
+def _held(guard: GuardValue) -> str:
+    return "true" if guard.polarity else "false"
+
+
+def why_of(inp: Input, guard: GuardValue, explanation: Explanation) -> str:
+    cond = f"`{guard.expr}` is {_held(guard)}"
+    if inp.kind == "field":
+        if inp.role == "sglang-default":
+            origin = f"your {inp.flag} was {inp.old!r}" if inp.flag else f"was {inp.old!r}; you did not set it"
+            return f"{inp.name} = {inp.value!r}, chosen by SGLang at {inp.site.short()} in {inp.site.function} ({origin}); so {cond}"
+        if inp.role == "user-flag":
+            return f"your {inp.flag or '--' + inp.name.replace('_', '-')} {inp.value!r}; so {cond}"
+        return f"{inp.name} = {inp.value!r}, the default (you did not set it); so {cond}"
+    if inp.kind == "env":
+        source = "from your environment" if inp.name in explanation.env else "unset, so its default in environ.py"
+        return f"env {inp.name} {source}; so {cond}"
+    if inp.kind == "probe":
+        profile = explanation.profile.name if explanation.profile is not None else "no profile"
+        return f"hardware: {inp.name}() = {inp.value!r} on {profile}; so {cond}"
+    return f"the model is {inp.value}; so {cond}"
+
+
+def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, program) -> list[Any]:
+    if inp.kind == "field":
+        return field_alternatives(explanation, inp, guard, program)
+    if inp.kind == "env":
+        return env_alternatives(inp)
+    if inp.kind == "probe":
+        return [not inp.value]
+    if inp.kind == "model" and inp.value != NEUTRAL_ARCHITECTURE:
+        return [NEUTRAL_ARCHITECTURE]
+    return []
+
+
+def find_causes(explanation: Explanation, guards: list[GuardValue], limit: int, avoided: Callable[[Trace], bool],
+                runner: Runner, message: str = "", exclude: set[str] = frozenset()) -> list[Cause]:
+    """Each input of each condition, changed alone: a cause when the condition flips and the outcome goes away."""
+    conditions = conditions_of(guards)
+    track = {g.where() for g in conditions}
+    candidates: list[tuple[int, int, Input, GuardValue]] = []
+    for order, guard in enumerate(conditions):
+        for inp in condition_inputs(explanation, guard, limit):
+            if inp.kind == "field" and inp.name in exclude:
+                continue
+            candidates.append((ROLES.index(inp.role), -order, inp, guard))
+    candidates.sort(key=lambda c: (c[0], c[1]))  # the most surprising first, then the nearest the outcome
+    causes: dict[tuple, Cause] = {}
+    for _rank, _order, inp, guard in candidates:
+        if inp.key in causes:
+            continue
+        for alternative in _alternatives(explanation, inp, guard, runner.program):
+            if runner.exhausted():
+                break
+            trace, hooks = runner.run([Change(inp.kind, inp.name, alternative)], track=track)
+            if flipped(hooks, guard) and avoided(trace):
+                site = inp.site if inp.role == "sglang-default" else SiteRef(guard.file, guard.line, guard.function)
+                causes[inp.key] = Cause(
+                    field=inp.name, value=inp.value, role=inp.role, site=site, why=why_of(inp, guard, explanation),
+                    condition=guard.expr, alternative=alternative, kind=inp.kind, flag=inp.flag,
+                    mentioned=mentioned(inp, message, explanation.extraction), held=guard.polarity,
+                )
+                break
+    return list(causes.values())
+
+
+def ordering_causes(explanation: Explanation, error: Event, runner: Runner, exclude: set[tuple]) -> list[Cause]:
+    """Go on past the raise; a field the check reads that SGLang writes later to a value that, set
+    before the check, makes it pass."""
+    where = (error.site.file, error.site.line)
+    conditions = conditions_of(error.guards)
+    limit = len(explanation.trace.events)
+    read: dict[str, tuple[Input, GuardValue]] = {}
+    for guard in conditions:
+        for inp in condition_inputs(explanation, guard, limit):
+            if inp.kind == "field":
+                read.setdefault(inp.name, (inp, guard))
+    if not read or runner.exhausted():
+        return []
+    trace, hooks = runner.run([], pass_sites={where})
+    if not hooks.passed:
+        return []
+    after = hooks.passed[0][1]
+    out: list[Cause] = []
+    for event in trace.events[after:]:
+        if event.kind != WRITE or event.field not in read or ("field", event.field) in exclude:
+            continue
+        inp, guard = read[event.field]
+        if same_value(event.new, inp.value) or any(c.field == event.field for c in out) or runner.exhausted():
+            continue
+        track = {g.where() for g in conditions}
+        changed, changed_hooks = runner.run([Change("field", event.field, event.new)], track=track)
+        if not raises_at(changed, where):
+            out.append(Cause(
+                field=event.field, value=inp.value, role="ordering", site=event.site,
+                why=(f"SGLang sets {event.field} = {event.new!r} later, at {event.site.short()} in {event.site.function}, "
+                     f"after this check; with that value first, `{guard.expr}` would not have raised"),
+                condition=guard.expr, alternative=event.new, kind="field", flag=inp.flag, held=guard.polarity,
+            ))
+    return out
+
+
+def rank(causes: list[Cause]) -> list[Cause]:
+    return sorted(causes, key=lambda c: (ROLES.index(c.role), not c.mentioned))
+
+
+# -- the fix -------------------------------------------------------------------------------------------------
+
+ENV_HINT = re.compile(r"\b(SGLANG_[A-Z0-9_]+)=(\S+?)[.,;]?(?:\s|$)")
+
+
+def change_text(explanation: Explanation, cause: Cause) -> str | None:
+    """The cause's alternative as the operator would type it; None when it is not a flag or env change."""
+    if cause.kind == "env":
+        return f"{cause.field}={cause.alternative}"
+    if cause.kind != "field":
+        return None
+    flags = [f for f in explanation.extraction.flags_for_dest(cause.field) if not f.deprecated] or explanation.extraction.flags_for_dest(cause.field)
+    if not flags:
+        return None
+    flag = flags[0]
+    value = cause.alternative
+    if flag.action == "store_true":
+        return flag.primary if value is True else None
+    if flag.action == "store_false":
+        return flag.primary if value is False else None
+    if value is None or isinstance(value, (list, dict)):
+        return None
+    return f"{flag.primary} {shlex.quote(str(value))}"
+
+
+def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, bool]:
+    """The first cause whose alternative, as a flag (plus the env the message asks for), resolves."""
+    hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
+    for cause in causes:
+        if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env"):
+            continue
+        text = change_text(explanation, cause)
+        if text is None:
+            continue
+        change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
+        for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first
+            if runner.exhausted():
+                return None, False
+            trace, _ = runner.run([change, *extra])
+            if resolves(trace):
+                first = f"env {text}" if cause.kind == "env" else text
+                words = [f"env {c.name}={c.value}" for c in extra]
+                return first + (f", with {' '.join(words)}" if words else ""), True
+    return None, False
+
+
+# -- the verdict of an outcome ------------------------------------------------------------------------------------
+
+
+def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Verdict:
+    trace = explanation.trace
+    error = trace.error
+    runner = runner or Runner(explanation)
+    where = (error.site.file, error.site.line)
+    causes = find_causes(explanation, error.guards, len(trace.events), lambda t: not raises_at(t, where), runner,
+                         message=error.message or "")
+    causes += ordering_causes(explanation, error, runner, exclude={("field", c.field) for c in causes if c.role == "sglang-default"})
+    causes = rank(causes)
+    fix, verified = find_fix(explanation, causes, runner, error.message or "")
+    place = f"{error.site.short()} in {error.site.function}"
+    if causes:
+        summary = f"SGLang raises {error.exc_type} at {place}: {causes[0].why}."
+    else:
+        summary = f"SGLang raises {error.exc_type} at {place}; no single input of yours changes that (see the conditions below)."
+    return Verdict("raises", summary, causes, fix, verified, "raise", runner.runs)
+
+
+def override_verdict(explanation: Explanation, override: Override, runner: Runner | None = None) -> Verdict:
+    trace = explanation.trace
+    runner = runner or Runner(explanation)
+    name = override.field
+    last = override.writes[-1]
+    limit = trace.events.index(last) if last in trace.events else len(trace.events)
+    keep = override.before
+    causes = find_causes(explanation, last.guards, limit, lambda t: same_value(t.final.get(name), keep), runner,
+                         exclude={name})
+    causes = rank(causes)
+    rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,
+                 why=f"SGLang sets {name} = {override.after!r} at {last.site.short()} in {last.site.function}"
+                     + (f" (you gave {override.before!r})" if override.given else f" (default {override.before!r})"),
+                 condition=" and ".join(g.expr if g.polarity else f"not ({g.expr})" for g in conditions_of(last.guards)[-2:]),
+                 alternative=override.before)
+    label = override.flag or name
+    if causes:
+        summary = f"{label}: {override.before!r} -> {override.after!r} at {last.site.short()} in {last.site.function}, because {causes[0].why}."
+    else:
+        summary = f"{label}: {override.before!r} -> {override.after!r}: {rule.why}."
+        causes = [rule]
+    fix = None
+    if override.given and causes and causes[0] is not rule:
+        text = change_text(explanation, causes[0])
+        fix = text
+    return Verdict("overrides", summary, causes, fix, False, name, runner.runs)
+
+
+def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
+    """The verdict of the predicted raise (``field`` None), or of why ``field`` ended with its final value."""
+    runner = Runner(explanation)
+    if field is not None:
+        override = next((o for o in explanation.overrides if o.field == field), None)
+        if override is None:
+            final = explanation.trace.final.get(field)
+            return Verdict("kept", f"{field} keeps {final!r}: no write changed it on this launch.", target=field)
+        return override_verdict(explanation, override, runner)
+    if explanation.trace.error is not None:
+        return raise_verdict(explanation, runner)
+    given = [o for o in explanation.overrides if o.given]
+    verdict = Verdict("resolves", "", target="launch")
+    for override in given[:3]:
+        verdict.overrides.append((override, override_verdict(explanation, override, runner)))
+    raising = [a for a in explanation.trace.alternatives if a.error is not None]
+    if raising:
+        verdict.summary = f"Resolution may raise {raising[0].error.exc_type}, depending on inputs the profile or the model config leave open."
+    elif given:
+        verdict.summary = f"Resolves; SGLang changed {len(given)} of your arguments."
+    else:
+        verdict.summary = "Resolves; SGLang kept every argument you gave."
+    verdict.runs = runner.runs
+    return verdict
+
+
+def diagnosis_verdict(diagnosis) -> Verdict | None:
+    """The verdict of ``explain --error/--log``: the raise's own verdict when these inputs reach it;
+    when they cannot, the inputs that keep the needed condition from holding."""
+    explanation = diagnosis.explanation
+    if explanation is None or not diagnosis.matches:
+        return None
+    site = diagnosis.matches[0].site.location
+    if diagnosis.consistent:
+        error = explanation.trace.error
+        if error is not None and error.site is not None and (error.site.file, error.site.line) == (site.file, site.line):
+            return raise_verdict(explanation)
+        return Verdict("raises", f"These inputs reach the raise at {site.short()} only under assumptions about inputs "
+                                 "the profile or the model config leave open.", target="raise")
+    failing = diagnosis.failing
+    if failing is None:
+        return Verdict("inconsistent", f"These inputs cannot produce this error: {site.function} is never reached with them.",
+                       target="raise")
+    where = failing.guard.location
+    guard = GuardValue(failing.guard.expr, bool(failing.actual), None,
+                       where.file if where else "", where.line if where else 0, where.function if where else "")
+    inputs = condition_inputs(explanation, guard, len(explanation.trace.events))
+    inputs.sort(key=lambda i: ROLES.index(i.role))
+    want = "true" if failing.required else "false"
+    causes = [Cause(field=i.name, value=i.value, role=i.role, site=i.site if i.role == "sglang-default" else
+                    SiteRef(guard.file, guard.line, guard.function),
+                    why=why_of(i, guard, explanation), condition=guard.expr, kind=i.kind, flag=i.flag, held=guard.polarity)
+              for i in inputs]
+    summary = (f"These inputs cannot produce this error: the raise needs `{guard.expr}` to be {want}, "
+               f"and with them it is {'true' if guard.polarity else 'false'}.")
+    return Verdict("inconsistent", summary, causes, target="raise")

@@ -1,0 +1,148 @@
+"""The verdict in words: the block that comes first after the header of explain, diagnose and reports.
+
+Two to five lines: the outcome, the top cause with its value and site, the
+user's other inputs that matter, and the fix when the engine verified one. The
+wording of each kind of cause lives here, once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .trace import Unknown
+from .verdict import Cause, Verdict
+
+WIDTH = 100
+
+
+def short(value: Any) -> str:
+    if isinstance(value, Unknown):
+        return f"<unknown: {value.reason}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def function_name(qualname: str) -> str:
+    return qualname.rsplit(".", 1)[-1] if qualname else "?"
+
+
+def cause_headline(cause: Cause) -> str:
+    """What decided it, in the operator's terms: the value and who set it."""
+    site = cause.site
+    where = f"{site.short()} in {site.function}" if site is not None else "?"
+    if cause.role == "sglang-default":
+        return f"{cause.field} = {short(cause.value)}, set by SGLang at {where} (you did not set it)" if not cause.flag else \
+            f"{cause.field} = {short(cause.value)}, set by SGLang at {where} over your {cause.flag}"
+    if cause.role == "ordering":
+        return f"{cause.field} is set to {short(cause.alternative)} by SGLang only later, at {where}, after this check"
+    if cause.role == "user-flag":
+        return f"your {cause.flag or cause.field} {short(cause.value)}"
+    if cause.role == "default":
+        return f"{cause.field} = {short(cause.value)}, the default (you did not set it)"
+    if cause.role == "env":
+        return f"env {cause.field} = {short(cause.value) if cause.value is not None else 'unset'}"
+    if cause.role == "hardware":
+        return f"{cause.field}() = {short(cause.value)} on this profile"
+    return f"the model's architecture {cause.value}"
+
+
+def cause_effect(cause: Cause) -> str:
+    """What it did to the check, and the value that avoids it (as the engine found)."""
+    if cause.role == "ordering":
+        return f"`{cause.condition}` was checked first"
+    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}; with {short(cause.alternative)} it does not raise"
+
+
+def short_input(cause: Cause) -> str:
+    if cause.role == "user-flag":
+        return f"your {cause.flag or cause.field} {short(cause.value)}"
+    if cause.role == "default":
+        return f"{cause.field} = {short(cause.value)} (default)"
+    if cause.role == "env":
+        return f"env {cause.field}"
+    if cause.role == "hardware":
+        return f"{cause.field}() = {short(cause.value)}"
+    if cause.role == "model":
+        return f"model {cause.value}"
+    return f"{cause.field} = {short(cause.value)}"
+
+
+def fix_line(verdict: Verdict, fix_command: str) -> str:
+    if verdict.fix and verdict.fix_verified:
+        return f"  Fix (verified by the engine): {verdict.fix}"
+    return f"  Fix: none verified from these causes; run `{fix_command}`"
+
+
+def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
+    lines = [f"Verdict: resolution raises {error.exc_type} at {error.site.short()} in {error.site.function}."]
+    if verdict.causes:
+        top = verdict.causes[0]
+        lines.append(f"  Cause: {cause_headline(top)};")
+        lines.append(f"    {cause_effect(top)}.")
+        others = [short_input(c) for c in verdict.causes[1:4]]
+        if others:
+            lines.append("  Also decisive: " + "; ".join(others) + ".")
+    else:
+        lines.append("  Cause: no single input changes the outcome; the conditions below all hold on any change tried.")
+    lines.append(fix_line(verdict, fix_command))
+    return lines
+
+
+def override_line(verdict: Verdict, override) -> str:
+    label = override.flag or override.field
+    top = verdict.causes[0] if verdict.causes else None
+    head = f"  {label}: {short(override.before)} -> {short(override.after)}"
+    if top is None:
+        return head
+    if top.field == override.field and top.role == "sglang-default":
+        return f"{head} at {top.site.short()} in {function_name(top.site.function)}"
+    return f"{head}, because of {short_input(top)} (`{top.condition}`)"
+
+
+def resolve_block(verdict: Verdict) -> list[str]:
+    lines = [f"Verdict: {verdict.summary}"]
+    for override, sub in verdict.overrides:
+        lines.append(override_line(sub, override))
+    return lines
+
+
+def field_block(verdict: Verdict, override) -> list[str]:
+    if override is None or not verdict.causes:
+        return [f"  {verdict.summary}"]
+    lines = [override_line(verdict, override)]
+    top = verdict.causes[0]
+    if not (top.field == override.field and top.role == "sglang-default"):
+        lines.append(f"    {cause_headline(top)}; {cause_effect(top)}")
+    return lines
+
+
+def block(explanation, verdict: Verdict, fix_command: str, field_verdicts=()) -> list[str]:
+    """The verdict block for explain's text view."""
+    trace = explanation.trace
+    if trace.error is not None:
+        lines = raise_block(verdict, trace.error, fix_command)
+    else:
+        lines = resolve_block(verdict)
+    for name, sub in field_verdicts:
+        override = next((o for o in explanation.overrides if o.field == name), None)
+        lines += [f"Why {name}:"] + field_block(sub, override)
+    return lines
+
+
+def diagnosis_block(diagnosis, verdict: Verdict | None, fix_command: str) -> list[str]:
+    """The verdict of ``explain --error/--log``, first after the lines that name the matched site."""
+    if verdict is None:
+        return []
+    if verdict.outcome == "inconsistent":
+        lines = [f"Verdict: {verdict.summary}"]
+        if verdict.causes:
+            lines.append(f"  Cause: {cause_headline(verdict.causes[0])}.")
+        if diagnosis.producers:
+            lines.append(f"  So the server that raised it did not get these arguments; {diagnosis.producers[0].description} does produce it.")
+        else:
+            lines.append("  So the server that raised it did not run with these inputs.")
+        return lines
+    error = diagnosis.explanation.trace.error
+    if error is None:
+        return [f"Verdict: {verdict.summary}"]
+    return raise_block(verdict, error, fix_command)
