@@ -163,8 +163,13 @@ def where(site, version: str) -> str:
 
 
 def render(diff: VersionDiff) -> str:
-    """The whole text view: header, flags, fields, sites, behaviour."""
+    """The whole text view: header, the verdict on the launch, flags, fields, sites, behaviour."""
+    from .verdict_view import diff_block
+
     lines = header(diff)
+    block = diff_block(diff)
+    if block:
+        lines += [""] + block
     for section in (flags_section(diff), fields_section(diff), sites_section(diff), behaviour_section(diff)):
         if section:
             lines.append("")

@@ -282,10 +282,10 @@ class Runner:
     def exhausted(self) -> bool:
         return self.runs >= self.budget
 
-    def run(self, changes: list[Change], track=(), pass_sites=()) -> tuple[Trace, Any]:
+    def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None) -> tuple[Trace, Any]:
         from .symbolic import RunHooks, evaluate
 
-        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)))
+        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after)
         if key in self._cache:
             return self._cache[key]
         e = self.explanation
@@ -308,7 +308,7 @@ class Runner:
             elif change.kind == "model" and model is not None:
                 config = {**model.config, "architectures": [change.value]}
                 model = dataclasses.replace(model, architecture=change.value, config=config)
-        hooks = RunHooks(track=track, pass_sites=pass_sites)
+        hooks = RunHooks(track=track, pass_sites=pass_sites, stop_after=stop_after)
         self.runs += 1
         trace = evaluate(e.extraction, e.tree.root, values, env, profile, model, given=given,
                          program=self.program, max_paths=8, hooks=hooks)
@@ -393,9 +393,16 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
     return []
 
 
+SHOWN_CAUSES = 4  # the top cause and the others the verdict names
+
+
 def find_causes(explanation: Explanation, guards: list[GuardValue], limit: int, avoided: Callable[[Trace], bool],
-                runner: Runner, message: str = "", exclude: set[str] = frozenset()) -> list[Cause]:
-    """Each input of each condition, changed alone: a cause when the condition flips and the outcome goes away."""
+                runner: Runner, message: str = "", exclude: set[str] = frozenset(), stop_after: str | None = None) -> list[Cause]:
+    """Each input of each condition, changed alone: a cause when the condition flips and the outcome goes away.
+
+    Candidates are tried most surprising role first; once SHOWN_CAUSES are found, the inputs of a
+    lower role are not tried (they could not rank above those). ``stop_after``: the function whose
+    normal return answers the question (the raise's function: it returned without raising)."""
     conditions = conditions_of(guards)
     track = {g.where() for g in conditions}
     candidates: list[tuple[int, int, Input, GuardValue]] = []
@@ -406,13 +413,15 @@ def find_causes(explanation: Explanation, guards: list[GuardValue], limit: int, 
             candidates.append((ROLES.index(inp.role), -order, inp, guard))
     candidates.sort(key=lambda c: (c[0], c[1]))  # the most surprising first, then the nearest the outcome
     causes: dict[tuple, Cause] = {}
-    for _rank, _order, inp, guard in candidates:
+    for rank_, _order, inp, guard in candidates:
         if inp.key in causes:
             continue
+        if len(causes) >= SHOWN_CAUSES and rank_ > max(ROLES.index(c.role) for c in causes.values()):
+            break
         for alternative in _alternatives(explanation, inp, guard, runner.program):
             if runner.exhausted():
                 break
-            trace, hooks = runner.run([Change(inp.kind, inp.name, alternative)], track=track)
+            trace, hooks = runner.run([Change(inp.kind, inp.name, alternative)], track=track, stop_after=stop_after)
             if flipped(hooks, guard) and avoided(trace):
                 site = inp.site if inp.role == "sglang-default" else SiteRef(guard.file, guard.line, guard.function)
                 causes[inp.key] = Cause(
@@ -499,7 +508,7 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
         if text is None:
             continue
         change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
-        for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first
+        for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
             if runner.exhausted():
                 return None, False
             trace, _ = runner.run([change, *extra])
@@ -519,7 +528,7 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     runner = runner or Runner(explanation)
     where = (error.site.file, error.site.line)
     causes = find_causes(explanation, error.guards, len(trace.events), lambda t: not raises_at(t, where), runner,
-                         message=error.message or "")
+                         message=error.message or "", stop_after=f"{error.site.file}::{error.site.function}")
     causes += ordering_causes(explanation, error, runner, exclude={("field", c.field) for c in causes if c.role == "sglang-default"})
     causes = rank(causes)
     fix, verified = find_fix(explanation, causes, runner, error.message or "")

@@ -30,10 +30,14 @@ class RunHooks:
     ``track``: conditions, by (file, line), whose outcomes each run records in ``seen``;
     ``pass_sites``: raises and asserts, by (file, line), that the run goes on past as if
     their check had passed, noting in ``passed`` where (and after how many events) it did.
+    ``stop_after``: a function id (``file::qualname``); the run stops when it first returns
+    normally (``stopped`` is then True), for a question that is answered there.
     Only the first run of a forking evaluation is recorded.
     """
 
-    def __init__(self, track=(), pass_sites=()):
+    def __init__(self, track=(), pass_sites=(), stop_after: str | None = None):
+        self.stop_after = stop_after
+        self.stopped = False
         self.track: set[tuple[str, int]] = set(track)
         self.pass_sites: set[tuple[str, int]] = set(pass_sites)
         self.seen: dict[tuple[str, int], list[bool]] = {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..trace import RAISE, Alternative, Event, Trace, Unknown, encode_value
-from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError
+from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError, StopRun
 
 MAX_PATHS = 32
 
@@ -61,6 +61,8 @@ def execute(interp_factory: Callable[[Decisions], tuple[Interpreter, Callable[[I
         entry(interp)
     except SGLangError as exc:
         error = Event(kind=RAISE, site=exc.site, message=exc.message, exc_type=exc.exc_type, guards=exc.guards)
+    except StopRun:
+        complete = False  # a counterfactual run stopped where its question was answered
     except BudgetExceeded as exc:
         complete = False
         world.note(f"evaluation stopped: {exc}")

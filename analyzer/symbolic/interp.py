@@ -54,6 +54,10 @@ class BudgetExceeded(Exception):
     pass
 
 
+class StopRun(BaseException):
+    """A counterfactual run has seen what it asked for (see ``RunHooks.stop_after``)."""
+
+
 class SGLangError(Exception):
     """An exception raised by the interpreted SGLang code."""
 
@@ -213,14 +217,21 @@ class Interpreter:
         self.bind_arguments(node, args, kwargs, frame)
         self.world.on_enter(frame)
         self.depth += 1
+        returned = False
         try:
             if isinstance(node, ast.Lambda):
-                return self.eval(node.body, frame)
+                value = self.eval(node.body, frame)
+                returned = True
+                return value
             self.exec_block(node.body, frame)
+            returned = True
         except _Return as ret:
+            returned = True
             return ret.value
         finally:
             self.depth -= 1
+            if returned and self.world.hooks is not None:
+                self.world.returned(frame)
         return None
 
     def bind_arguments(self, node, args: list, kwargs: dict, frame: Frame) -> None:

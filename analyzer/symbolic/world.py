@@ -128,6 +128,14 @@ class World:
         if self.watched and frame.function_id in self.watched:
             self.observed.setdefault(frame.function_id, []).append(("enter", 0, "", True, None))
 
+    def returned(self, frame) -> None:
+        """A function returned normally: a counterfactual run that asked to stop there stops."""
+        if self.hooks.stop_after is not None and frame.function_id == self.hooks.stop_after:
+            from .interp import StopRun
+
+            self.hooks.stopped = True
+            raise StopRun(frame.function_id)
+
     def passes(self, node, frame) -> bool:
         """A counterfactual run goes on past this raise or failed assert, as if its check had passed."""
         hooks = self.hooks
