@@ -57,6 +57,7 @@ class Report:
     fixes: Any = None  # analyzer.fix.FixReport; None: no error, or analyzer.fix is not there (section left out)
     fields: list[str] = field(default_factory=list)
     diagnosis: Any = None  # analyzer.diagnose.Diagnosis of an error the user saw (--error)
+    verdict: Any = None  # analyzer.verdict.Verdict of the launch
 
     @property
     def version(self) -> str:
@@ -139,6 +140,9 @@ def build_report(
         report.rejection = rejection_of(exc, extraction, list(launch.argv), since)
         return report
     report.explanation = explain(request)
+    from .verdict import verdict_of
+
+    report.verdict = verdict_of(report.explanation)
     report.replay = replay
     if observed_error:
         from .diagnose import diagnose, read_error
@@ -241,7 +245,7 @@ def to_json(report: Report) -> dict:
 
     data: dict = {"report": metadata(report), "trace": None}
     if report.explanation is not None:
-        trace = explanation_json(report.explanation)
+        trace = explanation_json(report.explanation, report.verdict)
         trace["sglang_source"] = source_words(report.tree)
         data["trace"] = trace
     return data

@@ -27,6 +27,7 @@ CLASS_DEFS = (
     "classDef held fill:#dafbe1,stroke:#1a7f37",
     "classDef failed fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:3 3",
     "classDef stop fill:#ffebe9,stroke:#cf222e",
+    "classDef decisive fill:#fff1e5,stroke:#bc4c00,stroke-width:3px",
     "classDef final fill:#dafbe1,stroke:#1a7f37",
 )
 
@@ -120,18 +121,27 @@ def final_chain(chart: Flowchart, story: FieldStory) -> None:
     chart.edge(last, chart.node(("final", story.field), label, "box", "final"))
 
 
-def error_flowchart(steps: list[ChainStep], error: Event, profile: str, extra: list[FieldStory] = ()) -> str:
-    """Inputs -> writes -> each condition on the way -> the raise; architecture branches not taken are left out."""
+def error_flowchart(steps: list[ChainStep], error: Event, profile: str, extra: list[FieldStory] = (),
+                    decisive: set[str] | None = None) -> str:
+    """Inputs -> writes -> each condition on the way -> the raise; architecture branches not taken are left out.
+    ``decisive``: the conditions the verdict found decisive; only they are drawn, highlighted."""
     chart = Flowchart()
     stop = chart.node(("raise",), words.NODE_RAISE.format(exc_type=error.exc_type or "error", **_site(error)), "stop", "stop")
+    drawn: set[tuple] = set()
     for step in steps:
         if step.other_architecture:
             continue
+        if decisive is not None and step.guard.expr not in decisive:
+            continue
+        if (step.guard.expr, step.guard.polarity) in drawn:
+            continue  # a condition met twice on the way is drawn once
+        drawn.add((step.guard.expr, step.guard.polarity))
         held = step.guard.polarity
         label = words.NODE_CONDITION.format(
             number=step.number, expr=clip(step.guard.expr, MAX_EXPR), outcome=words.CAUSE_HELD if held else words.CAUSE_FAILED
         )
-        condition = chart.node(("step", step.number), label, "round", "held" if held else "failed")
+        css = "decisive" if decisive is not None else ("held" if held else "failed")
+        condition = chart.node(("step", step.number), label, "round", css)
         for driver in step.drivers:
             chart.edge(driver_node(chart, driver, profile), condition)
         chart.edge(condition, stop)

@@ -191,13 +191,17 @@ def _resolution_summary(report) -> list:
         error = trace.error
         parts += fill(words.SUM_RAISES, exc_type=Code(error.exc_type or "error"),
                       function=Code(error.site.function if error.site else "?"), site=site_link(version, error.site))
-        steps = error_chain(explanation)
-        changed = written_by_sglang(steps)
-        if changed:
-            parts += fill(words.SUM_CHANGED_ON_WAY, fields=joined([_story_change(s, version) for s in changed]))
-        flags = your_flags(steps)
-        if flags:
-            parts += fill(words.SUM_YOUR_FLAGS, flags=joined([Code(s.flag) for s in flags]))
+        verdict = report.verdict
+        if verdict is not None and verdict.causes:
+            parts += _verdict_summary(verdict, version)
+        else:
+            steps = error_chain(explanation)
+            changed = written_by_sglang(steps)
+            if changed:
+                parts += fill(words.SUM_CHANGED_ON_WAY, fields=joined([_story_change(s, version) for s in changed]))
+            flags = your_flags(steps)
+            if flags:
+                parts += fill(words.SUM_YOUR_FLAGS, flags=joined([Code(s.flag) for s in flags]))
     elif report.status == MAY_RAISE:
         parts += fill(words.SUM_MAY_RAISE, count=str(sum(1 for a in trace.alternatives if a.error is not None)))
     else:
@@ -206,6 +210,40 @@ def _resolution_summary(report) -> list:
     parts += fill(words.SUM_OVERRIDES, given=str(len(given)), defaults=str(len(explanation.overrides) - len(given)))
     if given:
         parts += fill(words.SUM_OVERRIDDEN_LIST, fields=joined([_override_brief(o) for o in given]))
+    return parts
+
+
+def _cause_parts(cause, version: str) -> tuple:
+    from .verdict_view import short_input
+
+    held = "true" if cause.held else "false"
+    if cause.role == "sglang-default":
+        return fill(words.SUM_CAUSE_SGLANG, field=Code(cause.field), value=Code(show(cause.value)),
+                    site=site_link(version, cause.site), function=Code(cause.site.function if cause.site else "?"),
+                    condition=Code(cause.condition), held=held, alternative=Code(show(cause.alternative)))
+    if cause.role == "ordering":
+        return fill(words.SUM_CAUSE_ORDERING, field=Code(cause.field), alternative=Code(show(cause.alternative)),
+                    site=site_link(version, cause.site), function=Code(cause.site.function if cause.site else "?"),
+                    condition=Code(cause.condition))
+    return fill(words.SUM_CAUSE_INPUT, input=short_input(cause), condition=Code(cause.condition), held=held,
+                alternative=Code(show(cause.alternative)))
+
+
+def _verdict_summary(verdict, version: str) -> list:
+    """The verdict of a raise: its decisive cause with value and site, the other decisive inputs, the verified fix."""
+    from .verdict_view import short_input
+
+    parts = list(fill(words.SUM_CAUSE, cause=merge_text(list(_cause_parts(verdict.causes[0], version)))))
+    others = verdict.causes[1:4]
+    if others:
+        parts += fill(words.SUM_ALSO_DECISIVE, inputs=joined([Text(short_input(c)) for c in others]))
+    from .verdict import fix_words
+
+    if fix_words(verdict) and verdict.fix_verified:
+        fix = [Code(verdict.fix)] if verdict.fix else []
+        if verdict.fix_env:
+            fix.append(Code(" ".join(f"{k}={v}" for k, v in verdict.fix_env.items())))
+        parts += fill(words.SUM_VERIFIED_FIX, fix=joined(fix, " with env "))
     return parts
 
 
@@ -416,7 +454,8 @@ def mermaid_text(report) -> str | None:
     stories = diagram_stories(report)
     if explanation.trace.error is not None:
         profile = report.profile.name if report.profile is not None else words.SUM_NO_PROFILE
-        return error_flowchart(error_chain(explanation), explanation.trace.error, profile, stories)
+        decisive = {c.condition for c in report.verdict.causes} if report.verdict is not None else None
+        return error_flowchart(error_chain(explanation), explanation.trace.error, profile, stories, decisive or None)
     return fields_flowchart(stories) if stories else None
 
 

@@ -74,8 +74,9 @@ class Verdict:
     outcome: str  # "raises" | "resolves" | "overrides" | "kept"
     summary: str
     causes: list[Cause] = field(default_factory=list)
-    fix: str | None = None  # a change to the command line, verified by the engine
+    fix: str | None = None  # a change to the command line (flags), verified by the engine when fix_verified
     fix_verified: bool = False
+    fix_env: dict[str, str] = field(default_factory=dict)  # env vars the fix sets too (SGLang's message asks for them)
     target: str = ""  # "raise" or the field name
     runs: int = 0  # engine runs it took
     overrides: list[tuple[Override, "Verdict"]] = field(default_factory=list)  # for a launch that resolves
@@ -86,12 +87,21 @@ class Verdict:
             "summary": self.summary,
             "causes": [c.to_dict() for c in self.causes],
             "fix": self.fix,
+            "fix_env": dict(self.fix_env),
             "fix_verified": self.fix_verified,
             "runs": self.runs,
         }
         if self.overrides:
             data["overrides"] = [{"field": o.field, **v.to_dict()} for o, v in self.overrides]
         return data
+
+
+def fix_words(verdict: "Verdict") -> str | None:
+    """The fix as the operator types it: flags, then the env vars it needs."""
+    parts = [verdict.fix] if verdict.fix else []
+    if verdict.fix_env:
+        parts.append("env " + " ".join(f"{k}={v}" for k, v in verdict.fix_env.items()))
+    return " with ".join(parts) if parts else None
 
 
 def site_dict(site: SiteRef | None) -> dict | None:
@@ -498,7 +508,7 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
     return f"{flag.primary} {shlex.quote(str(value))}"
 
 
-def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, bool]:
+def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool]:
     """The first cause whose alternative, as a flag (plus the env the message asks for), resolves."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
     for cause in causes:
@@ -510,13 +520,14 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
         change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
         for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
             if runner.exhausted():
-                return None, False
+                return None, {}, False
             trace, _ = runner.run([change, *extra])
             if resolves(trace):
-                first = f"env {text}" if cause.kind == "env" else text
-                words = [f"env {c.name}={c.value}" for c in extra]
-                return first + (f", with {' '.join(words)}" if words else ""), True
-    return None, False
+                env = {c.name: c.value for c in extra}
+                if cause.kind == "env":
+                    env = {cause.field: cause.alternative, **env}
+                return (text if cause.kind != "env" else None), env, True
+    return None, {}, False
 
 
 # -- the verdict of an outcome ------------------------------------------------------------------------------------
@@ -531,13 +542,13 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
                          message=error.message or "", stop_after=f"{error.site.file}::{error.site.function}")
     causes += ordering_causes(explanation, error, runner, exclude={("field", c.field) for c in causes if c.role == "sglang-default"})
     causes = rank(causes)
-    fix, verified = find_fix(explanation, causes, runner, error.message or "")
+    fix, fix_env, verified = find_fix(explanation, causes, runner, error.message or "")
     place = f"{error.site.short()} in {error.site.function}"
     if causes:
         summary = f"SGLang raises {error.exc_type} at {place}: {causes[0].why}."
     else:
         summary = f"SGLang raises {error.exc_type} at {place}; no single input of yours changes that (see the conditions below)."
-    return Verdict("raises", summary, causes, fix, verified, "raise", runner.runs)
+    return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs)
 
 
 def override_verdict(explanation: Explanation, override: Override, runner: Runner | None = None) -> Verdict:
@@ -547,8 +558,12 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     last = override.writes[-1]
     limit = trace.events.index(last) if last in trace.events else len(trace.events)
     keep = override.before
-    causes = find_causes(explanation, last.guards, limit, lambda t: same_value(t.final.get(name), keep), runner,
-                         exclude={name})
+    base_raises = trace.error is not None
+
+    def kept(t: Trace) -> bool:  # the value is kept, and the launch does not newly fail
+        return same_value(t.final.get(name), keep) and (base_raises or t.error is None)
+
+    causes = find_causes(explanation, last.guards, limit, kept, runner, exclude={name})
     causes = rank(causes)
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,
                  why=f"SGLang sets {name} = {override.after!r} at {last.site.short()} in {last.site.function}"
@@ -565,7 +580,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     if override.given and causes and causes[0] is not rule:
         text = change_text(explanation, causes[0])
         fix = text
-    return Verdict("overrides", summary, causes, fix, False, name, runner.runs)
+    return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs)
 
 
 def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:

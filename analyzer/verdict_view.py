@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .trace import Unknown
-from .verdict import Cause, Verdict
+from .verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
 
@@ -68,8 +68,8 @@ def short_input(cause: Cause) -> str:
 
 
 def fix_line(verdict: Verdict, fix_command: str) -> str:
-    if verdict.fix and verdict.fix_verified:
-        return f"  Fix (verified by the engine): {verdict.fix}"
+    if fix_words(verdict) and verdict.fix_verified:
+        return f"  Fix (verified by the engine): {fix_words(verdict)}"
     return f"  Fix: none verified from these causes; run `{fix_command}`"
 
 

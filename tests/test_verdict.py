@@ -1,0 +1,236 @@
+"""The verdict: decisive causes found by counterfactual runs, their ranking, and the first screen.
+
+Offline tests run a miniature era-A tree written here (the era-A fixture with its
+server_args.py replaced), so each mechanism has a case whose answer is known:
+an ordering cause, a value SGLang chose, a condition that cannot flip. The
+network tests hold P1-P4 on their real releases.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.explain import ExplainRequest, explain
+from analyzer.verdict import verdict_of
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+HEADER_LINES = 6  # explain's header: SGLang, profile, model, command, from, env
+FIRST_SCREEN = 12  # the lines after the header an operator reads first
+
+MINIATURE = '''
+"""A miniature ServerArgs written for sgtrace's verdict tests."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    speculative_algorithm: Optional[str] = None
+    device: Optional[str] = None
+    strategy: str = "auto"
+    disable_radix_cache: bool = False
+    page_size: Optional[int] = None
+    model_arch: str = "HybridForCausalLM"
+
+    def __post_init__(self):
+        self._handle_device()
+        self._handle_model_hook()
+        self._handle_speculative()
+        self._handle_strategy()
+        self._handle_page_size()
+
+    def _handle_device(self):
+        if self.device is None:
+            self.device = "cuda"
+
+    def _handle_model_hook(self):
+        if self.model_arch == "Llama4ForCausalLM" and self.device != "cpu":
+            return
+        if self.speculative_algorithm is not None and self.speculative_algorithm not in ("EAGLE", "DSPARK"):
+            raise ValueError(f"{self.model_arch} supports only EAGLE or DSPARK speculative decoding")
+
+    def _handle_speculative(self):
+        if self.speculative_algorithm == "NEXTN":
+            self.speculative_algorithm = "EAGLE"
+
+    def _handle_strategy(self):
+        if self.strategy == "auto":
+            self.strategy = "no_buffer"
+        if self.speculative_algorithm is not None and not self.disable_radix_cache:
+            if self.strategy == "no_buffer":
+                raise ValueError("radix cache with speculative decoding needs --strategy extra_buffer")
+
+    def _handle_page_size(self):
+        if self.speculative_algorithm is not None and self.strategy == "extra_buffer":
+            self.page_size = 1
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "DSPARK", "NEXTN"], default=None)
+        parser.add_argument("--device", type=str, default=None, help="The device: 'cuda' or 'cpu'.")
+        parser.add_argument("--strategy", type=str, choices=["auto", "no_buffer", "extra_buffer"], default="auto")
+        parser.add_argument("--disable-radix-cache", action="store_true")
+        parser.add_argument("--page-size", type=int, default=None)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.fixture(scope="module")
+def miniature(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("verdict") / "tree"
+    shutil.copytree(FIXTURES / "sites" / "era_a", root)
+    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(MINIATURE))
+    return root
+
+
+def explained(tree: Path, args: str, profile: str | None = "h100"):
+    return explain(ExplainRequest(sglang=str(tree), args=args, profile=profile))
+
+
+def test_a_check_that_ran_before_the_write_that_satisfies_it_is_an_ordering_cause(miniature):
+    explanation = explained(miniature, "--model-path /m --speculative-algorithm NEXTN")
+    assert explanation.trace.error.site.function == "ServerArgs._handle_model_hook"
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.role, top.field, top.site.function, top.alternative) == (
+        "ordering", "speculative_algorithm", "ServerArgs._handle_speculative", "EAGLE")
+    # the user's own flag is a cause too, ranked after the ordering
+    assert [c.role for c in verdict.causes if c.field == "speculative_algorithm"] == ["ordering", "user-flag"]
+
+
+def test_a_condition_whose_inputs_cannot_flip_it_is_not_a_cause(miniature):
+    # `model_arch == "Llama4ForCausalLM" and device != "cpu"` is false through its first term:
+    # device = 'cpu' (the flag's help names it) changes nothing there.
+    verdict = verdict_of(explained(miniature, "--model-path /m --speculative-algorithm NEXTN"))
+    assert "device" not in [c.field for c in verdict.causes]
+
+
+def test_a_value_sglang_chose_ranks_first_and_its_alternative_is_the_verified_fix(miniature):
+    explanation = explained(miniature, "--model-path /m --speculative-algorithm EAGLE")
+    assert explanation.trace.error.site.function == "ServerArgs._handle_strategy"
+    verdict = verdict_of(explanation)
+    roles = [(c.role, c.field) for c in verdict.causes]
+    assert roles[0] == ("sglang-default", "strategy")
+    assert verdict.causes[0].site.function == "ServerArgs._handle_strategy"
+    assert verdict.causes[0].alternative == "extra_buffer"
+    assert ("user-flag", "speculative_algorithm") in roles and ("default", "disable_radix_cache") in roles
+    assert roles.index(("user-flag", "speculative_algorithm")) < roles.index(("default", "disable_radix_cache"))
+    assert verdict.fix == "--strategy extra_buffer" and verdict.fix_verified
+
+
+def test_an_override_of_a_flag_you_gave_names_the_input_that_triggered_it(miniature):
+    explanation = explained(miniature, "--model-path /m --speculative-algorithm EAGLE --strategy extra_buffer --page-size 16")
+    assert explanation.trace.error is None
+    verdict = verdict_of(explanation, "page_size")
+    assert verdict.outcome == "overrides"
+    causes = [(c.role, c.field, c.alternative) for c in verdict.causes]
+    # without speculative decoding page_size stays 16; every other --strategy raises instead, so it is no cause
+    assert causes == [("user-flag", "speculative_algorithm", None)]
+    launch = verdict_of(explanation)
+    assert launch.outcome == "resolves" and [o.field for o, _ in launch.overrides] == ["page_size"]
+
+
+def test_explain_shows_the_verdict_first_and_only_decisive_conditions(miniature, capsys):
+    code = main(["explain", "--sglang", str(miniature), "--profile", "h100", "--args", "--model-path /m --speculative-algorithm NEXTN"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 3
+    verdict_at = next(i for i, line in enumerate(out) if line.startswith("Verdict:"))
+    assert verdict_at <= HEADER_LINES + 1
+    assert "_handle_speculative" in out[verdict_at + 1]
+    conditions = [line for line in out if line.lstrip().startswith("[")]
+    assert not any("Llama4ForCausalLM" in line for line in conditions)
+    shown_all = main(["explain", "--sglang", str(miniature), "--profile", "h100", "--all", "--args",
+                      "--model-path /m --speculative-algorithm NEXTN"])
+    assert shown_all == 3
+    everything = capsys.readouterr().out
+    assert "[false] self.model_arch == 'Llama4ForCausalLM' and self.device != 'cpu'" in everything
+
+
+def test_json_carries_the_verdict(miniature, capsys):
+    import json
+
+    main(["explain", "--sglang", str(miniature), "--profile", "h100", "--json", "--args", "--model-path /m --speculative-algorithm EAGLE"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == 2
+    verdict = data["verdict"]
+    assert verdict["outcome"] == "raises"
+    assert verdict["causes"][0]["field"] == "strategy" and verdict["causes"][0]["role"] == "sglang-default"
+    assert verdict["causes"][0]["site"]["function"] == "ServerArgs._handle_strategy"
+    assert verdict["fix"] == "--strategy extra_buffer"
+
+
+# -- P1-P4 on their releases -----------------------------------------------------------------------
+
+
+def first_screen(argv: list[str], capsys, header: int = HEADER_LINES) -> tuple[int, list[str]]:
+    code = main(argv)
+    lines = capsys.readouterr().out.splitlines()
+    return code, lines[: header + 1 + FIRST_SCREEN]
+
+
+@pytest.mark.network
+def test_p1_the_cause_is_the_default_sglang_chose_with_its_site_and_the_fix(capsys):
+    explanation = explain(ExplainRequest(sglang="0.5.11", service=str(FIXTURES / "inputs" / "p1.service"), profile="rtx-pro-6000-blackwell"))
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.site.function, top.site.line) == (
+        "mamba_scheduler_strategy", "sglang-default", "ServerArgs._handle_missing_default_values", 1082)
+    assert verdict.fix == "--mamba-scheduler-strategy extra_buffer" and verdict.fix_verified
+    assert verdict.fix_env == {"SGLANG_ENABLE_SPEC_V2": "1"}
+    code, screen = first_screen(["explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell",
+                                 "--service", str(FIXTURES / "inputs" / "p1.service")], capsys)
+    assert code == 3
+    text = "\n".join(screen)
+    assert "server_args.py:1082" in text and "mamba_scheduler_strategy = 'no_buffer'" in text
+    assert "Fix (verified by the engine): --mamba-scheduler-strategy extra_buffer" in text
+
+
+@pytest.mark.network
+def test_p2_resolves_and_names_what_sglang_changed(capsys):
+    explanation = explain(ExplainRequest(sglang="0.5.11", service=str(FIXTURES / "inputs" / "p2.service"), profile="rtx-pro-6000-blackwell"))
+    verdict = verdict_of(explanation)
+    assert verdict.outcome == "resolves"
+    changed = {o.field: v for o, v in verdict.overrides}
+    assert changed["speculative_algorithm"].causes[0].site.function == "ServerArgs._handle_speculative_decoding"
+    code, screen = first_screen(["explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell",
+                                 "--service", str(FIXTURES / "inputs" / "p2.service")], capsys)
+    assert code == 0
+    assert any("--speculative-algo: 'NEXTN' -> 'EAGLE'" in line for line in screen)
+
+
+@pytest.mark.network
+def test_p3_the_error_cannot_come_from_these_arguments_and_the_flag_that_says_so(capsys):
+    error = ("ValueError: Speculative decoding for Qwen3_5ForConditionalGeneration is not compatible with radix cache "
+             "when using --mamba-scheduler-strategy no_buffer.")
+    code, screen = first_screen(["explain", "--sglang", "0.5.11", "--profile", "b200", "--script",
+                                 str(FIXTURES / "inputs" / "p3.sh"), "--error", error], capsys, header=2)
+    assert code == 1
+    text = "\n".join(screen)
+    assert "Verdict: These inputs cannot produce this error" in text
+    assert "Cause: your --mamba-scheduler-strategy 'extra_buffer'" in text
+    assert "without --mamba-scheduler-strategy extra_buffer" in text
+
+
+@pytest.mark.network
+def test_p4_diff_names_the_release_that_raises_its_cause_and_what_the_newer_one_does(capsys):
+    code, screen = first_screen(["diff", "0.5.11", "0.5.14", "--profile", "rtx-pro-6000-blackwell",
+                                 "--service", str(FIXTURES / "inputs" / "p1.service")], capsys, header=1)
+    assert code == 0
+    text = "\n".join(screen)
+    assert "Verdict: 0.5.11 raises ValueError" in text and "0.5.14 resolves" in text
+    assert "server_args.py:1082" in text
+    assert "0.5.14: mamba_radix_cache_strategy 'auto' -> 'extra_buffer'" in text and "_handle_mamba_radix_cache" in text
