@@ -59,7 +59,7 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
                 lines.append(f"    if {condition}")
         return lines
     lines = [
-        f"Error: {error.exc_type}",
+        f"Predicted error: {error.exc_type}",
         *(f"  {part}" for part in message_lines(error.message)),
         f"  raised at {error.site.short()} in {error.site.function}",
     ]
@@ -84,7 +84,7 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
         for word in step.inputs:
             lines.append(f"        <- {word}")
     if hidden:
-        lines.append(f"    ({hidden} other condition(s) on the way cannot change the outcome; --all shows them)")
+        lines.append(f"    ({hidden} other condition(s) on the way: no change of one of their inputs that the engine tried avoids the raise; --all shows them)")
     return lines
 
 

@@ -31,8 +31,8 @@ def cause_headline(cause: Cause) -> str:
     site = cause.site
     where = f"{site.short()} in {site.function}" if site is not None else "?"
     if cause.role == "sglang-default":
-        return f"{cause.field} = {short(cause.value)}, set by SGLang at {where} (you did not set it)" if not cause.flag else \
-            f"{cause.field} = {short(cause.value)}, set by SGLang at {where} over your {cause.flag}"
+        who = "you did not set it" if not cause.flag else f"over your {cause.flag}"
+        return f"{cause.field} = {short(cause.value)}, set by SGLang ({who})\n    at {where}"
     if cause.role == "ordering":
         return f"{cause.field} is set to {short(cause.alternative)} by SGLang only later, at {where}, after this check"
     if cause.role == "user-flag":
@@ -77,7 +77,7 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
     lines = [f"Verdict: resolution raises {error.exc_type} at {error.site.short()} in {error.site.function}."]
     if verdict.causes:
         top = verdict.causes[0]
-        lines.append(f"  Cause: {cause_headline(top)};")
+        lines.extend(f"  Cause: {cause_headline(top)};".split("\n"))
         lines.append(f"    {cause_effect(top)}.")
         others = [short_input(c) for c in verdict.causes[1:4]]
         if others:
@@ -112,7 +112,7 @@ def field_block(verdict: Verdict, override) -> list[str]:
     lines = [override_line(verdict, override)]
     top = verdict.causes[0]
     if not (top.field == override.field and top.role == "sglang-default"):
-        lines.append(f"    {cause_headline(top)}; {cause_effect(top)}")
+        lines.append(f"    {cause_headline(top)}; {cause_effect(top)}".replace("\n", ""))
     return lines
 
 
@@ -136,7 +136,7 @@ def diagnosis_block(diagnosis, verdict: Verdict | None, fix_command: str) -> lis
     if verdict.outcome == "inconsistent":
         lines = [f"Verdict: {verdict.summary}"]
         if verdict.causes:
-            lines.append(f"  Cause: {cause_headline(verdict.causes[0])}.")
+            lines.extend(f"  Cause: {cause_headline(verdict.causes[0])}.".split("\n"))
         if diagnosis.producers:
             lines.append(f"  So the server that raised it did not get these arguments; {diagnosis.producers[0].description} does produce it.")
         else:
@@ -195,7 +195,7 @@ def diff_block(diff) -> list[str]:
         if not verdict.causes:
             continue
         top = verdict.causes[0]
-        lines.append(f"  {raising.version}: {cause_headline(top)};")
+        lines.extend(f"  {raising.version}: {cause_headline(top)};".split("\n"))
         lines.append(f"    {cause_effect(top)}.")
         renames = diff.renames
         if reverse:

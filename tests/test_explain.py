@@ -57,8 +57,14 @@ def test_p1_text_view(capsys, fixtures_dir):
     assert code == 3
     assert "Predicted error: ValueError" in out
     assert "raised at sglang/srt/server_args.py:2453 in ServerArgs._handle_mamba_radix_cache" in out
-    assert "mamba_scheduler_strategy: 'auto' -> 'no_buffer'" in out
+    assert "at sglang/srt/server_args.py:1082 in ServerArgs._handle_missing_default_values" in out
     assert "env: CUDA_VISIBLE_DEVICES=0,1,2,3" in out
+    # the defaults resolved on the way to the raise are behind --all
+    assert "mamba_scheduler_strategy: 'auto' -> 'no_buffer'" not in out
+    code, out, _ = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell",
+                       "--service", str(fixtures_dir / "inputs" / "p1.service"), "--all")
+    assert code == 3
+    assert "mamba_scheduler_strategy: 'auto' -> 'no_buffer'" in out
 
 
 def test_p2_resolves_and_lists_overrides(capsys, fixtures_dir):

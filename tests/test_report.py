@@ -171,7 +171,12 @@ def test_p1_report_says_what_the_issue_needs(scenario_reports):
     text = render(scenario_reports["p1"], "md")
     assert "ValueError" in text and "https://github.com/sgl-project/sglang/blob/v0.5.11/python/sglang/srt/server_args.py#L" in text
     assert "PyPI wheel sglang==0.5.11" in text and "```mermaid" in text and "<details>" in text
-    assert "`mamba_scheduler_strategy` (`'auto'` → `'no_buffer'`" in text
+    summary = text.split("## Summary", 1)[1].split("##", 1)[0]
+    assert "The decisive cause: `mamba_scheduler_strategy` = `'no_buffer'`, set by SGLang at " in summary
+    assert "server_args.py#L1082" in summary and "`ServerArgs._handle_missing_default_values`" in summary
+    assert "Fix, verified by sgtrace's engine: `--mamba-scheduler-strategy extra_buffer` with env `SGLANG_ENABLE_SPEC_V2=1`" in summary
+    # the summary names the strategy, not device (which no change of the engine's flips)
+    assert "`device`" not in summary
     assert "Not replayed" in text
 
 
