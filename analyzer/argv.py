@@ -46,6 +46,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from .controls import printable
 from .errors import SgtraceError
 from .model import NOT_LITERAL, Extraction, Flag
 
@@ -650,15 +651,10 @@ def parse_argv(
     return parsed
 
 
-_INVISIBLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-
-
 def _escape_invisible(text: str | None) -> str | None:
     """Control, line-breaking and bidi characters of the user's tokens, written as escapes: an error
     stays one line, and a token cannot move the cursor, recolor or clear the terminal it is printed on."""
-    if not text:
-        return text
-    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return printable(text) if text else text
 
 
 MAX_MESSAGE_CHARS = 2000  # a 10 MB token is named by its start and end, not printed whole

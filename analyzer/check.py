@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from . import report_words as words
+from .controls import printable
 from .errors import SgtraceError
 from .explain import ExplainRequest
 from .explain_view import show
@@ -376,16 +377,17 @@ def print_summary(results: list[CheckResult], console=None) -> None:
         verdict = Text(words.CHECK_PASS, style="green") if result.passed else Text(words.CHECK_FAIL, style="bold red")
         ok = sum(1 for f in result.findings if f.ok)
         first = result.failures[0].text if result.failures else ""
-        table.add_row(Text(result.expectation.name), Text(result.sglang), verdict, Text(f"{ok}/{len(result.findings)}"), Text(first))
+        table.add_row(Text(printable(result.expectation.name)), Text(printable(result.sglang)), verdict,
+                      Text(f"{ok}/{len(result.findings)}"), Text(printable(first)))
     console.print(table)
     for result in results:
         if result.passed:
             continue
         head = Text(words.CHECK_FAIL, style="bold red")
-        head.append(f" {result.expectation.name} ({result.expectation.path}, SGLang {result.sglang}):")
+        head.append(printable(f" {result.expectation.name} ({result.expectation.path}, SGLang {result.sglang}):"))
         console.print(head, highlight=False)
         for finding in result.failures:
-            console.print(Text(f"  - {finding.text}"), highlight=False)
+            console.print(Text(printable(f"  - {finding.text}")), highlight=False)
 
 
 def format_result(result: CheckResult) -> str:

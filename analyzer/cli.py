@@ -13,16 +13,24 @@ from __future__ import annotations
 
 import difflib
 import gc
+import math
 import os
 import sys
 
 import click
 
 from . import __version__, sources
+from .controls import printable
 from .errors import EXIT_BAD_INPUT, EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
 
 EXIT_INTERNAL = 5
+
+
+def echo(text: str = "", nl: bool = True, err: bool = False) -> None:
+    """Every line sgtrace prints: what came from the user or from SGLang is echoed with its control
+    characters escaped (no escape sequence reaches the terminal raw); line feeds are kept."""
+    click.echo(printable(str(text), newlines=True), nl=nl, err=err)
 
 SGLANG_HELP = "SGLang source: 'installed' (default), a version such as 0.5.11 (fetched once into the cache), or a path."
 
@@ -72,14 +80,14 @@ def sources_list() -> None:
     """List the installed SGLang and the versions in the cache."""
     try:
         tree = sources.installed_tree()
-        click.echo(f"installed  {tree.version:10} {tree.package}")
+        echo(f"installed  {tree.version:10} {tree.package}")
     except SgtraceError:
-        click.echo("installed  (none in this interpreter)")
+        echo("installed  (none in this interpreter)")
     cached = sources.list_cached()
     for tree in cached:
-        click.echo(f"cached     {tree.version:10} {tree.root}")
+        echo(f"cached     {tree.version:10} {tree.root}")
     if not cached:
-        click.echo(f"cached     (none; cache at {sources.cache_root() / 'sources'})")
+        echo(f"cached     (none; cache at {sources.cache_root() / 'sources'})")
 
 
 @sources_group.command("fetch")
@@ -89,7 +97,7 @@ def sources_fetch(version: str) -> None:
     if not sources.VERSION_RE.match(version):
         raise SgtraceError(f"{version!r} is not a version number", hint="e.g. sgtrace sources fetch 0.5.11")
     path = sources.fetch_version(version)
-    click.echo(f"SGLang {sources.read_version(path)} unpacked at {path}")
+    echo(f"SGLang {sources.read_version(path)} unpacked at {path}")
 
 
 # -- flags, sites, graph -----------------------------------------------------------
@@ -112,7 +120,7 @@ def flags_cmd(pattern: str | None, sglang_spec: str, as_json: bool) -> None:
         needle = pattern.lower().lstrip("-")
         flags = [f for f in flags if needle in f.dest.lower() or any(needle in o.lower() for o in f.option_strings)]
     if as_json:
-        click.echo(dumps([flag_json(f) for f in flags]))
+        echo(dumps([flag_json(f) for f in flags]))
         return
     if not flags:
         raise SgtraceError(f"no flag of SGLang {extraction.version} matches {pattern!r}", hint="run `sgtrace flags` without a pattern for the whole table")
@@ -148,11 +156,11 @@ def sites_cmd(field_name: str, kind: str | None, sglang_spec: str, as_json: bool
     check_field(extraction, field_name)
     sites = extraction.sites_for(field_name, kind)
     if as_json:
-        click.echo(dumps({"sglang_version": extraction.version, "field": field_name, "sites": [site_json(s) for s in sites]}))
+        echo(dumps({"sglang_version": extraction.version, "field": field_name, "sites": [site_json(s) for s in sites]}))
         return
-    click.echo(f"SGLang {extraction.version}: {len(sites)} site(s) for {field_name}" + (f" of kind {kind}" if kind else ""))
+    echo(f"SGLang {extraction.version}: {len(sites)} site(s) for {field_name}" + (f" of kind {kind}" if kind else ""))
     if sites:
-        click.echo(sites_text(sites))
+        echo(sites_text(sites))
 
 
 @cli.command("graph")
@@ -172,14 +180,14 @@ def graph_cmd(field_name: str, direction: str, depth: int | None, fmt: str, sgla
     check_field(extraction, field_name)
     sliced = slice_graph(build_graph(extraction), field_name, direction, depth)
     if fmt == "json":
-        click.echo(dumps(graph_json(sliced, extraction, field_name, direction)))
+        echo(dumps(graph_json(sliced, extraction, field_name, direction)))
     elif fmt == "dot":
-        click.echo(graph_dot(sliced))
+        echo(graph_dot(sliced))
     elif fmt == "mermaid":
-        click.echo(graph_mermaid(sliced))
+        echo(graph_mermaid(sliced))
     else:
-        click.echo(f"SGLang {extraction.version} (era {extraction.era})")
-        click.echo(graph_text(sliced, field_name, direction))
+        echo(f"SGLang {extraction.version} (era {extraction.era})")
+        echo(graph_text(sliced, field_name, direction))
 
 
 # -- explain ---------------------------------------------------------------------------
@@ -231,6 +239,21 @@ def same_inputs_command(command: str, request) -> str:
     return shlex.join(words)
 
 
+class Seconds(click.FloatRange):
+    """A number of seconds in a range; nan and inf are refused (a range check alone lets nan through)."""
+
+    name = "number of seconds"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)  # a float in [min, max], or nan
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return number
+
+
+SECONDS = Seconds(min=1, max=3600)  # a replay resolves in seconds; an hour is the most one may be given
+
+
 def replay_target_options(func):
     """Where a replay runs: the replay environment of --sglang VERSION (default), --python PATH, or --ssh."""
     options = [
@@ -239,8 +262,8 @@ def replay_target_options(func):
         click.option("--ssh", "ssh_target", metavar="USER@HOST[:PORT]",
                      help="Replay on the node over ssh: natively, unless --profile names a profile to emulate."),
         click.option("--ssh-config", type=click.Path(dir_okay=False, exists=True), help="An ssh_config file for --ssh (ssh -F FILE)."),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=120.0, show_default=True,
-                     help="Seconds before the replay is stopped."),
+        click.option("--timeout", "timeout_s", type=SECONDS, default=120.0, show_default=True,
+                     help=f"Seconds before the replay is stopped ({SECONDS.min:g} to {SECONDS.max:g})."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -285,7 +308,7 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         if with_fix and explanation.raises:
             data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation))
     else:
-        click.echo(render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request)), nl=False)
+        echo(render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request)), nl=False)
         if with_fix and explanation.raises:
             print_fixes(request, explanation, write_patch)
     agrees = True
@@ -293,7 +316,7 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version)
         agrees = replay_and_compare(request, explanation, place, timeout_s, data)
     if as_json:
-        click.echo(dumps(data))
+        echo(dumps(data))
     if not agrees:
         raise click.exceptions.Exit(EXIT_DISAGREEMENT)
     if explanation.raises:
@@ -321,7 +344,7 @@ def replay_env_create(versions, force):
         if cached is None:
             progress(f"building the replay environment of SGLang {version} (minutes, once)")
         env = cached or envs.create_env(version, force=force, log=progress)
-        click.echo("\n".join(env_details(env, cached=cached is not None)))
+        echo("\n".join(env_details(env, cached=cached is not None)))
 
 
 @replay_env_group.command("list")
@@ -332,9 +355,9 @@ def replay_env_list():
 
     found = envs.list_envs()
     for env in found:
-        click.echo(env_summary(env))
+        echo(env_summary(env))
     if not found:
-        click.echo(f"no replay environment (cache at {envs.envs_root()}); create one with `sgtrace replay-env create VERSION`")
+        echo(f"no replay environment (cache at {envs.envs_root()}); create one with `sgtrace replay-env create VERSION`")
 
 
 @replay_env_group.command("remove")
@@ -346,7 +369,7 @@ def replay_env_remove(version):
     path = envs.env_dir(version)
     if not envs.remove_env(version):
         raise SgtraceError(f"no replay environment for SGLang {version}", hint="`sgtrace replay-env list` shows the cached ones")
-    click.echo(f"removed {path}")
+    echo(f"removed {path}")
 
 
 @cli.command("replay")
@@ -370,14 +393,14 @@ def replay_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
     run = run_replay_or_fail(lambda: replay_request(request, place, timeout_s), as_json)
     if place["version"] is None and sources.VERSION_RE.match(sglang_spec) and run.trace.sglang_version not in ("", sglang_spec):
         run.notes.append(f"--sglang {sglang_spec} was asked for; the interpreter has SGLang {run.trace.sglang_version}")
-    click.echo(dumps(replay_json(run)) if as_json else render_replay(run), nl=as_json)
+    echo(dumps(replay_json(run)) if as_json else render_replay(run), nl=as_json)
     if run.trace.error is not None:
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
 
 
 def progress(line: str) -> None:
     """One progress line on stderr (building a replay environment)."""
-    click.echo(f"sgtrace: {line}", err=True)
+    echo(f"sgtrace: {line}", err=True)
 
 
 def check_replay_options(with_replay, python_path, ssh_target, ssh_config, diagnosing) -> None:
@@ -479,7 +502,7 @@ def run_replay_or_fail(job, as_json: bool, data: dict | None = None):
     except ReplayError as exc:
         if as_json:
             failure = failure_json(exc)
-            click.echo(dumps({**data, "replay": failure} if data is not None else failure))
+            echo(dumps({**data, "replay": failure} if data is not None else failure))
         if isinstance(exc, (ReplayTimeout, ReplayCrash)):
             raise SgtraceError(f"{exc.message} ({partial_count(exc)})", hint=exc.hint) from None
         raise
@@ -499,9 +522,9 @@ def replay_and_compare(request, explanation, place: dict, timeout_s: float, data
         data["replay"] = replay_json(run)
         data["comparison"] = comparison_json(comparison)
     else:
-        click.echo("")
-        click.echo(agreement_heading(run))
-        click.echo(render_comparison(comparison), nl=False)
+        echo("")
+        echo(agreement_heading(run))
+        echo(render_comparison(comparison), nl=False)
     return comparison.agrees
 
 
@@ -526,8 +549,8 @@ def print_fixes(request, explanation, write_patch: bool, report=None) -> None:
     from .fix import file_patch, write_patch as apply_patch
 
     report = report or compute_fixes(request, explanation)
-    click.echo("")
-    click.echo(render_fixes(explanation, report), nl=False)
+    echo("")
+    echo(render_fixes(explanation, report), nl=False)
     if write_patch:
         if not report.fixes:
             raise SgtraceError("no verified fix to write", hint="the trade-offs above change what you asked for; edit the file by hand")
@@ -536,7 +559,7 @@ def print_fixes(request, explanation, write_patch: bool, report=None) -> None:
             raise SgtraceError("--write needs --service or --script", hint="for --args/--cmd, copy the corrected command above")
         path, _old, new = patch
         backup = apply_patch(path, new)
-        click.echo(f"wrote {path} (backup at {backup})")
+        echo(f"wrote {path} (backup at {backup})")
 
 
 def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch):
@@ -564,12 +587,12 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
             "other_versions": diagnosis.other_versions,
             "verdict": verdict.to_dict() if verdict is not None else None,
         }
-        click.echo(dumps(data))
+        echo(dumps(data))
     else:
         fix_command = same_inputs_command("fix", request)
-        click.echo(render_diagnosis(diagnosis, verdict, fix_command), nl=False)
+        echo(render_diagnosis(diagnosis, verdict, fix_command), nl=False)
         if diagnosis.consistent and explanation is not None:
-            click.echo(render(explanation, verdict=verdict if verdict is not None and verdict.outcome == "raises" else None,
+            echo(render(explanation, verdict=verdict if verdict is not None and verdict.outcome == "raises" else None,
                               fix_command=fix_command), nl=False)
             if with_fix:
                 target = diagnosis.matches[0].site
@@ -595,12 +618,12 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
     explanation = explain(request)
     if not explanation.raises and error_text is None:
-        click.echo("Resolution succeeds with these arguments: nothing to fix.")
+        echo("Resolution succeeds with these arguments: nothing to fix.")
         return
     message = error_text if error_text is not None else None
     report = compute_fixes(request, explanation, message)
     if as_json:
-        click.echo(dumps(fixes_json(explanation, report)))
+        echo(dumps(fixes_json(explanation, report)))
     else:
         print_fixes(request, explanation, write_patch, report)
     if not report.fixes:
@@ -613,7 +636,7 @@ def models_cmd() -> None:
     from .models import list_models
 
     for model in list_models():
-        click.echo(f"{model.name:32} {model.architecture}")
+        echo(f"{model.name:32} {model.architecture}")
 
 
 @cli.command("profiles")
@@ -624,7 +647,7 @@ def profiles_cmd() -> None:
     for profile in list_profiles():
         cc = ".".join(map(str, profile.compute_capability)) if profile.compute_capability else "-"
         memory = f"{profile.memory_per_gpu_mib / 1024:.0f} GiB" if profile.memory_per_gpu_mib else "-"
-        click.echo(f"{profile.name:24} {profile.runtime or '-':5} cc {cc:5} {memory:>8}  {profile.description}")
+        echo(f"{profile.name:24} {profile.runtime or '-':5} cc {cc:5} {memory:>8}  {profile.description}")
 
 
 # -- report and check ------------------------------------------------------------------
@@ -640,8 +663,11 @@ def profiles_cmd() -> None:
 @click.option("--replay", "run_replay", is_flag=True, help="Replay the launch through SGLang's own code and say whether it confirms the prediction.")
 @click.option("--replay-trace", type=click.Path(dir_okay=False, exists=True), help="A replay Trace (JSON) recorded earlier, to compare instead of replaying.")
 @click.option("--error", "error_text", help="An error you saw: the report says whether these inputs produce it, and which inputs do.")
+@click.option("--no-redact", "keep_secrets", is_flag=True,
+              help="Keep secrets in the report (env vars named like HF_TOKEN, the values of --api-key and the like, "
+                   "hf_.../sk-... tokens); by default they are written as <redacted>.")
 def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name,
-               output, fmt, fields, since, run_replay, replay_trace, error_text):
+               output, fmt, fields, since, run_replay, replay_trace, error_text, keep_secrets):
     """Write a report of the launch for a GitHub issue: summary, environment, overrides, the error and its cause,
     a Mermaid diagram of the chain, the full trace; every site a permalink to the release.
 
@@ -665,10 +691,10 @@ def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
         elif replay_trace:
             report.replay = report_replay.compare(report.explanation, report_replay.load_trace(replay_trace))
     if output == "-":
-        click.echo(report_module.render(report, fmt or "md"), nl=False)
+        echo(report_module.render(report, fmt or "md", redact=not keep_secrets), nl=False)
         return
-    path = report_module.write(report, output, fmt)
-    click.echo(f"wrote {path} (SGLang {report.version}: {report.status})", err=True)
+    path = report_module.write(report, output, fmt, redact=not keep_secrets)
+    echo(f"wrote {path} (SGLang {report.version}: {report.status})", err=True)
 
 
 @cli.command("check")
@@ -726,7 +752,7 @@ def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script
         raise SgtraceError("--env, --model-config and --profile need a launch to resolve",
                            hint='add --args "--model-path ...", --cmd, --service FILE or --script FILE')
     result = diff_versions(old, new, fields, request)
-    click.echo(dumps(to_json(result)) if as_json else render(result), nl=as_json)
+    echo(dumps(to_json(result)) if as_json else render(result), nl=as_json)
 
 
 # -- entry point -------------------------------------------------------------------
@@ -738,26 +764,26 @@ def main(argv: list[str] | None = None) -> int:
         code = cli.main(args=argv, prog_name="sgtrace", standalone_mode=False)
         return code if isinstance(code, int) else 0
     except SgtraceError as exc:
-        click.echo(exc.one_line(), err=True)
+        echo(exc.one_line(), err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
+        echo("error: aborted", err=True)
         return EXIT_BAD_INPUT
     except click.ClickException as exc:
         message = exc.format_message().replace("\n", " ")
-        click.echo(f"error: {message} (hint: sgtrace --help lists the commands and options)", err=True)
+        echo(f"error: {message} (hint: sgtrace --help lists the commands and options)", err=True)
         return exc.exit_code if exc.exit_code else EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        click.echo("error: interrupted", err=True)
+        echo("error: interrupted", err=True)
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for the user
         if os.environ.get("SGTRACE_DEBUG"):
             raise
-        click.echo(f"error: internal error in sgtrace: {type(exc).__name__}: {exc} (hint: set SGTRACE_DEBUG=1 for the traceback and report it)".replace("\n", " "), err=True)
+        echo(f"error: internal error in sgtrace: {type(exc).__name__}: {exc} (hint: set SGTRACE_DEBUG=1 for the traceback and report it)".replace("\n", " "), err=True)
         return EXIT_INTERNAL
 
 

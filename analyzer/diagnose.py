@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sources
+from .controls import strip_escapes
 from .errors import SgtraceError
 from .explain import Explanation, ExplainRequest, guard_inputs
 from .model import RAISE, Extraction, Guard, Site
@@ -93,8 +94,8 @@ def read_error(text: str | None = None, log: str | None = None) -> ObservedError
                 content = path.read_text(errors="replace")
             except OSError as exc:
                 raise SgtraceError(f"cannot read the log {log}: {exc.strerror or exc}", hint="pass a journal or console paste, or - for stdin")
-        return _last_exception(content, log)
-    return _parse_error_text(text or "")
+        return _last_exception(strip_escapes(content), log)  # a coloured journal line matches by its words
+    return _parse_error_text(strip_escapes(text or ""))
 
 
 def _strip_prefix(line: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .controls import printable
+
 # Exit codes, documented in the README and in `sgtrace --help`.
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -26,12 +28,7 @@ class SgtraceError(Exception):
         text = f"error: {self.message}"
         if self.hint:
             text += f" (hint: {self.hint})"
-        return printable(text.replace("\n", " "))
-
-
-def printable(text: str) -> str:
-    """Escape what would break the line or drive a terminal (CR, escape sequences, separators)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+        return printable(text.replace("\n", " "))  # one line: any other control is escaped
 
 
 class SourceError(SgtraceError):

@@ -16,6 +16,13 @@ def show(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def where(site) -> str:
+    """``file:line in function`` of a site, or words for a raise the evaluator met outside any site."""
+    if site is None:
+        return "an unknown place (no site recorded)"
+    return f"{site.short()} in {site.function}"
+
+
 def _guards(event: Event, limit: int = 6) -> list[str]:
     lines = []
     guards = [g for g in event.guards if not g.expr.startswith(("for ", "except "))]
@@ -61,7 +68,7 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
     lines = [
         f"Predicted error: {error.exc_type}",
         *(f"  {part}" for part in message_lines(error.message)),
-        f"  raised at {error.site.short()} in {error.site.function}",
+        f"  raised at {where(error.site)}",
     ]
     decisive = {(c.site.file, c.site.line) for c in (verdict.causes if verdict else []) if c.site is not None}
     decisive |= {c.condition for c in (verdict.causes if verdict else [])}
@@ -120,7 +127,7 @@ def _override_lines(override, label: str) -> list[str]:
     last = override.writes[-1]
     lines = [f"  {label}: {show(override.before)} -> {show(override.after)}"]
     conditional = "" if last.certain else "  (only on some alternatives)"
-    lines.append(f"      at {last.site.short()} in {last.site.function}{conditional}" + (f" [{last.source}]" if last.source else ""))
+    lines.append(f"      at {where(last.site)}{conditional}" + (f" [{last.source}]" if last.source else ""))
     for guard in _guards(last, 4):
         lines.append(f"      {guard}")
     return lines
@@ -132,19 +139,33 @@ def warnings_section(explanation: Explanation) -> list[str]:
         return []
     lines = ["Warnings SGLang logs on the way:"]
     for event in warnings:
-        lines.append(f"  [{event.level}] {event.message}  ({event.site.short()})")
+        lines.append(f"  [{event.level}] {event.message}  ({event.site.short() if event.site else '?'})")
     return lines
+
+
+NOTES_SHOWN = 20
+
+
+def _listed(title: str, notes: list[str], more: str) -> list[str]:
+    notes = list(dict.fromkeys(notes))
+    if not notes:
+        return []
+    lines = [title]
+    lines.extend(f"  - {note}" for note in notes[:NOTES_SHOWN])
+    if len(notes) > NOTES_SHOWN:
+        lines.append(f"  - ... {len(notes) - NOTES_SHOWN} more ({more})")
+    return lines
+
+
+def input_notes_section(explanation: Explanation) -> list[str]:
+    """What reading the unit, script or command noticed (a variable left unset, a specifier, a config key)."""
+    return _listed("Notes on the inputs (how the launch was read):", list(explanation.launch.notes), "see `sgtrace report`")
 
 
 def notes_section(explanation: Explanation) -> list[str]:
-    notes = explanation.trace.notes
-    if not notes:
-        return []
-    lines = ["Notes (what the evaluator assumed or could not know):"]
-    lines.extend(f"  - {note}" for note in notes[:20])
-    if len(notes) > 20:
-        lines.append(f"  - ... {len(notes) - 20} more (see --json)")
-    return lines
+    launch = set(explanation.launch.notes)
+    notes = [n for n in explanation.trace.notes if n not in launch]
+    return _listed("Notes (what the evaluator assumed or could not know):", notes, "see --json")
 
 
 def field_section(explanation: Explanation, name: str) -> list[str]:
@@ -159,7 +180,8 @@ def field_section(explanation: Explanation, name: str) -> list[str]:
     if not chain:
         lines.append("  no write on the way")
     for event in chain:
-        lines.append(f"  {event.site.short()} {event.site.function}: {show(event.old)} -> {show(event.new)}" + ("" if event.certain else "  (conditional)"))
+        place = f"{event.site.short()} {event.site.function}" if event.site else where(None)
+        lines.append(f"  {place}: {show(event.old)} -> {show(event.new)}" + ("" if event.certain else "  (conditional)"))
         for guard in _guards(event, 8):
             lines.append(f"      {guard}")
     return lines
@@ -168,15 +190,15 @@ def field_section(explanation: Explanation, name: str) -> list[str]:
 def all_events(explanation: Explanation) -> list[str]:
     lines = ["Every event, in order:"]
     for event in explanation.trace.events:
-        where = event.site.short() if event.site else ""
+        place = event.site.short() if event.site else ""
         if event.kind == "write":
-            lines.append(f"  write {event.field}: {show(event.old)} -> {show(event.new)}  ({where} {event.site.function})")
+            lines.append(f"  write {event.field}: {show(event.old)} -> {show(event.new)}  ({place} {event.site.function if event.site else ''})")
         elif event.kind == "env_write":
-            lines.append(f"  env {event.field}: {show(event.old)} -> {show(event.new)}  ({where})")
+            lines.append(f"  env {event.field}: {show(event.old)} -> {show(event.new)}  ({place})")
         elif event.kind == "warning":
-            lines.append(f"  log.{event.level}: {event.message}  ({where})")
+            lines.append(f"  log.{event.level}: {event.message}  ({place})")
         elif event.kind == "probe":
-            lines.append(f"  probe {event.field}() = {event.new}  ({where})")
+            lines.append(f"  probe {event.field}() = {event.new}  ({place})")
     return lines
 
 
@@ -212,10 +234,10 @@ def render(explanation: Explanation, fields: list[str] | None = None, show_all: 
             outcome = f"raises {alternative.error.exc_type}" if alternative.error else "resolves"
             lines.append(f"  {outcome}; {differing}")
             lines.append(f"    if {alternative.condition[0]}")
-    notes = notes_section(explanation)
-    if notes:
-        lines.append("")
-        lines += notes
+    for notes in (input_notes_section(explanation), notes_section(explanation)):
+        if notes:
+            lines.append("")
+            lines += notes
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
 
 

@@ -58,6 +58,7 @@ class Report:
     fields: list[str] = field(default_factory=list)
     diagnosis: Any = None  # analyzer.diagnose.Diagnosis of an error the user saw (--error)
     verdict: Any = None  # analyzer.verdict.Verdict of the launch
+    extraction: Any = None  # analyzer.model.Extraction of the release: its flag table says which flags carry secrets
 
     @property
     def version(self) -> str:
@@ -133,7 +134,8 @@ def build_report(
     extraction = extract(tree)
     launch = load_launch(request)
     env = {**dict(launch.env), **parse_env_items(request.env)}
-    report = Report(request, tree, extraction.era, launch, env, pick_profile(request.profile), fields=list(fields))
+    report = Report(request, tree, extraction.era, launch, env, pick_profile(request.profile), fields=list(fields),
+                    extraction=extraction)
     try:
         parse_argv(extraction, list(launch.argv))
     except SgtraceError as exc:
@@ -155,20 +157,35 @@ def build_report(
 # -- output ------------------------------------------------------------------------------------
 
 
-def document(report: Report, detail: str = "full"):
-    """The report as a document (see ``analyzer.report_doc``)."""
-    from .report_sections import build_document
+def redactor(report: Report, enabled: bool = True):
+    """The secrets of this report's launch (``analyzer.redact``): its env, its secret flags' values, shaped tokens."""
+    from .redact import for_launch
 
-    return build_document(report, detail)
+    extraction = report.extraction or (report.explanation.extraction if report.explanation is not None else None)
+    flags = extraction.flags if extraction is not None else ()
+    parsed = report.explanation.parsed.values if report.explanation is not None else None
+    return for_launch(report.launch.argv, report.env, flags, parsed, enabled=enabled)
 
 
-def render_markdown(report: Report) -> str:
+def document(report: Report, detail: str = "full", redact: bool = True):
+    """The report as a document (see ``analyzer.report_doc``): secrets redacted (unless ``redact`` is False,
+    and then said so), every control character of every value escaped."""
+    from .controls import printable
+    from .redact import sanitize_document
+    from .report_sections import build_document, with_redaction_note
+
+    secrets = redactor(report, redact)
+    clean = sanitize_document(build_document(report, detail), lambda text: printable(secrets.text(text), newlines=True))
+    return with_redaction_note(clean, secrets.found)
+
+
+def render_markdown(report: Report, redact: bool = True) -> str:
     """Markdown for a GitHub issue: the full trace if it fits in an issue body, else shorter versions of it."""
     from .report_md import render as render_md
     from .report_sections import DETAIL_LEVELS
 
     for detail in DETAIL_LEVELS:
-        text = render_md(document(report, detail))
+        text = render_md(document(report, detail, redact))
         if len(text) <= GITHUB_BODY_LIMIT:
             break
     return text
@@ -239,8 +256,9 @@ def _fixes_json(report: Report) -> dict | None:
     }
 
 
-def to_json(report: Report) -> dict:
-    """The Trace (with overrides and cause, as ``explain --json``) plus the report's metadata."""
+def to_json(report: Report, redact: bool = True) -> dict:
+    """The Trace (with overrides and cause, as ``explain --json``) plus the report's metadata; secrets
+    redacted unless ``redact`` is False (``report.redacted`` names what was)."""
     from .explain_view import to_json as explanation_json
 
     data: dict = {"report": metadata(report), "trace": None}
@@ -248,19 +266,24 @@ def to_json(report: Report) -> dict:
         trace = explanation_json(report.explanation, report.verdict)
         trace["sglang_source"] = source_words(report.tree)
         data["trace"] = trace
+    secrets = redactor(report, redact)
+    data = secrets.data(data)
+    data["report"]["redacted"] = list(secrets.found)
     return data
 
 
-def render(report: Report, fmt: str = "md") -> str:
-    """The report as Markdown (``md``), one HTML file (``html``) or JSON (``json``)."""
+def render(report: Report, fmt: str = "md", redact: bool = True) -> str:
+    """The report as Markdown (``md``), one HTML file (``html``) or JSON (``json``); ``redact`` False keeps secrets."""
     if fmt == "json":
-        return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+        from .controls import json_safe
+
+        return json_safe(json.dumps(to_json(report, redact), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "html":
         from .report_html import render as render_html
 
-        return render_html(document(report))
+        return render_html(document(report, redact=redact))
     if fmt == "md":
-        return render_markdown(report)
+        return render_markdown(report, redact)
     raise SgtraceError(f"unknown report format {fmt!r}", hint=f"choose one of {', '.join(FORMATS)}")
 
 
@@ -272,12 +295,15 @@ def format_for(path: str | Path, fmt: str | None) -> str:
     return {"htm": "html", "markdown": "md"}.get(suffix, suffix) if suffix in (*FORMATS, "htm", "markdown") else "md"
 
 
-def write(report: Report, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the report; ``-`` is not handled here (the CLI prints instead)."""
+def write(report: Report, path: str | Path, fmt: str | None = None, redact: bool = True) -> Path:
+    """Write the report; ``-`` is not handled here (the CLI prints instead). The folder must exist:
+    a mistyped path is an error, not a tree of new folders."""
     target = Path(path)
+    if not target.parent.is_dir():
+        raise SgtraceError(f"cannot write {path}: the folder {target.parent} does not exist",
+                           hint="create it first, or write the report to an existing folder")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(report, format_for(path, fmt)), encoding="utf-8")
+        target.write_text(render(report, format_for(path, fmt), redact), encoding="utf-8")
     except OSError as exc:
         raise SgtraceError(f"cannot write {path}: {exc.strerror or exc}", hint="check the directory and its permissions") from None
     return target

@@ -6,6 +6,7 @@ nothing to say. Sites are permalinks to the release tag on GitHub.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from typing import Any
@@ -636,6 +637,20 @@ def trace_section(report, detail: str = FULL) -> Section | None:
 
 def footer(report) -> Paragraph:
     return Paragraph(fill(words.FOOTER, sgtrace=__version__, version=report.version))
+
+
+def with_redaction_note(document: Document, names: list[str]) -> Document:
+    """``document`` with a line under its environment saying what was redacted (nothing when ``names`` is empty)."""
+    if not names:
+        return document
+    from .redact import REDACTED
+
+    note = Paragraph(fill(words.REDACTED_NOTE, names=joined([Code(n) if n.startswith(("-", "$")) or n.isupper() else Text(n)
+                                                              for n in names]),
+                          marker=Code(REDACTED), flag=Code("--no-redact")))
+    blocks = tuple(dataclasses.replace(b, blocks=b.blocks + (note,)) if isinstance(b, Section) and b.title == words.H_ENVIRONMENT
+                   else b for b in document.blocks)
+    return dataclasses.replace(document, blocks=blocks)
 
 
 def build_document(report, detail: str = FULL) -> Document:

@@ -189,6 +189,8 @@ REPLAY_DIFF_FIELD = "{field}: predicted {predicted}, replay {replayed}"
 NO_ERROR = "none"
 REPLAY_PARTIAL = "the replay stopped early: its trace is partial"
 
+REDACTED_NOTE = "Redacted: {names}. Their values are written as {marker}; {flag} keeps them."
+
 # -- footer ------------------------------------------------------------------------------------------
 
 FOOTER = (

@@ -332,7 +332,7 @@ class Interpreter:
     def stmt_AugAssign(self, stmt: ast.AugAssign, frame: Frame) -> None:
         current = self.eval(stmt.target, frame) if not isinstance(stmt.target, ast.Name) or stmt.target.id in frame.locals else Unknown("unbound")
         value = self.eval(stmt.value, frame)
-        self.assign(stmt.target, self.binop(type(stmt.op), current, value), stmt, frame, "augassign")
+        self.assign(stmt.target, self.binop(type(stmt.op), current, value, stmt, frame), stmt, frame, "augassign")
 
     def stmt_Delete(self, stmt: ast.Delete, frame: Frame) -> None:
         for target in stmt.targets:
@@ -665,7 +665,7 @@ class Interpreter:
         except Exception:
             return Unknown("unary operation on an unsupported value")
 
-    def binop(self, op: type, left: Any, right: Any) -> Any:
+    def binop(self, op: type, left: Any, right: Any, node: ast.AST, frame: Frame) -> Any:
         if isinstance(left, Unknown):
             return left
         if isinstance(right, Unknown):
@@ -677,7 +677,7 @@ class Interpreter:
         try:
             return _BINOPS[op](left, right)
         except ZeroDivisionError as exc:
-            raise SGLangError("ZeroDivisionError", str(exc), None, [])
+            raise SGLangError("ZeroDivisionError", str(exc), self.site(node, frame), frame.chain()) from None
         except Exception:
             return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
 
@@ -689,7 +689,7 @@ class Interpreter:
                 return left % (tuple(self.world.format_value(v, node, frame) for v in right) if isinstance(right, tuple) else self.world.format_value(right, node, frame))
             except (TypeError, ValueError):
                 return Unknown("% formatting")
-        return self.binop(type(node.op), left, right)
+        return self.binop(type(node.op), left, right, node, frame)
 
     def expr_Compare(self, node: ast.Compare, frame: Frame) -> Any:
         left = self.eval(node.left, frame)
