@@ -251,16 +251,20 @@ def _load(path: str, local: Path) -> tuple[Any, dict[str, int]]:
         raise ConfigMergeError(f"SGLang refuses --config {path}: {message}", message, hint="use a .yaml or .yml file")
     if not local.is_file():
         raise SgtraceError(
-            f"config file {local} not found", hint="copy the --config file here or pass config_path_resolver"
+            f"config file {local} not found",
+            hint="sgtrace opens the path after --config as SGLang would: copy the file to that path here, "
+            "or run sgtrace from the server's working folder",
         )
     text = read_text_file(local, "config file")
     try:
         import yaml
     except ImportError:
         raise SgtraceError("reading --config needs PyYAML, which is not installed", hint="pip install pyyaml") from None
+    loader = yaml.SafeLoader(text)
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = loader.get_single_node()  # yaml.safe_load in two steps: compose, check the size, construct
+        _check_size(root, local)
+        data = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}" if mark else ""
@@ -268,11 +272,15 @@ def _load(path: str, local: Path) -> tuple[Any, dict[str, int]]:
             f"config file {local}: invalid YAML{where}: {exc.problem or exc.context}",
             hint="SGLang fails to load this file too",
         ) from None
+    except SgtraceError:
+        raise
     except Exception as exc:  # PyYAML raises more than YAMLError on hostile input (recursion, bad ints)
         raise SgtraceError(
             f"config file {local}: cannot be read as YAML: {type(exc).__name__}",
             hint="SGLang fails to load this file too",
         ) from None
+    finally:
+        loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -283,6 +291,59 @@ def _load(path: str, local: Path) -> tuple[Any, dict[str, int]]:
         for key_node, _value in root.value:
             lines[str(key_node.value)] = key_node.start_mark.line + 1
     return data, lines
+
+
+# A config is a mapping of flags: tens of nodes. These bound what its aliases may expand to (SGLang
+# turns every list and mapping into text, so an alias bomb of a few lines would take all memory there).
+MAX_YAML_NODES = 100_000
+MAX_YAML_CHARS = 4 << 20
+
+
+def _check_size(root: Any, local: Path) -> None:
+    """Refuse a document whose nodes, aliases expanded, are more than ``MAX_YAML_NODES`` or hold more
+    than ``MAX_YAML_CHARS`` characters of scalars. A node an alias reaches again is counted again (once
+    per use, as SGLang's conversion to text walks it); a node inside itself (a recursive alias) once."""
+    if root is None:
+        return
+    sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, characters) below it, itself included
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            nodes, chars = 1, 0
+            for child in _children(node):
+                child_nodes, child_chars = sizes.get(id(child), (1, 0))  # (1, 0): a recursive alias
+                nodes, chars = nodes + child_nodes, chars + child_chars
+            if not _children(node):
+                chars = len(str(node.value))
+            sizes[key] = (nodes, chars)
+            if nodes > MAX_YAML_NODES or chars > MAX_YAML_CHARS:
+                raise SgtraceError(
+                    f"config file {local}: its YAML expands to {nodes} nodes and {chars} characters once its "
+                    f"aliases are followed (the limit is {MAX_YAML_NODES} nodes, {MAX_YAML_CHARS} characters)",
+                    hint="an SGLang config is a mapping of flags; this one repeats aliases of aliases "
+                    "(an alias bomb), which SGLang would expand until memory runs out",
+                )
+            continue
+        if key in sizes or key in active:
+            continue
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes and id(child) not in active)
+
+
+def _children(node: Any) -> list:
+    """The nodes under a YAML node: items of a sequence, keys and values of a mapping, none for a scalar."""
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _convert(

@@ -345,6 +345,7 @@ class _Walker:
             notes: list[str] = []
             value = expand_value(parts, self.scope, notes)
             if append and name in self.scope.vars:
+                self.scope.budget.charge(len(self.scope.vars[name].value) + len(value), word.origin)
                 value = self.scope.vars[name].value + value
             self.scope.assign(name, value, word.origin, export=export, notes=tuple(notes))
 

@@ -13,12 +13,46 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.errors import SgtraceError
 from analyzer.inputs.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.shell_lexer import Lit, Param, Part, Subst, Word
+from analyzer.inputs.textio import MAX_LINE_CHARS
 
 _BLANKS = " \t\n"
 _OUTSIDE = "(it may come from the caller's environment)"
+
+# Bash has no limit, memory does: a script that doubles a variable 30 times asks for 2 GiB of text (and
+# sgtrace keeps an origin per character). One word or value may be as long as a line may be, more than
+# Linux passes in one argument (MAX_ARG_STRLEN, 128 KiB); a whole script (with the shells it starts)
+# may expand this much in all.
+MAX_WORD_CHARS = MAX_LINE_CHARS
+MAX_SCRIPT_EXPANSION = 16 << 20
+_TOO_LONG_HINT = (
+    "a launch script's variables hold flags and paths; this one grows a value until it would not fit in "
+    "memory (Linux passes at most 128 KiB in one argument)"
+)
+
+
+@dataclass
+class ExpansionBudget:
+    """The characters a script may still expand, shared by the shells it starts."""
+
+    left: int = MAX_SCRIPT_EXPANSION
+
+    def charge(self, size: int, where: ArgOrigin) -> None:
+        """Account for a value or word of ``size`` characters about to be built at ``where``."""
+        if size > MAX_WORD_CHARS:
+            raise SgtraceError(
+                f"{where.short()}: this expansion makes a word of {size} characters (the limit is {MAX_WORD_CHARS})",
+                hint=_TOO_LONG_HINT,
+            )
+        self.left -= size
+        if self.left < 0:
+            raise SgtraceError(
+                f"{where.short()}: the script has expanded more than {MAX_SCRIPT_EXPANSION} characters of text",
+                hint=_TOO_LONG_HINT,
+            )
 
 
 @dataclass
@@ -50,6 +84,7 @@ class ShellScope:
     script_name: str = "sh"
     allexport: bool = False
     export_marked: set[str] = field(default_factory=set)  # "export NAME" before NAME is set
+    budget: ExpansionBudget = field(default_factory=ExpansionBudget)
 
     def assign(
         self, name: str, value: Located, origin: ArgOrigin, export: bool = False, notes: tuple[str, ...] = ()
@@ -57,7 +92,7 @@ class ShellScope:
         """``name=value``; exported if asked, already exported, or under ``set -a``."""
         old = self.vars.pop(name, None)
         exported = export or self.allexport or name in self.export_marked or (old is not None and old.exported)
-        self.vars[name] = Var(value, origin, exported, notes)
+        self.vars[name] = Var(value, origin, exported, tuple(dict.fromkeys(notes)))  # "$X$X": X's notes once
         self.unset.discard(name)
 
     def remove(self, name: str) -> None:
@@ -75,6 +110,7 @@ class ShellScope:
             vars={n: Var(v.value, v.origin, True) for n, v in self.exported().items()},
             positional=list(positional or []),
             script_name=script_name,
+            budget=self.budget,
         )
 
 
@@ -101,7 +137,20 @@ _BREAK = object()  # a field boundary between the arguments of "$@"
 def expand_word(word: Word, scope: ShellScope, notes: list[str]) -> list[Field]:
     """The fields ``word`` expands to (zero, one or several)."""
     segs = _expand_parts(word.parts, scope, notes, split_literals=False)
+    scope.budget.charge(_size(segs), word.origin)
     return _split_fields(segs, word.origin)
+
+
+def _size(segs: list) -> int:
+    return sum(len(seg.text) for seg in segs if seg is not _BREAK)
+
+
+def _first_origin(parts: tuple[Part, ...]) -> ArgOrigin:
+    for part in parts:
+        located = part.text if isinstance(part, Lit) else part.raw
+        if len(located):
+            return located.origin()
+    return ArgOrigin(None, None)
 
 
 def expand_words(words: list[Word], scope: ShellScope, notes: list[str]) -> list[Field]:
@@ -112,6 +161,7 @@ def expand_words(words: list[Word], scope: ShellScope, notes: list[str]) -> list
 def expand_value(parts: tuple[Part, ...], scope: ShellScope, notes: list[str]) -> Located:
     """An assignment's value: expanded, not split (``X=$Y`` keeps blanks)."""
     segs = _expand_parts(parts, scope, notes, split_literals=False)
+    scope.budget.charge(_size(segs), _first_origin(parts))
     pieces: list[Located] = []
     for seg in segs:
         if seg is _BREAK:

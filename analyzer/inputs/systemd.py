@@ -446,7 +446,7 @@ def _launch_from_script(
     if not local.is_file():
         raise _ScriptNotHere(
             f"ExecStart= at line {command.line} runs {host_path}, which is not here",
-            hint="copy the script here and pass path_resolver, or read it with from_script",
+            hint=f"copy the script to {host_path} on this machine, or pass the script itself with --script",
         )
     if not explicit and not _is_shell_script(local):
         return None
