@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -709,6 +710,12 @@ def _capability_from(value: list, where: str) -> tuple[int, int]:
             f"{where}: compute_capability must be [major, minor], got {value!r}",
             hint="e.g. [9, 0] for sm_90; AMD: what torch reports, [9, 4] for gfx942",
         )
+    (low, high), (low_minor, high_minor) = CAPABILITY_MAJOR, CAPABILITY_MINOR
+    if not (low <= value[0] <= high and low_minor <= value[1] <= high_minor):
+        raise SgtraceError(
+            f"{where}: compute_capability = {value!r} is out of range (major {low} to {high}, minor {low_minor} to {high_minor})",
+            hint="e.g. [9, 0] for sm_90, [12, 0] for sm_120; AMD: what torch reports, [9, 4] for gfx942",
+        )
     return (value[0], value[1])
 
 
@@ -721,9 +728,41 @@ _VERSION_EXAMPLES = {"driver_version": "580.95.05", "cuda_version": "13.0", "tor
 _VERSION_TEXT = re.compile(r"^\d+(\.\d+)*([-+.][0-9A-Za-z.+-]*)?$")  # the probes split it on "." and read numbers
 
 
+# What a node can have. A value outside these is a typo or a unit mix-up (GiB for MiB), not a node.
+MAX_GPUS = 1024  # torch.cuda.device_count() of one node
+MAX_MEMORY_MIB = 1 << 24  # 16 TiB on one GPU
+MAX_MULTIPROCESSORS = 1 << 16
+_RANGES: dict[str, tuple[int, int, str]] = {
+    "gpu_count": (0, MAX_GPUS, "what torch.cuda.device_count() returns on the node"),
+    "memory_per_gpu_mib": (1, MAX_MEMORY_MIB, "torch's total_memory of one GPU in MiB, e.g. 143167 for an H200"),
+    "smi_memory_mib": (1, MAX_MEMORY_MIB, "nvidia-smi's memory.total in MiB, e.g. 143771 for an H200"),
+    "multiprocessor_count": (1, MAX_MULTIPROCESSORS, "the GPU's SM (or CU) count, e.g. 132 for an H100"),
+}
+CAPABILITY_MAJOR = (1, 99)
+CAPABILITY_MINOR = (0, 99)
+
+
+def _check_ranges(data: dict[str, Any], where: str) -> None:
+    """Refuse values no node has: no GPU on a GPU runtime, GPUs on the CPU one, zero or negative memory."""
+    for key, (low, high, meaning) in _RANGES.items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high):
+            raise SgtraceError(f"{where}: {key} = {value!r} is out of range ({low} to {high})", hint=f"{key} is {meaning}")
+    count, runtime = data.get("gpu_count"), data.get("runtime")
+    if count == 0 and runtime in ("cuda", "rocm"):
+        raise SgtraceError(f"{where}: gpu_count = 0 with runtime = {runtime!r}: a {runtime.upper()} node has a GPU",
+                           hint='give the GPUs the node has, or runtime = "cpu" for a CPU-only node')
+    if count and runtime == "cpu":
+        raise SgtraceError(f"{where}: gpu_count = {count} with runtime = 'cpu'",
+                           hint='a CPU-only node has gpu_count = 0; a GPU node has runtime = "cuda" or "rocm"')
+
+
 def _validate(data: dict[str, Any], where: str) -> None:
     for key, value in data.items():
         _check_field(key, value, where)
+    _check_ranges(data, where)
     for key, example in _VERSION_EXAMPLES.items():
         if key in data and not _VERSION_TEXT.match(data[key]):
             raise SgtraceError(f"{where}: {key} = {data[key]!r} is not a version number", hint=f'e.g. {key} = "{example}"')

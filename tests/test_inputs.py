@@ -259,8 +259,8 @@ UNIT_CASES = [
         {},
         id="empty-resets",
     ),
-    pytest.param(
-        "ExecStart=/bin/mkdir -p /tmp/x ; /usr/bin/python3 -m sglang.launch_server --a \\; --b",
+    pytest.param(  # several commands: only a oneshot service may have them
+        "Type=oneshot\nExecStart=/bin/mkdir -p /tmp/x ; /usr/bin/python3 -m sglang.launch_server --a \\; --b",
         ["--a", ";", "--b"],
         {},
         id="semicolon-separates-commands",
@@ -273,7 +273,7 @@ UNIT_CASES = [
     ),
     pytest.param(
         "ExecStart=/usr/bin/python3 -m sglang.launch_server --name %n --pct 50%% --home %h",
-        ["--name", "u.service", "--pct", "50%", "--home", "%h"],
+        ["--name", "u.service", "--pct", "50%", "--home", "/root"],  # a system unit: the manager's home
         {},
         id="specifiers",
     ),

@@ -24,6 +24,8 @@ from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.script import launch_from_script
 from analyzer.inputs.shell import SHELLS, find_launches, last_launch, shell_command_string
 from analyzer.inputs.shell_expand import ShellScope
+from analyzer.inputs.systemd_specifiers import Specifiers
+from analyzer.inputs.systemd_specifiers import for_unit as specifiers_for
 from analyzer.inputs.systemd_syntax import (
     WHITESPACE,
     EnvValue,
@@ -68,6 +70,12 @@ class _Service:
     env_files: list[tuple[Located, bool]] = field(default_factory=list)  # (path, optional)
     unset: list[str] = field(default_factory=list)
     exec_start: list[ExecCommand] = field(default_factory=list)
+    type: str = "simple"  # Type=; "simple" is the default when ExecStart= is given (dbus with BusName=: not oneshot either)
+    type_line: int | None = None
+
+
+# systemd.service(5); an unknown Type= is ignored ("Failed to parse service type, ignoring").
+SERVICE_TYPES = ("simple", "exec", "forking", "oneshot", "dbus", "notify", "notify-reload", "idle")
 
 
 def from_service(path: str | Path, *, path_resolver: PathResolver | None = None) -> LaunchSpec:
@@ -84,12 +92,13 @@ def from_service(path: str | Path, *, path_resolver: PathResolver | None = None)
     entries = read_unit_entries(text, str(unit), notes)
     if not any(e.section == "Service" for e in entries):
         raise SgtraceError(f"unit file {unit} has no [Service] section", hint="pass a .service unit")
-    service = _read_service(entries, unit.name, notes)
+    service = _read_service(entries, specifiers_for(unit), notes)
     env = _environment(service, resolve, notes)
     if not service.exec_start:
         raise SgtraceError(
             f"unit file {unit} has no ExecStart=", hint="the [Service] section must run SGLang in ExecStart="
         )
+    _check_exec_count(service, unit)
     _note_drop_ins(unit, notes)
     spec = _launch(service.exec_start, env, unit, resolve, notes)
     spec.notes = list(dict.fromkeys(notes + spec.notes))
@@ -155,19 +164,21 @@ def _unit_line(
     return section
 
 
-def _read_service(entries: list[UnitEntry], unit_name: str, notes: list[str]) -> _Service:
+def _read_service(entries: list[UnitEntry], specifiers: Specifiers, notes: list[str]) -> _Service:
     """The settings of the ``[Service]`` section; an empty assignment resets a list, as in systemd."""
     service = _Service()
     for entry in (e for e in entries if e.section == "Service"):
         reset = not entry.value.text
         if entry.key == "Environment":
-            service.environment = [] if reset else service.environment + _environment_words(entry, unit_name, notes)
+            service.environment = [] if reset else service.environment + _environment_words(entry, specifiers, notes)
         elif entry.key == "EnvironmentFile":
-            service.env_files = [] if reset else service.env_files + [_env_file_entry(entry, unit_name, notes)]
+            service.env_files = [] if reset else service.env_files + [_env_file_entry(entry, specifiers, notes)]
         elif entry.key == "UnsetEnvironment":
-            service.unset = [] if reset else service.unset + _unset_words(entry, notes)
+            service.unset = [] if reset else service.unset + _unset_words(entry, specifiers, notes)
         elif entry.key == "ExecStart":
-            service.exec_start = [] if reset else service.exec_start + parse_exec(entry, unit_name, notes)
+            service.exec_start = [] if reset else service.exec_start + parse_exec(entry, specifiers, notes)
+        elif entry.key == "Type":
+            _read_type(service, entry, notes)
         elif entry.key == "PassEnvironment" and not reset:
             notes.append(
                 f"line {entry.line}: PassEnvironment={entry.value.text} takes values from the service manager; "
@@ -176,7 +187,31 @@ def _read_service(entries: list[UnitEntry], unit_name: str, notes: list[str]) ->
     return service
 
 
-def _environment_words(entry: UnitEntry, unit_name: str, notes: list[str]) -> list[tuple[str, EnvValue]]:
+def _read_type(service: _Service, entry: UnitEntry, notes: list[str]) -> None:
+    value = entry.value.text
+    if not value:
+        service.type, service.type_line = "simple", None
+    elif value in SERVICE_TYPES:
+        service.type, service.type_line = value, entry.line
+    else:
+        notes.append(f"line {entry.line}: Type={value} is not a service type; systemd ignores the line")
+
+
+def _check_exec_count(service: _Service, unit: Path) -> None:
+    """``service_verify``: several commands in ExecStart= (lines or ';') only for Type=oneshot."""
+    if service.type == "oneshot" or len(service.exec_start) < 2:
+        return
+    lines = sorted({c.line for c in service.exec_start})
+    where = f"lines {', '.join(map(str, lines))}" if len(lines) > 1 else f"line {lines[0]} (commands separated by ';')"
+    kind = f"Type={service.type} at line {service.type_line}" if service.type_line else "the default Type=simple"
+    raise SgtraceError(
+        f"systemd refuses unit file {unit}: Service has more than one ExecStart= setting, which is only allowed "
+        f"for Type=oneshot services ({len(service.exec_start)} commands at {where}; {kind})",
+        hint="keep one ExecStart= (an empty 'ExecStart=' line clears those before it), or set Type=oneshot",
+    )
+
+
+def _environment_words(entry: UnitEntry, specifiers: Specifiers, notes: list[str]) -> list[tuple[str, EnvValue]]:
     """``Environment=`` assignments, as ``config_parse_environ`` reads them."""
     result: list[tuple[str, EnvValue]] = []
     i = 0
@@ -190,7 +225,7 @@ def _environment_words(entry: UnitEntry, unit_name: str, notes: list[str]) -> li
             break
         if word is None:
             break
-        word = resolve_specifiers(word, unit_name, notes)
+        word = resolve_specifiers(word, specifiers, notes)
         name, eq, _ = word.text.partition("=")
         if not eq or not env_name_is_valid(name):
             notes.append(f"line {entry.line}: '{word.text}' is not a valid assignment; systemd ignores it")
@@ -199,20 +234,21 @@ def _environment_words(entry: UnitEntry, unit_name: str, notes: list[str]) -> li
     return result
 
 
-def _unset_words(entry: UnitEntry, notes: list[str]) -> list[str]:
+def _unset_words(entry: UnitEntry, specifiers: Specifiers, notes: list[str]) -> list[str]:
     """``UnsetEnvironment=`` names (or NAME=VALUE pairs)."""
     try:
-        return [w.text for w in split_words(entry.value, cunescape=True, relax=False)]
+        words = split_words(entry.value, cunescape=True, relax=False)
+        return [resolve_specifiers(w, specifiers, notes).text for w in words]
     except SystemdSyntaxError as exc:
         notes.append(f"line {entry.line}: UnsetEnvironment= has {exc}; systemd ignores the line (invalid syntax)")
         return []
 
 
-def _env_file_entry(entry: UnitEntry, unit_name: str, notes: list[str]) -> tuple[Located, bool]:
+def _env_file_entry(entry: UnitEntry, specifiers: Specifiers, notes: list[str]) -> tuple[Located, bool]:
     """(path, optional) of an ``EnvironmentFile=``; a leading ``-`` makes a missing file fine."""
     value = entry.value
     optional = value.text.startswith("-")
-    return resolve_specifiers(value[1:] if optional else value, unit_name, notes), optional
+    return resolve_specifiers(value[1:] if optional else value, specifiers, notes), optional
 
 
 # -- environment --------------------------------------------------------------
@@ -225,7 +261,7 @@ def _environment(service: _Service, resolve: PathResolver, notes: list[str]) -> 
         env.pop(name, None)
         env[name] = value
     for path, optional in service.env_files:
-        for name, value in _read_env_files(path.text, optional, resolve, notes):
+        for name, value in _read_env_files(path.text, optional, resolve, notes, path.origin().line):
             env.pop(name, None)
             env[name] = value
     for item in service.unset:
@@ -235,7 +271,9 @@ def _environment(service: _Service, resolve: PathResolver, notes: list[str]) -> 
     return env
 
 
-def _read_env_files(path: str, optional: bool, resolve: PathResolver, notes: list[str]) -> list[tuple[str, EnvValue]]:
+def _read_env_files(
+    path: str, optional: bool, resolve: PathResolver, notes: list[str], line: int | None = None
+) -> list[tuple[str, EnvValue]]:
     if not path.startswith("/"):
         notes.append(f"EnvironmentFile {path} is not an absolute path; systemd ignores it")
         return []
@@ -244,12 +282,14 @@ def _read_env_files(path: str, optional: bool, resolve: PathResolver, notes: lis
     if not matches:
         if optional:
             notes.append(f"EnvironmentFile {path} missing (optional, '-' prefix)")
-        else:
-            notes.append(
-                f"EnvironmentFile {path} not found here (systemd refuses to start the unit when it is "
-                "missing on the host); its variables are unknown"
-            )
-        return []
+            return []
+        at = f" (line {line})" if line else ""
+        raise SgtraceError(
+            f"EnvironmentFile={path}{at} does not exist: systemd does not start the unit without it "
+            "('Failed to load environment files: No such file or directory')",
+            hint=f"copy that file to {path} on this machine (its variables are part of the launch), "
+            f"or write EnvironmentFile=-{path} if the unit may start without it",
+        )
     result: list[tuple[str, EnvValue]] = []
     for match in matches:
         result.extend(parse_env_file(read_text_file(match, "EnvironmentFile"), match, notes))
@@ -259,7 +299,7 @@ def _read_env_files(path: str, optional: bool, resolve: PathResolver, notes: lis
 # -- ExecStart ----------------------------------------------------------------
 
 
-def parse_exec(entry: UnitEntry, unit_name: str, notes: list[str]) -> list[ExecCommand]:
+def parse_exec(entry: UnitEntry, specifiers: Specifiers, notes: list[str]) -> list[ExecCommand]:
     """The commands of one ``ExecStart=`` line (``config_parse_exec``)."""
     commands: list[ExecCommand] = []
     src, i = entry.value, 0
@@ -271,7 +311,7 @@ def parse_exec(entry: UnitEntry, unit_name: str, notes: list[str]) -> list[ExecC
                 break
             if first.text == ";":
                 continue
-            command, i = _exec_command(first, src, i, entry.line, unit_name, notes, warnings)
+            command, i = _exec_command(first, src, i, entry.line, specifiers, notes, warnings)
             if command is not None:
                 commands.append(command)
     except SystemdSyntaxError as exc:
@@ -284,10 +324,10 @@ def parse_exec(entry: UnitEntry, unit_name: str, notes: list[str]) -> list[ExecC
 
 
 def _exec_command(
-    first: Located, src: Located, i: int, line: int, unit_name: str, notes: list[str], warnings: list[str]
+    first: Located, src: Located, i: int, line: int, specifiers: Specifiers, notes: list[str], warnings: list[str]
 ) -> tuple[ExecCommand | None, int]:
     flags, k = _exec_prefixes(first.text)
-    path = resolve_specifiers(first[k:], unit_name, notes)
+    path = resolve_specifiers(first[k:], specifiers, notes)
     argv: list[Located] = []
     while True:
         while i < len(src.text) and src.text[i] in WHITESPACE:
@@ -304,7 +344,7 @@ def _exec_command(
         word, i = extract_word(src, i, cunescape=True, relax=False, warnings=warnings)
         if word is None:
             break
-        argv.append(resolve_specifiers(word, unit_name, notes))
+        argv.append(resolve_specifiers(word, specifiers, notes))
     if not path.text:
         notes.append(f"line {line}: ExecStart= has an empty executable path; systemd ignores the command")
         return None, i

@@ -7,7 +7,8 @@ Reproduced from systemd's sources (``extract_first_word``, ``cunescape_one``,
   word; C escapes (``\\n``, ``\\t``, ``\\x41``, ``\\s`` for a space...) are
   decoded inside and outside quotes; an unknown escape is kept verbatim with a
   warning; an unbalanced quote makes the line invalid;
-- ``%`` specifiers are resolved when the unit is loaded (``%%`` is ``%``);
+- ``%`` specifiers are resolved when the unit is loaded (``%%`` is ``%``;
+  ``analyzer.inputs.systemd_specifiers`` says what each one is);
 - at start, ``${NAME}`` anywhere in a word becomes the value as is (empty when
   unset), ``$NAME`` as a whole word becomes the value split at blanks (zero
   words when unset), ``$$`` is ``$``; ``${NAME:-x}`` is not supported by
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from analyzer.inputs.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
+from analyzer.inputs.systemd_specifiers import HOST_SPECIFIERS, Specifiers
 
 WHITESPACE = " \t\n\r"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -38,8 +40,6 @@ _SIMPLE_ESCAPES = {
     "'": "'",
     "s": " ",
 }
-# Specifiers systemd resolves from the host at load time; we cannot.
-_HOST_SPECIFIERS = set("aAbBCdEgGhHlLmMoqsStTuUvVwWyYjJ")
 
 
 class SystemdSyntaxError(Exception):
@@ -153,11 +153,11 @@ def split_words(src: Located, *, cunescape: bool, relax: bool, warnings: list[st
         words.append(word)
 
 
-def resolve_specifiers(word: Located, unit_name: str, notes: list[str]) -> Located:
-    """``%`` specifiers of ``word``: unit-name ones resolved, host ones kept and noted."""
+def resolve_specifiers(word: Located, specifiers: Specifiers, notes: list[str]) -> Located:
+    """``%`` specifiers of ``word``, as the service manager resolves them at load time (see
+    ``analyzer.inputs.systemd_specifiers``); those of the host it runs on are kept and noted."""
     if "%" not in word.text:
         return word
-    values = _unit_name_specifiers(unit_name)
     out, text, i = LocatedBuilder(), word.text, 0
     while i < len(text):
         letter = text[i + 1] if text[i] == "%" and i + 1 < len(text) else ""
@@ -165,20 +165,16 @@ def resolve_specifiers(word: Located, unit_name: str, notes: list[str]) -> Locat
             out.add(text[i], word.origins[i])
             i += 1
             continue
-        if letter in values:
-            out.add(values[letter], word.origins[i])
+        if letter in specifiers.values:
+            out.add(specifiers.values[letter], word.origins[i])
+            if letter in specifiers.notes:
+                notes.append(f"{word.origin().short()}: %{letter} is '{specifiers.values[letter]}': {specifiers.notes[letter]}")
         else:
             out.extend(word[i : i + 2])
-            why = "is resolved by systemd on the host" if letter in _HOST_SPECIFIERS else "is not a systemd specifier"
+            why = "is resolved by systemd on the host" if letter in HOST_SPECIFIERS else "is not a systemd specifier"
             notes.append(f"{word.origin().short()}: specifier %{letter} {why}; kept as written")
         i += 2
     return out.build()
-
-
-def _unit_name_specifiers(unit_name: str) -> dict[str, str]:
-    stem = unit_name.rsplit(".", 1)[0]
-    prefix, _, instance = stem.partition("@")
-    return {"%": "%", "n": unit_name, "N": stem, "p": prefix, "P": prefix, "i": instance, "I": instance}
 
 
 def expand_argv(words: list[Located], env: dict[str, EnvValue], notes: list[str]) -> list[Located]:
