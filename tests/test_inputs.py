@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -334,6 +335,77 @@ def test_environment_file_syntax():
         "/e.env:11: systemd ignores 'export G=...' in an EnvironmentFile ('export' is shell syntax); "
         "remove 'export' to set it"
     ]
+
+
+MORE_THAN_ONE = "Service has more than one ExecStart= setting, which is only allowed for Type=oneshot services"
+LAUNCH = "/usr/bin/python3 -m sglang.launch_server"
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (f"ExecStart={LAUNCH} --old\nExecStart={LAUNCH} --new", "2 commands at lines 2, 3; the default Type=simple"),
+        (f"Type=notify\nExecStart=/bin/true ; {LAUNCH} --tp 1", "2 commands at line 3 (commands separated by ';'); Type=notify at line 2"),
+        (f"Type=oneshot\nType=\nExecStart=/bin/true\nExecStart={LAUNCH}", "2 commands at lines 4, 5; the default Type=simple"),
+    ],
+)
+def test_several_execstart_on_a_service_that_is_not_oneshot(tmp_path, body, where):
+    unit = tmp_path / "u.service"
+    unit.write_text(f"[Service]\n{body}\n")
+    err = error_of(from_service, unit)
+    assert err.message == f"systemd refuses unit file {unit}: {MORE_THAN_ONE} ({where})"
+    assert "Type=oneshot" in err.hint
+
+
+def test_several_execstart_are_fine_once_reset_or_on_oneshot(tmp_path):
+    unit = tmp_path / "u.service"
+    unit.write_text(f"[Service]\nExecStart={LAUNCH} --old\nExecStart=\nExecStart={LAUNCH} --new\n")
+    assert from_service(unit).argv == ["--new"]
+    unit.write_text(f"[Service]\nType=oneshot\nExecStart=/bin/mkdir -p /run/x\nExecStart={LAUNCH} --tp 2\n")
+    assert from_service(unit).argv == ["--tp", "2"]
+    unit.write_text(f"[Service]\nType=bogus\nExecStart={LAUNCH} --tp 2\n")
+    assert from_service(unit).notes == ["line 2: Type=bogus is not a service type; systemd ignores the line"]
+
+
+def test_a_missing_environment_file_without_dash_is_an_error(tmp_path):
+    unit = tmp_path / "u.service"
+    unit.write_text(f"[Service]\nEnvironmentFile=/etc/sglang/nowhere.env\nExecStart={LAUNCH}\n")
+    err = error_of(from_service, unit)
+    assert err.message.startswith("EnvironmentFile=/etc/sglang/nowhere.env (line 2) does not exist: systemd does not start")
+    assert "EnvironmentFile=-/etc/sglang/nowhere.env" in err.hint
+    unit.write_text(f"[Service]\nEnvironmentFile=-/etc/sglang/nowhere.env\nExecStart={LAUNCH}\n")
+    assert from_service(unit).notes == ["EnvironmentFile /etc/sglang/nowhere.env missing (optional, '-' prefix)"]
+
+
+def test_specifiers_of_a_system_unit(tmp_path):
+    unit = tmp_path / "sglang-qwen@gpu-0.service"
+    unit.write_text(
+        "[Service]\nUser=alice\nEnvironment=HOME_DIR=%h CACHE=%C/sglang\n"
+        f"ExecStart={LAUNCH} --model-path %h/models --name %n --p %p --j %j --i %i --I %I --f %f --host %H --pct 9%%\n"
+    )
+    spec = from_service(unit)
+    assert spec.argv == ["--model-path", "/root/models", "--name", "sglang-qwen@gpu-0.service", "--p", "sglang-qwen",
+                         "--j", "qwen", "--i", "gpu-0", "--I", "gpu/0", "--f", "/gpu/0", "--host", "%H", "--pct", "9%"]
+    assert spec.env == {"HOME_DIR": "/root", "CACHE": "/var/cache/sglang"}
+    why = "that of the system service manager, which runs as root (systemd does not take User= into account)"
+    assert spec.notes == [
+        f"{unit}:3: %h is '/root': {why}",
+        f"{unit}:4: %h is '/root': {why}",
+        f"{unit}:4: specifier %H is resolved by systemd on the host; kept as written",
+    ]
+
+
+def test_specifiers_of_a_user_unit_are_this_users(tmp_path):
+    import pwd
+
+    user = pwd.getpwuid(os.getuid())
+    folder = tmp_path / ".config" / "systemd" / "user"
+    folder.mkdir(parents=True)
+    unit = folder / "sglang.service"
+    unit.write_text(f"[Service]\nExecStart={LAUNCH} --model-path %h/models --served-model-name %u\n")
+    spec = from_service(unit)
+    assert spec.argv == ["--model-path", f"{user.pw_dir}/models", "--served-model-name", user.pw_name]
+    assert all(f"answered by this machine's user {user.pw_name}" in note for note in spec.notes)
 
 
 # -- command lines ------------------------------------------------------------

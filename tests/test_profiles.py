@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -331,3 +332,42 @@ def test_profile_is_a_frozen_dataclass():
     with pytest.raises(Exception):
         load_profile("h100").gpu_count = 4  # type: ignore[misc]
     assert isinstance(load_profile("h100"), Profile)
+
+
+# --- values no node has ----------------------------------------------------
+
+GPU_NODE = 'name = "x"\nvendor = "nvidia"\nruntime = "cuda"\n'
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("gpu_count = 0", "gpu_count = 0 with runtime = 'cuda'"),
+        ("gpu_count = -1", "gpu_count = -1 is out of range"),
+        (f"gpu_count = {2**63 - 1}", f"gpu_count = {2**63 - 1} is out of range"),
+        ("memory_per_gpu_mib = -80000", "memory_per_gpu_mib = -80000 is out of range"),
+        ("memory_per_gpu_mib = 0", "memory_per_gpu_mib = 0 is out of range"),
+        ("smi_memory_mib = -1.5", "smi_memory_mib = -1.5 is out of range"),
+        ("smi_memory_mib = nan", "smi_memory_mib = nan is out of range"),
+        ("multiprocessor_count = 0", "multiprocessor_count = 0 is out of range"),
+        ("compute_capability = [-9, 0]", "compute_capability = [-9, 0] is out of range"),
+        ("compute_capability = [9, 1000]", "compute_capability = [9, 1000] is out of range"),
+    ],
+)
+def test_impossible_values_name_the_file_and_the_key(capsys, tmp_path, line, needle):
+    from analyzer.cli import main
+
+    path = write(tmp_path, GPU_NODE + line + "\n")
+    with pytest.raises(SgtraceError) as err:
+        load_profile(path)
+    assert err.value.one_line().startswith(f"error: {path}: {needle}"), err.value.one_line()
+    era_a = str(Path(__file__).resolve().parent.parent / "fixtures" / "sites" / "era_a")
+    assert main(["explain", "--sglang", era_a, "--args", "--model-path /m", "--profile", str(path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_cpu_node_has_no_gpu_and_a_gpu_node_some(tmp_path):
+    assert load_profile("cpu").gpu_count == 0
+    with pytest.raises(SgtraceError, match="gpu_count = 2 with runtime = 'cpu'"):
+        load_profile(write(tmp_path, 'name = "x"\nvendor = "none"\nruntime = "cpu"\ngpu_count = 2\n'))
+    assert load_profile(write(tmp_path, GPU_NODE + "gpu_count = 1024\ncompute_capability = [12, 1]\n")).gpu_count == 1024
