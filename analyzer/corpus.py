@@ -16,6 +16,7 @@ the maintainers or the reporter established the cause. Each case is a TOML file
     kind = "raise"                    # or "override"
     reproduces = true                 # what the engine did when the case was written
     not_reproduced_because = "..."    # when reproduces = false
+    heldout = true                    # optional: collected after the verdict was built, never tuned on
     [expect]
     error = "a substring of the error message"   # kind = "raise"
     field = "page_size"                          # kind = "override"
@@ -30,7 +31,13 @@ the maintainers or the reporter established the cause. Each case is a TOML file
 ``python -m analyzer.corpus [DIR]`` runs every case through the engine and the
 verdict (``analyzer.verdict.verdict_of``) and prints one line per case and the
 figure "first cause = established cause in N of M reproduced cases (P%)"
-(``make corpus``).
+(``make corpus``), then the same figure for the held-out cases alone.
+
+Held-out cases (``heldout = true``) measure how the verdict generalizes: each was
+chosen, and its ``[cause]`` written from what the maintainers or the reporter
+established, before the verdict was run on it, and is never edited to match the
+verdict's answer. ``tests/test_cases.py`` asserts their reproduction, not their
+verdict; the scorer reports their figure separately.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ CASE_DIR = REPO_ROOT / "tests" / "cases"
 KINDS = ("raise", "override")
 ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
 _KEYS = {"source", "title", "reported_release", "release", "profile", "model_config", "args", "env", "kind",
-         "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note"}
+         "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note", "heldout"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class Case:
     cause_role: str
     cause_summary: str
     fix: str
+    heldout: bool = False
 
     def request(self):
         from .explain import ExplainRequest
@@ -119,6 +127,9 @@ def load_case(path: Path) -> Case:
         raise SgtraceError(f"{path}: reproduces must be true or false")
     if not reproduces and not data.get("not_reproduced_because"):
         raise SgtraceError(f"{path}: reproduces = false needs not_reproduced_because")
+    heldout = data.get("heldout", False)
+    if not isinstance(heldout, bool):
+        raise SgtraceError(f"{path}: heldout must be true or false")
     for key in ("source", "title", "release", "profile", "model_config", "args"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise SgtraceError(f"{path}: {key} must be a non-empty string")
@@ -149,6 +160,7 @@ def load_case(path: Path) -> Case:
         cause_role=role,
         cause_summary=need(cause, "summary", "[cause]."),
         fix=data.get("fix", {}).get("accepted", ""),
+        heldout=heldout,
     )
 
 
@@ -242,15 +254,33 @@ def score(cases: list[Case], out=sys.stdout) -> list[Row]:
             row.match = matches(case, cause)
         rows.append(row)
     print_table(rows, out)
+    summarize(rows, out, missing)
+    return rows
+
+
+def summarize(rows: list[Row], out, missing: Exception | None = None) -> None:
+    """The closing lines: how many cases reproduce, the figure for all of them, then for the held-out ones."""
     reproduced = [r for r in rows if r.reproduces]
     print(f"\nreproduced: {len(reproduced)} of {len(rows)} cases", file=out)
     if missing is not None:
         print(f"analyzer.verdict is not importable ({missing}): no verdict to score", file=out)
-        return rows
+        return
+    print(figure(rows), file=out)
+    heldout = [r for r in rows if r.case.heldout]
+    if heldout:
+        print(figure(heldout, "held-out"), file=out)
+
+
+def figure(rows: list[Row], group: str = "") -> str:
+    """'first cause = established cause in N of M reproduced [group] cases (P%)' for these rows."""
+    reproduced = [r for r in rows if r.reproduces]
     hits = sum(1 for r in reproduced if r.match)
     share = 100.0 * hits / len(reproduced) if reproduced else 0.0
-    print(f"first cause = established cause in {hits} of {len(reproduced)} reproduced cases ({share:.0f}%)", file=out)
-    return rows
+    which = f"reproduced {group} cases" if group else "reproduced cases"
+    line = f"first cause = established cause in {hits} of {len(reproduced)} {which} ({share:.0f}%)"
+    if group:
+        line += f"; {len(rows)} {group} cases in all"
+    return line
 
 
 def print_table(rows: list[Row], out) -> None:
@@ -259,7 +289,8 @@ def print_table(rows: list[Row], out) -> None:
     for r in rows:
         expected = f"{r.case.cause_field} ({r.case.cause_role})"
         match = "-" if r.match is None else ("yes" if r.match else "NO")
-        lines.append((r.case.slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, match))
+        slug = f"{r.case.slug} [held-out]" if r.case.heldout else r.case.slug
+        lines.append((slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, match))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip(), file=out)

@@ -4,10 +4,16 @@ verdict's first cause is the cause the maintainers or the reporter established.
 Each case is a report from SGLang's public tracker (see its ``source``); the format is in
 ``analyzer/corpus.py``. The verdict assertions need ``analyzer.verdict``; they skip, saying so,
 only when that module cannot be imported.
+
+Held-out cases (``heldout = true``) are asserted to reproduce, never to match: they measure how
+the verdict generalizes to reports nobody tuned it for, and ``python -m analyzer.corpus`` prints
+their figure separately.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import types
 from pathlib import Path
 
@@ -17,6 +23,8 @@ from analyzer import corpus
 from analyzer.errors import EXIT_BAD_INPUT, SgtraceError
 
 CASES = corpus.load_cases(corpus.CASE_DIR)
+HELDOUT = [c for c in CASES if c.heldout]
+TUNED = [c for c in CASES if not c.heldout]
 _EXPLANATIONS: dict[str, object] = {}
 
 
@@ -43,6 +51,13 @@ def test_corpus_has_the_mix_issue_12_asks_for():
     assert len({c.source for c in CASES}) == len(CASES), "one case per report"
     minors = {int(c.release.split(".")[2]) for c in CASES}
     assert min(minors) <= 18 < max(minors), "cases from both code eras (0.5.7-0.5.18 and 0.5.19-0.5.23)"
+
+
+def test_heldout_set_is_its_own():
+    assert len(HELDOUT) >= 12
+    assert {c.kind for c in HELDOUT} == {"raise", "override"}
+    # no held-out case retells a tuned case's report
+    assert not {c.source for c in HELDOUT} & {c.source for c in TUNED}
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
@@ -74,9 +89,44 @@ def test_loader_rejects_a_bad_case(tmp_path):
     bad.write_text(good.replace('kind = "raise"', 'kind = "raise"\nenv = "SGLANG_X=1"'))
     with pytest.raises(SgtraceError, match="env"):
         corpus.load_case(bad)
+    bad.write_text(good.replace('kind = "raise"', 'kind = "raise"\nheldout = "yes"'))
+    with pytest.raises(SgtraceError, match="heldout"):
+        corpus.load_case(bad)
     bad.write_text("source = [")
     with pytest.raises(SgtraceError, match="cannot read"):
         corpus.load_case(bad)
+
+
+def test_loader_reads_heldout(tmp_path):
+    good = (corpus.CASE_DIR / "pr22908-rocm-qwen35-eagle-radix.toml").read_text()
+    assert "heldout" not in good
+    case = tmp_path / "case.toml"
+    case.write_text(good)
+    assert corpus.load_case(case).heldout is False
+    case.write_text(good.replace('kind = "raise"', 'kind = "raise"\nheldout = true'))
+    assert corpus.load_case(case).heldout is True
+
+
+def _row(heldout: bool, reproduces: bool, match: bool | None) -> corpus.Row:
+    case = dataclasses.replace(CASES[0], heldout=heldout, slug=f"c{heldout}{reproduces}{match}")
+    return corpus.Row(case, reproduces, "-", "-", match)
+
+
+def test_scorer_prints_all_and_heldout_figures():
+    rows = [_row(False, True, True), _row(False, True, False), _row(True, True, True),
+            _row(True, True, False), _row(True, True, False), _row(True, False, None)]
+    out = io.StringIO()
+    corpus.summarize(rows, out)
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0] == "reproduced: 5 of 6 cases"
+    assert lines[1] == "first cause = established cause in 2 of 5 reproduced cases (40%)"
+    assert lines[2] == "first cause = established cause in 1 of 3 reproduced held-out cases (33%); 4 held-out cases in all"
+    out = io.StringIO()
+    corpus.summarize(rows[:2], out)
+    assert "held-out" not in out.getvalue()
+    out = io.StringIO()
+    corpus.summarize(rows, out, missing=ImportError("gone"))
+    assert "no verdict to score" in out.getvalue() and "first cause" not in out.getvalue()
 
 
 def test_scorer_main_on_a_missing_folder(tmp_path, capsys):
@@ -112,7 +162,7 @@ def test_engine_reproduces_the_report(case):
 
 
 @pytest.mark.network
-@pytest.mark.parametrize("case", [c for c in CASES if c.reproduces], ids=ids)
+@pytest.mark.parametrize("case", [c for c in TUNED if c.reproduces], ids=ids)
 def test_verdict_names_the_established_cause_first(case):
     verdict, missing = corpus.verdict_module()
     if verdict is None:
