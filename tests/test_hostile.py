@@ -616,7 +616,7 @@ def test_replay_gets_the_input_on_stdin_never_on_a_command_line(capsys, tmp_path
     record = tmp_path / "record"
     python = fake_python(tmp_path, f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}.argv\ncat > {record}.stdin\nexit 0\n')
     argv = ["--model-path", "/m", "--attention-backend", *hostile]
-    env = [f"X{i}={p}" for i, p in enumerate(hostile)]
+    env = [f"SGLANG_X{i}={p}" for i, p in enumerate(hostile)]  # SGLang's own variables reach the replay
     code, _out, err = run(capsys, "replay", "--args", " ".join("'" + a.replace("'", "'\\''") + "'" for a in argv),
                           *[x for item in env for x in ("--env", item)], "--python", python, "--timeout", "5")
     assert code == EXIT_BAD_INPUT and err.count("\n") == 1  # the fake python prints no trace
@@ -625,7 +625,7 @@ def test_replay_gets_the_input_on_stdin_never_on_a_command_line(capsys, tmp_path
     data = Path(f"{record}.stdin").read_bytes()
     first, rest = data.split(b"\n", 1)
     sent = json.loads(rest[int(first):])
-    assert sent["argv"] == argv and [sent["env"][f"X{i}"] for i in range(len(hostile))] == hostile
+    assert sent["argv"] == argv and [sent["env"][f"SGLANG_X{i}"] for i in range(len(hostile))] == hostile
 
 
 @pytest.mark.skipif(not (REPO / "analyzer" / "report.py").exists(), reason="no reports in this checkout")

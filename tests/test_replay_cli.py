@@ -64,6 +64,16 @@ def make_python(path: Path, site: Path | None, *flags: str) -> Path:
     return path
 
 
+def make_venv_python(path: Path, site: Path) -> Path:
+    """A venv (no pip) whose site-packages names ``site`` in a .pth file: its python has that SGLang
+    even when run isolated (-I), as a replay environment's interpreter is."""
+    import subprocess
+
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    (next((path / "lib").glob("python*")) / "site-packages" / "fake-sglang.pth").write_text(f"{site}\n")
+    return path / "bin" / "python"
+
+
 @pytest.fixture
 def node(tmp_path):
     """``node(*edits)`` -> (tree, python): a fake SGLang tree and the interpreter that has it."""
@@ -158,8 +168,9 @@ def test_a_source_tree_is_not_an_interpreter(capsys, tmp_path):
     assert code == 2 and "a replay needs an interpreter" in one_line(err)
 
 
-def test_missing_replay_env_is_built_with_a_progress_line(capsys, node, monkeypatch):
-    _tree, python = node()
+def test_missing_replay_env_is_built_with_a_progress_line(capsys, node, monkeypatch, tmp_path):
+    tree, _wrapper = node()
+    python = make_venv_python(tmp_path / "venv", tree)
     built = []
 
     def create_env(version, log=None, **kwargs):

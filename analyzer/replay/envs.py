@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..errors import SgtraceError
 from ..sources import VERSION_RE, cache_root
+from . import process
 
 ENV_FORMAT = 1
 MARKER = "sgtrace-env.json"
@@ -264,25 +265,38 @@ def create_env(version: str, *, force: bool = False, log=None, base_python: str 
         return env
 
 
+BUILD_STEP_S = 3600.0  # one pip or venv step of a build; past it the step is killed
+
+
+def _step(cmd: list[str], log_file) -> int | None:
+    """One build step, isolated (-I), with sgtrace's own environment less what changes what Python
+    loads, its output in the build log; its exit status (None: killed for time)."""
+    log_file.write("$ " + " ".join(cmd) + "\n")
+    log_file.flush()
+    try:
+        done = process.run(cmd, env=process.tool_env(), limits=process.Limits(BUILD_STEP_S),
+                           stdout=log_file, stderr=subprocess.STDOUT)
+    except OSError as exc:
+        raise SgtraceError(f"cannot run {cmd[0]}: {exc.strerror or exc}", hint="check the Python sgtrace builds with") from None
+    return None if done.killed else done.returncode
+
+
 def _build(version: str, tmp: Path, python: str, log_file, say) -> list[str]:
     py = str(_python_in(tmp))
     constraints = tmp / "sgtrace-constraints.txt"
 
     def pip(*args: str, what: str) -> None:
         say(what)
-        cmd = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *args]
-        log_file.write("$ " + " ".join(cmd) + "\n")
-        log_file.flush()
-        proc = subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        if proc.returncode != 0:
+        returncode = _step([py, "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *args], log_file)
+        if returncode != 0:
+            how = f"pip exit {returncode}" if returncode is not None else f"pip killed after {BUILD_STEP_S:.0f} s"
             raise SgtraceError(
-                f"building the replay environment for SGLang {version} failed: {what} (pip exit {proc.returncode})",
+                f"building the replay environment for SGLang {version} failed: {what} ({how})",
                 hint=f"see {log_file.name}",
             )
 
     say(f"creating a virtual environment with {python}")
-    proc = subprocess.run([python, "-m", "venv", str(tmp)], stdout=log_file, stderr=subprocess.STDOUT)
-    if proc.returncode != 0:
+    if _step([python, "-I", "-m", "venv", str(tmp)], log_file) != 0:
         raise SgtraceError(
             f"python -m venv failed for the SGLang {version} replay environment",
             hint=f"see {log_file.name}",
@@ -297,10 +311,7 @@ def _build(version: str, tmp: Path, python: str, log_file, say) -> list[str]:
     unwanted = [name for name in REMOVE_AFTER_INSTALL if _norm(name) in installed]
     if unwanted:
         say(f"removing GPU-only packages pulled in as dependencies: {', '.join(unwanted)}")
-        cmd = [py, "-m", "pip", "uninstall", "-y", *unwanted]
-        log_file.write("$ " + " ".join(cmd) + "\n")
-        log_file.flush()
-        subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
+        _step([py, "-I", "-m", "pip", "uninstall", "-y", *unwanted], log_file)
     return requirements
 
 

@@ -1050,7 +1050,8 @@ def install_fake_binaries(prof, rec, tmp):
     for name in names:
         path = os.path.join(bindir, name)
         with open(path, "w") as f:
-            f.write("#!/bin/sh\nexec %s %s %s \"$@\"\n" % (shlex.quote(sys.executable), shlex.quote(impl), name))
+            # isolated (-I): no PYTHON* variable, user site or script folder decides what the helper imports
+            f.write("#!/bin/sh\nexec %s -I %s %s \"$@\"\n" % (shlex.quote(sys.executable), shlex.quote(impl), name))
         os.chmod(path, 0o755)
     os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     os.environ["SGTRACE_FAKE_SMI_DIR"] = tmp

@@ -19,8 +19,6 @@ import json
 import os
 import re
 import shlex
-import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -29,6 +27,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import SgtraceError
 from ..trace import RAISE, Event, Trace, same_value
+from . import process
+from .process import DEFAULT_MEMORY_MIB
 
 HARNESS_PATH = Path(__file__).with_name("harness.py")
 MARK = "@@sgtrace@@ "
@@ -40,13 +40,17 @@ BOOTSTRAP = (
     "exec(compile(s,'<sgtrace-harness>','exec'),g);g['main'](b.read().decode('utf-8'))"
 )
 
-# Variables kept from the caller's environment; everything else (SGLANG_*, CUDA_*,
-# PYTHONPATH, ...) stays out of a local replay unless the user's env names it.
-_KEEP_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "XDG_CACHE_HOME")
 
-# Fixed remote command: read the interpreter from the first stdin line, then run the bootstrap
-# (a POSIX shell's `read` takes one byte at a time from a pipe: the rest stays for Python).
-REMOTE_LINE = 'IFS= read -r py && exec "$py" -c ' + shlex.quote(BOOTSTRAP)
+
+def remote_line(memory_mib: int | None = DEFAULT_MEMORY_MIB) -> str:
+    """The fixed remote command: cap the address space (``ulimit -v``; a lower hard limit already
+    there holds instead), read the interpreter from the first stdin line, run the bootstrap (a POSIX
+    shell's `read` takes one byte at a time from a pipe: the rest stays for Python)."""
+    cap = f"ulimit -v {int(memory_mib) * 1024} 2>/dev/null; " if memory_mib is not None else ""
+    return cap + 'IFS= read -r py && exec "$py" -c ' + shlex.quote(BOOTSTRAP)
+
+
+REMOTE_LINE = remote_line()
 
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T")
 _SSH_TARGET = re.compile(r"^(?:(?P<user>[A-Za-z0-9._][A-Za-z0-9._-]*)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
@@ -157,6 +161,7 @@ def replay(
     ssh: str | SshTarget | None = None,
     ssh_options: Sequence[str] = (),
     timeout_s: float = 120,
+    memory_mib: int | None = DEFAULT_MEMORY_MIB,
     create_missing: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> Trace:
@@ -171,10 +176,14 @@ def replay(
     added to the ssh command. ``model_dir``: a directory with the model's
     ``config.json`` that stands in for the ``--model-path`` of ``argv``;
     ``model_config``: that config.json's content instead, written by the harness
-    on the target (works over ssh).
+    on the target (works over ssh). ``memory_mib``: the replay's address-space limit
+    (``RLIMIT_AS`` locally, ``ulimit -v`` over ssh; None: none).
+
+    Of ``env`` only what SGLang's resolution reads reaches the replay
+    (:func:`process.split_user_env`); the trace's notes name what was left out.
     """
     argv = [str(a) for a in argv]
-    env = {str(k): str(v) for k, v in (env or {}).items()}
+    env, dropped = process.split_user_env(env)
     if profile_dict is not None and hasattr(profile_dict, "to_dict"):
         profile_dict = profile_dict.to_dict(env)
     profile = dict(profile_dict) if profile_dict is not None else None
@@ -192,8 +201,17 @@ def replay(
         "model_config": dict(model_config) if model_config is not None else None,
         "timeout_s": float(timeout_s),
     }
-    target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, create_missing=create_missing, log=log)
-    trace = _interpret(*_send(target, inp, timeout_s), target=target, timeout_s=timeout_s)
+    target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, memory_mib=memory_mib,
+                     create_missing=create_missing, log=log)
+    note = process.dropped_note(dropped)
+    try:
+        trace = _interpret(*_send(target, inp, timeout_s, memory_mib), target=target, timeout_s=timeout_s)
+    except ReplayError as exc:
+        if note and exc.trace is not None:
+            exc.trace.notes.insert(0, note)
+        raise
+    if note:
+        trace.notes.insert(0, note)
     if profile is not None:
         _check_profile_answers(trace, profile)
     return trace
@@ -206,6 +224,7 @@ def flag_table(
     ssh: str | SshTarget | None = None,
     ssh_options: Sequence[str] = (),
     timeout_s: float = 120,
+    memory_mib: int | None = DEFAULT_MEMORY_MIB,
     create_missing: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
@@ -213,8 +232,9 @@ def flag_table(
     ``ServerArgs.add_cli_args`` (option_strings, dest, action, default, choices,
     nargs, const, required; values encoded as in a Trace). Targets as for :func:`replay`."""
     inp = {"mode": "flags", "argv": [], "env": {}, "profile": None, "model_dir": None, "timeout_s": float(timeout_s)}
-    target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, create_missing=create_missing, log=log)
-    result = _send(target, inp, timeout_s)
+    target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, memory_mib=memory_mib,
+                     create_missing=create_missing, log=log)
+    result = _send(target, inp, timeout_s, memory_mib)
     _final, pieces, _other = parse_output(result[0])
     if isinstance(pieces.get("flags"), list):
         return pieces["flags"]
@@ -228,14 +248,17 @@ def flag_table(
 # ---------------------------------------------------------------------------
 
 
-def _target(*, python, version, ssh, ssh_options, create_missing, log) -> _Target:
-    """The command that runs the bootstrap, for the first of ``ssh``, ``python``, ``version`` given."""
+def _target(*, python, version, ssh, ssh_options, memory_mib, create_missing, log) -> _Target:
+    """The command that runs the bootstrap, for the first of ``ssh``, ``python``, ``version`` given.
+    The interpreters sgtrace picks (a replay environment's, its own) run isolated (``-I``); the one the
+    user names with ``--python`` runs as they set it up (a wrapper script that puts SGLang on its path
+    keeps working), with the same allow-listed environment."""
     if ssh is not None:
         node = ssh if isinstance(ssh, SshTarget) else parse_ssh_target(ssh, ssh_options)
         remote_python = str(python) if python is not None else "python3"
         if not remote_python or "\n" in remote_python or "\r" in remote_python:
             raise ReplaySetupError(f"{remote_python!r} is not an interpreter path", hint=HINTS["no_remote_interpreter"])
-        return _Target(node.argv(), f"ssh {node} ({remote_python})", "ssh", version,
+        return _Target(node.argv(remote_line(memory_mib)), f"ssh {node} ({remote_python})", "ssh", version,
                        remote_python.encode("utf-8") + b"\n", node)
     if python is not None:
         path = Path(python).expanduser()
@@ -250,65 +273,38 @@ def _target(*, python, version, ssh, ssh_options, create_missing, log) -> _Targe
             if not create_missing:
                 raise ReplaySetupError(f"no replay environment for SGLang {version}", hint=HINTS["no_env"].format(version=version))
             found = envs.create_env(version, log=log).python
-        return _Target([str(found), "-c", BOOTSTRAP], f"replay env {version}", "env", version)
-    return _Target([sys.executable, "-c", BOOTSTRAP], f"{sys.executable} (this interpreter)", "self")
+        return _Target([str(found), "-I", "-c", BOOTSTRAP], f"replay env {version}", "env", version)
+    return _Target([sys.executable, "-I", "-c", BOOTSTRAP], f"{sys.executable} (this interpreter)", "self")
 
 
-def _send(target: _Target, inp: Mapping[str, Any], timeout_s: float) -> tuple[str, str, int | None, bool]:
+def _send(target: _Target, inp: Mapping[str, Any], timeout_s: float,
+          memory_mib: int | None = DEFAULT_MEMORY_MIB) -> tuple[str, str, int | None, bool]:
     """Run the harness at ``target`` on ``inp``: (stdout, stderr, returncode, killed_for_time)."""
-    return _run(target.cmd, target.preamble + payload(inp), timeout_s + _GRACE_S, local=target.ssh is None)
+    local = target.ssh is None
+    # A local replay gets the allow-listed minimum and its memory cap; the ssh client gets sgtrace's own
+    # environment (its agent socket, its config), and the cap goes into the remote command line.
+    limits = process.Limits(timeout_s + _GRACE_S, memory_mib if local else None)
+    return _run(target.cmd, target.preamble + payload(inp), limits, env=process.replay_base_env() if local else None)
 
 
-def _child_env() -> dict[str, str]:
-    env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
-    env["PYTHONNOUSERSITE"] = "1"
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def _run(cmd: list[str], data: bytes, wait_s: float, *, local: bool) -> tuple[str, str, int | None, bool]:
+def _run(cmd: list[str], data: bytes, limits: process.Limits, *, env: Mapping[str, str] | None) -> tuple[str, str, int | None, bool]:
     """Run, feed stdin, collect. Returns (stdout, stderr, returncode, killed_for_time)."""
     cwd = tempfile.mkdtemp(prefix="sgtrace-run-")
     try:
         try:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_child_env() if local else None,
-                cwd=cwd,
-                start_new_session=True,
-            )
+            done = process.run(cmd, env=env, limits=limits, data=data, cwd=cwd)
         except OSError as exc:
             raise ReplaySetupError(f"cannot start {cmd[0]}: {exc.strerror or exc}", hint="check the interpreter path") from None
-        killed = False
-        try:
-            out, err = proc.communicate(data, timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            killed = True
-            _kill_group(proc)
-            out, err = proc.communicate()
         return (
-            out.decode("utf-8", errors="replace"),
-            err.decode("utf-8", errors="replace"),
-            proc.returncode,
-            killed,
+            done.stdout.decode("utf-8", errors="replace"),
+            done.stderr.decode("utf-8", errors="replace"),
+            done.returncode,
+            done.killed,
         )
     finally:
         try:
             os.rmdir(cwd)
         except OSError:
-            pass
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the group of the child we started (start_new_session)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
             pass
 
 
@@ -484,5 +480,6 @@ __all__ = [
     "parse_output",
     "parse_ssh_target",
     "payload",
+    "remote_line",
     "replay",
 ]
