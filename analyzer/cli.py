@@ -16,6 +16,7 @@ import gc
 import math
 import os
 import sys
+from dataclasses import dataclass
 
 import click
 
@@ -23,6 +24,7 @@ from . import __version__, sources
 from .controls import printable
 from .errors import EXIT_BAD_INPUT, EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
+from .replay.process import DEFAULT_MEMORY_MIB
 
 EXIT_INTERNAL = 5
 
@@ -264,6 +266,9 @@ def replay_target_options(func):
         click.option("--ssh-config", type=click.Path(dir_okay=False, exists=True), help="An ssh_config file for --ssh (ssh -F FILE)."),
         click.option("--timeout", "timeout_s", type=SECONDS, default=120.0, show_default=True,
                      help=f"Seconds before the replay is stopped ({SECONDS.min:g} to {SECONDS.max:g})."),
+        click.option("--memory-limit", "memory_mib", type=click.IntRange(min=256), default=DEFAULT_MEMORY_MIB,
+                     show_default=True, metavar="MIB",
+                     help="Address space a replay may map, in MiB (RLIMIT_AS; over --ssh: ulimit -v)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -277,12 +282,12 @@ def replay_target_options(func):
 @click.option("--json", "as_json", is_flag=True, help="Print the Trace (and the overrides and cause) as JSON.")
 @click.option("--error", "error_text", help="An error message you saw: find its raise site and hold it against these inputs.")
 @click.option("--log", "log_file", help="A journal or console paste (- for stdin): the exception that ended resolution.")
-@click.option("--fix", "with_fix", is_flag=True, help="Also propose fixes, each verified before it is shown.")
+@click.option("--fix", "with_fix", is_flag=True, help="Also propose fixes, each verified before it is shown (and replayed with --replay).")
 @click.option("--write", "write_patch", is_flag=True, help="With --fix on --service/--script: apply the first fix to the file (keeps FILE.bak).")
 @click.option("--replay", "with_replay", is_flag=True, help="Also replay the launch through SGLang's own code and compare, field by field.")
 @replay_target_options
 def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, fields, show_all, as_json,
-                error_text, log_file, with_fix, write_patch, with_replay, python_path, ssh_target, ssh_config, timeout_s):
+                error_text, log_file, with_fix, write_patch, with_replay, python_path, ssh_target, ssh_config, timeout_s, memory_mib):
     """Run the arguments through SGLang's resolution code symbolically and explain every silent override.
 
     With --replay, also run them through SGLang's own code (see `sgtrace replay`) and compare.
@@ -294,8 +299,9 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
 
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
     check_replay_options(with_replay, python_path, ssh_target, ssh_config, error_text or log_file)
+    snap = snapshot_for_write(request, write_patch)
     if error_text is not None or log_file is not None:
-        return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch)
+        return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch, snap)
     from .verdict import verdict_of
 
     explanation = explain(request)
@@ -304,17 +310,18 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
     verdict = verdict_of(explanation)
     field_verdicts = [(name, verdict_of(explanation, name)) for name in fields]
     data = to_json(explanation, verdict, field_verdicts) if as_json else None
+    place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version) if with_replay else None
+    fix_replay = FixReplay(place, timeout_s, memory_mib) if place is not None else None
     if as_json:
         if with_fix and explanation.raises:
-            data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation))
+            data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation, replay_with=fix_replay))
     else:
         echo(render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request)), nl=False)
         if with_fix and explanation.raises:
-            print_fixes(request, explanation, write_patch)
+            print_fixes(request, explanation, write_patch, snap=snap, replay_with=fix_replay)
     agrees = True
     if with_replay:
-        place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version)
-        agrees = replay_and_compare(request, explanation, place, timeout_s, data)
+        agrees = replay_and_compare(request, explanation, place, timeout_s, data, memory_mib)
     if as_json:
         echo(dumps(data))
     if not agrees:
@@ -377,7 +384,7 @@ def replay_env_remove(version):
 @replay_target_options
 @click.option("--json", "as_json", is_flag=True, help="Print the replay's Trace as JSON (on failure: the error and the partial trace).")
 def replay_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name,
-               python_path, ssh_target, ssh_config, timeout_s, as_json):
+               python_path, ssh_target, ssh_config, timeout_s, memory_mib, as_json):
     """Run the launch through SGLang's own resolution code and show what it did.
 
     Runs in the replay environment of --sglang VERSION (built on first use), in --python PATH, or on a
@@ -390,7 +397,7 @@ def replay_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
 
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
     place = replay_place(sglang_spec, python_path, ssh_target, ssh_config)
-    run = run_replay_or_fail(lambda: replay_request(request, place, timeout_s), as_json)
+    run = run_replay_or_fail(lambda: replay_request(request, place, timeout_s, memory_mib), as_json)
     if place["version"] is None and sources.VERSION_RE.match(sglang_spec) and run.trace.sglang_version not in ("", sglang_spec):
         run.notes.append(f"--sglang {sglang_spec} was asked for; the interpreter has SGLang {run.trace.sglang_version}")
     echo(dumps(replay_json(run)) if as_json else render_replay(run), nl=as_json)
@@ -444,7 +451,7 @@ def model_path_in(argv) -> str | None:
     return None
 
 
-def replay_request(request, place: dict, timeout_s: float):
+def replay_request(request, place: dict, timeout_s: float, memory_mib: int | None = DEFAULT_MEMORY_MIB):
     """``sgtrace replay``: read the launch, env, profile and model as explain does, then replay."""
     from types import SimpleNamespace
 
@@ -457,25 +464,31 @@ def replay_request(request, place: dict, timeout_s: float):
     notes: list[str] = [NO_PROFILE_NOTE] if profile is None and place["ssh"] is None else []
     model, model_note = pick_model(request, SimpleNamespace(values={"model_path": model_path_in(launch.argv)}), notes)
     run = ReplayRun(launch, env, profile, model, model_note, notes=notes)
-    return run_replay(run, place, timeout_s, bool(request.model_config))
+    return run_replay(run, place, timeout_s, bool(request.model_config), memory_mib)
 
 
-def run_replay(run, place: dict, timeout_s: float, model_given: bool):
+def ensure_replay_env(place: dict) -> None:
+    """Build the replay environment ``place`` names when it is not there yet (a progress line first)."""
+    from .replay import envs
+
+    if place["version"] is not None and envs.env_python(place["version"]) is None:
+        progress(f"no replay environment for SGLang {place['version']} yet: building it (minutes, once)")
+        envs.create_env(place["version"], log=progress)
+
+
+def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib: int | None = DEFAULT_MEMORY_MIB):
     """Replay ``run``'s launch and fill in its trace. A known model config goes with it (a temporary
     model directory locally, its content over ssh), except on a native ssh replay without
     --model-config (``model_given``): the node reads its own."""
     import tempfile
 
-    from .replay import envs
     from .replay.runner import replay
     from .replay_view import NODE_MODEL_NOTE, describe_place
 
     native = run.profile is None or getattr(run.profile, "native", False)
     if place["ssh"] is not None and native and not model_given:
         run.model, run.model_note = None, NODE_MODEL_NOTE
-    if place["version"] is not None and envs.env_python(place["version"]) is None:
-        progress(f"no replay environment for SGLang {place['version']} yet: building it (minutes, once)")
-        envs.create_env(place["version"], log=progress)
+    ensure_replay_env(place)
     run.where = describe_place(place)
     with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp:
         model_kwargs = {}
@@ -485,8 +498,8 @@ def run_replay(run, place: dict, timeout_s: float, model_given: bool):
             run.model_dir = model_kwargs["model_dir"] = str(materialize(run.model, tmp))
         elif run.model is not None:
             model_kwargs["model_config"] = run.model.config
-        run.trace = replay(list(run.launch.argv), run.env, run.profile, timeout_s=timeout_s, create_missing=False,
-                           **place, **model_kwargs)
+        run.trace = replay(list(run.launch.argv), run.env, run.profile, timeout_s=timeout_s, memory_mib=memory_mib,
+                           create_missing=False, **place, **model_kwargs)
     return run
 
 
@@ -508,13 +521,14 @@ def run_replay_or_fail(job, as_json: bool, data: dict | None = None):
         raise
 
 
-def replay_and_compare(request, explanation, place: dict, timeout_s: float, data: dict | None) -> bool:
+def replay_and_compare(request, explanation, place: dict, timeout_s: float, data: dict | None,
+                       memory_mib: int | None = DEFAULT_MEMORY_MIB) -> bool:
     """explain --replay: replay the explained launch, print (or add to ``data``) the agreement; True when it agrees."""
     from .compare import compare, render_comparison
     from .replay_view import ReplayRun, agreement_heading, comparison_json, replay_json
 
     run = ReplayRun(explanation.launch, explanation.env, explanation.profile, explanation.model, explanation.model_note)
-    run_replay_or_fail(lambda: run_replay(run, place, timeout_s, bool(request.model_config)), data is not None, data)
+    run_replay_or_fail(lambda: run_replay(run, place, timeout_s, bool(request.model_config), memory_mib), data is not None, data)
     user_path = explanation.parsed.values.get("model_path")
     paths = (user_path, run.model_dir) if isinstance(user_path, str) and run.model_dir else None
     comparison = compare(explanation.trace, run.trace, model_paths=paths)
@@ -528,10 +542,29 @@ def replay_and_compare(request, explanation, place: dict, timeout_s: float, data
     return comparison.agrees
 
 
-def compute_fixes(request, explanation, message=None, guards=None):
+@dataclass(frozen=True)
+class FixReplay:
+    """Where and how the fixes are replayed (``fix --replay``, ``explain --fix --replay``)."""
+
+    place: dict
+    timeout_s: float = 120.0
+    memory_mib: int | None = DEFAULT_MEMORY_MIB
+
+
+def compute_fixes(request, explanation, message=None, guards=None, replay_with: FixReplay | None = None):
+    """The fixes; replayed only when ``replay_with`` says where (one progress line per replayed fix)."""
     from .fix import find_fixes
 
-    return find_fixes(request, explanation, message, guards)
+    if replay_with is None:
+        return find_fixes(request, explanation, message, guards)
+    place = replay_with.place
+    ensure_replay_env(place)
+    python = place["python"]
+    if place["ssh"] is None and python is None and place["version"] is None:
+        python = sys.executable  # --sglang installed: this interpreter, as `explain --replay` does
+    return find_fixes(request, explanation, message, guards, replay=True, python=python, ssh=place["ssh"],
+                      version=place["version"], timeout_s=replay_with.timeout_s, memory_mib=replay_with.memory_mib,
+                      log=progress)
 
 
 def fixes_json(explanation, report) -> dict:
@@ -539,30 +572,45 @@ def fixes_json(explanation, report) -> dict:
 
     def one(candidate):
         return {"changes": [c.text() for c in candidate.changes], "origin": [c.origin for c in candidate.changes],
-                "outcome": candidate.outcome, "trade_off": candidate.trade_off, "command": command_line(explanation, candidate)}
+                "outcome": candidate.outcome, "trade_off": candidate.trade_off, "command": command_line(explanation, candidate),
+                "replay": candidate.replayed}
 
     return {"fixes": [one(c) for c in report.fixes], "trade_offs": [one(c) for c in report.trade_offs]}
 
 
-def print_fixes(request, explanation, write_patch: bool, report=None) -> None:
+def snapshot_for_write(request, write_patch: bool):
+    """With --write: the bytes of the --service/--script file, read before it is parsed (the patch is
+    made on them, and the file is written only while it still holds them)."""
+    from . import filepatch
+
+    path = request.service or request.script
+    if not write_patch or path is None:
+        return None
+    return filepatch.snapshot(path)
+
+
+def print_fixes(request, explanation, write_patch: bool, report=None, snap=None, replay_with: FixReplay | None = None) -> None:
     from .diagnose_view import render_fixes
     from .fix import file_patch, write_patch as apply_patch
 
-    report = report or compute_fixes(request, explanation)
+    report = report or compute_fixes(request, explanation, replay_with=replay_with)
     echo("")
-    echo(render_fixes(explanation, report), nl=False)
+    echo(render_fixes(explanation, report, snap=snap), nl=False)
     if write_patch:
         if not report.fixes:
             raise SgtraceError("no verified fix to write", hint="the trade-offs above change what you asked for; edit the file by hand")
-        patch = file_patch(explanation, report.fixes[0])
+        if explanation.launch.origin.startswith(("service:", "script:")) and snap is None:
+            raise SgtraceError(f"cannot read {explanation.launch.origin.split(':', 1)[1]} back to write it: nothing written",
+                               hint="--write patches a regular unit or script file")
+        patch = file_patch(explanation, report.fixes[0], snap)
         if patch is None:
             raise SgtraceError("--write needs --service or --script", hint="for --args/--cmd, copy the corrected command above")
         path, _old, new = patch
-        backup = apply_patch(path, new)
+        backup = apply_patch(snap, new)
         echo(f"wrote {path} (backup at {backup})")
 
 
-def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch):
+def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch, snap=None):
     from .diagnose import diagnose, read_error
     from .diagnose_view import render_diagnosis
     from .explain_view import render
@@ -597,7 +645,8 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
             if with_fix:
                 target = diagnosis.matches[0].site
                 print_fixes(request, explanation, write_patch,
-                            compute_fixes(request, explanation, observed.message, explanation.trace.error.guards if explanation.trace.error else target.guards))
+                            compute_fixes(request, explanation, observed.message, explanation.trace.error.guards if explanation.trace.error else target.guards),
+                            snap=snap)
     if not diagnosis.matches:
         raise click.exceptions.Exit(EXIT_BAD_INPUT)
     if diagnosis.consistent is False:
@@ -609,23 +658,33 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
 @explain_inputs
 @click.option("--error", "error_text", help="Fix this observed error instead of the predicted one.")
 @click.option("--write", "write_patch", is_flag=True, help="Apply the first fix to the --service/--script file (keeps FILE.bak).")
+@click.option("--replay", "with_replay", is_flag=True, help="Also replay the first fixes through SGLang's own code (one progress line each).")
+@replay_target_options
 @click.option("--json", "as_json", is_flag=True)
-def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, error_text, write_patch, as_json):
-    """Propose changes to flags and env that avoid the error, each verified by running resolution again."""
+def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, error_text, write_patch,
+            with_replay, python_path, ssh_target, ssh_config, timeout_s, memory_mib, as_json):
+    """Propose changes to flags and env that avoid the error, each verified by running resolution again.
+
+    Nothing is replayed unless --replay is given. Exit code 0 when a fix is found, 3 when none is, 2 on bad input.
+    """
     from .explain import explain
     from .render import dumps
 
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    check_replay_options(with_replay, python_path, ssh_target, ssh_config, None)
+    snap = snapshot_for_write(request, write_patch)
     explanation = explain(request)
     if not explanation.raises and error_text is None:
         echo("Resolution succeeds with these arguments: nothing to fix.")
         return
     message = error_text if error_text is not None else None
-    report = compute_fixes(request, explanation, message)
+    place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version) if with_replay else None
+    report = compute_fixes(request, explanation, message,
+                           replay_with=FixReplay(place, timeout_s, memory_mib) if place is not None else None)
     if as_json:
         echo(dumps(fixes_json(explanation, report)))
     else:
-        print_fixes(request, explanation, write_patch, report)
+        print_fixes(request, explanation, write_patch, report, snap=snap)
     if not report.fixes:
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
 

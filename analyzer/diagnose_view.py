@@ -60,7 +60,8 @@ def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgt
     return "\n".join(lines) + "\n"
 
 
-def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool = True) -> str:
+def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool = True, snap=None) -> str:
+    """The fixes, the first one's patch (made on ``snap`` when given: the bytes --write checks), the trade-offs."""
     lines = []
     if not report.fixes:
         lines.append("No verified fix keeps all of your arguments.")
@@ -71,7 +72,7 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
             lines.append(f"    {change.text()}    ({change.origin})")
         lines.append(f"  command: {command_line(explanation, candidate)}")
         if show_patch and index == 1:
-            patch = file_patch(explanation, candidate)
+            patch = file_patch(explanation, candidate, snap)
             if patch is not None:
                 path, old, new = patch
                 lines.append(f"  patch for {path}:")

@@ -16,7 +16,6 @@ import copy
 import difflib
 import re
 import shlex
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -258,16 +257,20 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
 REPLAYED_FIXES = 2  # replaying costs seconds: confirm the first fixes only
 
 
-def replay_check(explanation: Explanation, candidate: Candidate, python: str | None = None, ssh: str | None = None) -> str | None:
-    """Replay a verified candidate through SGLang's own code, when a replay env (or --python/--ssh) is available."""
+def replay_check(explanation: Explanation, candidate: Candidate, python: str | None = None, ssh=None,
+                 version: str | None = None, timeout_s: float = 120, memory_mib: int | None = None) -> str | None:
+    """Replay a verified candidate through SGLang's own code: on ``ssh``, in ``python``, else in the
+    replay environment of ``version`` (default: the explained release). None when there is no such
+    environment (it is never built here)."""
     import tempfile
 
     from .errors import SgtraceError
     from .models import materialize
     from .replay import envs
+    from .replay.process import DEFAULT_MEMORY_MIB
     from .replay.runner import replay
 
-    version = explanation.trace.sglang_version
+    version = version or explanation.trace.sglang_version
     if python is None and ssh is None and envs.env_python(version) is None:
         return None
     with tempfile.TemporaryDirectory(prefix="sgtrace-fix-") as model_dir:
@@ -277,6 +280,7 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
             trace = replay(candidate.argv, candidate.env, explanation.profile, python=python, ssh=ssh,
                            version=None if (python or ssh) else version,
                            model_dir=model_dir if explanation.model is not None and ssh is None else None,
+                           timeout_s=timeout_s, memory_mib=memory_mib if memory_mib is not None else DEFAULT_MEMORY_MIB,
                            create_missing=False)
         except SgtraceError as exc:
             return f"not replayed ({exc.message})"
@@ -286,7 +290,11 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
 
 
 def find_fixes(request: ExplainRequest, explanation: Explanation, message: str | None = None, guards=None,
-               replay: bool = True, python: str | None = None, ssh: str | None = None) -> FixReport:
+               replay: bool = False, python: str | None = None, ssh=None, *, version: str | None = None,
+               timeout_s: float = 120, memory_mib: int | None = None, log=None) -> FixReport:
+    """The fixes, trade-offs and rejected candidates for the error. Only with ``replay`` are the first
+    ``REPLAYED_FIXES`` fixes also replayed (``python``/``ssh``/``version`` say where, as for
+    :func:`replay_check`), with one ``log`` line before each."""
     error = explanation.trace.error
     message = message if message is not None else (error.message if error else "")
     guards = guards if guards is not None else (error.guards if error else [])
@@ -304,8 +312,11 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     report.trade_offs.sort(key=lambda c: c.size)
     report = _drop_supersets(report)
     if replay:
-        for candidate in report.fixes[:REPLAYED_FIXES]:
-            candidate.replayed = replay_check(explanation, candidate, python, ssh)
+        chosen = report.fixes[:REPLAYED_FIXES]
+        for index, candidate in enumerate(chosen, 1):
+            if log is not None:
+                log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)}")
+            candidate.replayed = replay_check(explanation, candidate, python, ssh, version, timeout_s, memory_mib)
     return report
 
 
@@ -331,16 +342,20 @@ def command_line(explanation: Explanation, candidate: Candidate) -> str:
     return (env + " " if env else "") + launcher + " " + shlex.join(candidate.argv)
 
 
-def file_patch(explanation: Explanation, candidate: Candidate) -> tuple[Path, str, str] | None:
-    """(path, old text, new text) for a --service or --script input, else None."""
+def file_patch(explanation: Explanation, candidate: Candidate, snap=None) -> tuple[Path, str, str] | None:
+    """(path, old text, new text) for a --service or --script input, else None. The patch is made on
+    ``snap`` (a :class:`filepatch.Snapshot` taken before the file was parsed), else on the file as it
+    is now (to show it); the texts have LF line ends (:meth:`Snapshot.encode` gives the file's own)."""
+    from . import filepatch
+
     origin = explanation.launch.origin
     if not origin.startswith(("service:", "script:")):
         return None
     path = Path(origin.split(":", 1)[1])
-    try:
-        old = path.read_text()
-    except OSError:
+    snap = snap if snap is not None else filepatch.snapshot(path)
+    if snap is None:
         return None
+    old = snap.text()
     lines = old.splitlines(keepends=True)
     argv_origins = explanation.launch.arg_origins
     for change in candidate.changes:
@@ -401,11 +416,12 @@ def unified_diff(path: Path, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path.name}", f"b/{path.name}"))
 
 
-def write_patch(path: Path, new: str) -> Path:
-    backup = path.with_name(path.name + ".bak")
-    shutil.copy2(path, backup)
-    path.write_text(new)
-    return backup
+def write_patch(snap, new: str) -> Path:
+    """Write ``new`` (LF line ends, as :func:`file_patch` makes it) over the file of ``snap`` in the
+    file's own line ends, safely (:func:`filepatch.write`); returns the backup's path."""
+    from . import filepatch
+
+    return filepatch.write(snap, snap.encode(new))
 
 
 __all__ = ["find_fixes", "FixReport", "Candidate", "Change", "command_line", "file_patch", "unified_diff", "write_patch",
