@@ -34,7 +34,7 @@ from pathlib import Path
 from .errors import SgtraceError
 from .inputs.textio import MAX_FILE_BYTES
 
-LOCK_WAIT_S = 30.0
+LOCK_WAIT_S = 60.0  # another writer holds the lock for milliseconds; past this it is not one of ours
 MAX_BACKUPS = 1000
 
 

@@ -190,8 +190,8 @@ def _limit_child(memory_mib: int | None) -> None:
 
 
 class _OnSignal:
-    """For the duration of a wait: SIGINT/SIGTERM/SIGHUP kill the children first, then stop sgtrace
-    (SIGINT as before: KeyboardInterrupt; SIGTERM/SIGHUP: exit status 128 + the signal)."""
+    """For the duration of a wait: SIGINT/SIGTERM/SIGHUP kill the children first, then stop sgtrace with
+    one line on stderr and exit status 128 + the signal (a handler someone else installed runs instead)."""
 
     def __init__(self) -> None:
         self.previous: dict[int, object] = {}
@@ -225,11 +225,9 @@ class _OnSignal:
         if callable(previous) and previous is not signal.default_int_handler:
             previous(signum, frame)
             return
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
         name = signal.Signals(signum).name
         try:
-            os.write(2, f"sgtrace: stopped by {name}; the replay was killed\n".encode())
+            os.write(2, f"error: stopped by {name} (the replay it was running is killed)\n".encode())
         except OSError:
             pass
         raise SystemExit(128 + signum)

@@ -15,6 +15,7 @@ A resolution that raises is not a failure: it is the Trace's ``error``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -70,6 +71,7 @@ HINTS = {
     "ssh_failed": "check that `{check}` works",
     "timeout": "raise --timeout; the partial trace shows how far it got",
     "crash": "the partial trace shows how far it got",
+    "memory": "it ran out of its address-space cap: raise --memory-limit (MiB)",
     "not_python": "is this a Python interpreter? (stderr: {stderr})",
 }
 _GRACE_S = 15.0  # the harness stops itself at timeout_s (+5 s watchdog); the runner kills after this
@@ -137,6 +139,7 @@ class _Target:
     version: str | None = None
     preamble: bytes = b""  # sent before the payload (ssh: the interpreter's path)
     ssh: SshTarget | None = None
+    memory_mib: int | None = None  # its address-space cap
 
 
 def harness_source() -> str:
@@ -249,6 +252,11 @@ def flag_table(
 
 
 def _target(*, python, version, ssh, ssh_options, memory_mib, create_missing, log) -> _Target:
+    return dataclasses.replace(_where(python=python, version=version, ssh=ssh, ssh_options=ssh_options, memory_mib=memory_mib,
+                                      create_missing=create_missing, log=log), memory_mib=memory_mib)
+
+
+def _where(*, python, version, ssh, ssh_options, memory_mib, create_missing, log) -> _Target:
     """The command that runs the bootstrap, for the first of ``ssh``, ``python``, ``version`` given.
     The interpreters sgtrace picks (a replay environment's, its own) run isolated (``-I``); the one the
     user names with ``--python`` runs as they set it up (a wrapper script that puts SGLang on its path
@@ -407,7 +415,8 @@ def _interpret(out: str, err: str, rc: int | None, killed: bool, *, timeout_s: f
         hint = {"env": HINTS["no_sglang_env"], "ssh": HINTS["no_sglang_ssh"]}.get(target.kind, HINTS["no_sglang"])
         raise ReplaySetupError(f"SGLang is not installed in {where}", hint=hint.format(version=target.version), trace=trace)
     if fatal and fatal.get("kind") == "import_failed":
-        hint = HINTS["import_env" if target.kind == "env" else "import"].format(version=target.version)
+        hint = _memory_hint(target, str(fatal.get("message", "")) + "\n" + err,
+                            HINTS["import_env" if target.kind == "env" else "import"].format(version=target.version))
         raise ReplaySetupError(f"SGLang could not be imported in {where}: {fatal.get('message', '?')}",
                                hint=hint, trace=trace, stderr_tail=tail)
     if killed or outcome == "timeout" or rc == 124:
@@ -435,7 +444,17 @@ def _raise_no_trace(target: _Target, pieces: dict, other: int, rc: int | None, e
     if target.ssh is not None and rc == 255:
         how = "ssh exit 255: the remote process was killed, or the connection dropped"
     raise ReplayCrash(f"the replay in {target.where} died before finishing ({how}): {_tail(err) or 'no message'}",
-                      hint=HINTS["crash"], trace=trace, stderr_tail=_tail(err, 20))
+                      hint=_memory_hint(target, err, HINTS["crash"]), trace=trace, stderr_tail=_tail(err, 20))
+
+
+def _memory_hint(target: _Target, text: str, hint: str) -> str:
+    """``hint``, or the memory one when ``text`` says the replay ran out of memory; a cap below the
+    default is named as a possible cause (running out of address space shows in odd ways)."""
+    if re.search(r"\bMemoryError\b|Cannot allocate memory|std::bad_alloc|out of memory", text or ""):
+        return HINTS["memory"]
+    if target.memory_mib is not None and target.memory_mib < DEFAULT_MEMORY_MIB:
+        return f"{hint}; or raise --memory-limit ({target.memory_mib} MiB now)"
+    return hint
 
 
 def _check_profile_answers(trace: Trace, profile: Mapping[str, Any]) -> None:

@@ -1,0 +1,255 @@
+"""Issue 11, finding 2 of the report ("the original unit file is lost"): `fix --write` locks the file,
+checks it still holds what was parsed, keeps every backup, keeps line ends, mode and owner, and a
+disk or permission error leaves the original as it was (exit 2, one line).
+
+The CLI tests patch P1's unit with SGLang 0.5.11's real fix (network: the wheel, cached); the
+``filepatch`` tests need nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analyzer import filepatch
+from analyzer.errors import SgtraceError
+from test_replay_cli import P1_SERVICE, PROFILE, run
+
+REPO = Path(__file__).resolve().parent.parent
+FIX = ["fix", "--sglang", "0.5.11", "--profile", PROFILE]
+STRATEGY = b"--mamba-scheduler-strategy extra_buffer"
+SPEC_V2 = b"Environment=SGLANG_ENABLE_SPEC_V2=1"
+
+
+def p1_unit(tmp_path: Path, crlf: bool = False, mode: int = 0o640) -> tuple[Path, bytes]:
+    data = P1_SERVICE.read_bytes()
+    if crlf:
+        data = data.replace(b"\n", b"\r\n")
+    unit = tmp_path / "sglang-qwen.service"
+    unit.write_bytes(data)
+    unit.chmod(mode)
+    return unit, data
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".sgtrace-tmp"))
+
+
+# ---------------------------------------------------------------------------
+# Through the CLI
+# ---------------------------------------------------------------------------
+
+
+def _blocked_on(inode: int) -> int:
+    """How many flock requests wait on ``inode`` (the ``->`` lines of /proc/locks)."""
+    count = 0
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and "FLOCK" in fields and any(f.endswith(f":{inode}") for f in fields):
+            count += 1
+    return count
+
+
+@pytest.mark.network
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads /proc/locks")
+def test_two_concurrent_writes_patch_once_and_keep_the_original(tmp_path):
+    unit, original = p1_unit(tmp_path)
+    holder = os.open(unit, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # both runs parse the original, then queue on the lock
+    cmd = [sys.executable, "-m", "analyzer", *FIX, "--service", str(unit), "--write"]
+    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 300
+        while _blocked_on(os.fstat(holder).st_ino) < 2:
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs if p.poll() is not None]
+            assert time.monotonic() < deadline, "the two runs never reached the lock"
+            time.sleep(0.1)
+        os.close(holder)
+        holder = -1
+        results = [p.communicate(timeout=120) for p in procs]
+    finally:
+        if holder >= 0:
+            os.close(holder)
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 2], results
+    loser_err = next(err for p, (_out, err) in zip(procs, results) if p.returncode == 2).decode()
+    assert loser_err.count("\n") == 1 and "changed since sgtrace read it" in loser_err
+    assert (tmp_path / "sglang-qwen.service.bak").read_bytes() == original
+    assert not (tmp_path / "sglang-qwen.service.bak.1").exists()
+    patched = unit.read_bytes()
+    assert patched.count(STRATEGY) == 1 and patched.count(SPEC_V2) == 1 and original.count(SPEC_V2) == 0
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.network
+def test_existing_backup_is_kept_and_crlf_and_mode_stay(capsys, tmp_path):
+    unit, original = p1_unit(tmp_path, crlf=True, mode=0o604)
+    old_backup = tmp_path / "sglang-qwen.service.bak"
+    old_backup.write_bytes(b"an older backup\n")
+    code, out, err = run(capsys, *FIX, "--service", unit, "--write")
+    assert code == 0, err
+    assert "backup at " + str(tmp_path / "sglang-qwen.service.bak.1") in out
+    assert old_backup.read_bytes() == b"an older backup\n"
+    assert (tmp_path / "sglang-qwen.service.bak.1").read_bytes() == original
+    patched = unit.read_bytes()
+    assert STRATEGY in patched
+    assert patched.count(b"\n") == patched.count(b"\r\n"), "a line lost its CR"
+    assert stat.S_IMODE(unit.stat().st_mode) == 0o604
+    assert leftovers(tmp_path) == []
+    # and the patched CRLF unit resolves
+    code, _out, err = run(capsys, "explain", "--sglang", "0.5.11", "--profile", PROFILE, "--service", unit)
+    assert code == 0, err
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("failing_write", [1, 2], ids=["backup", "new file"])
+def test_full_disk_leaves_the_original_intact(capsys, tmp_path, monkeypatch, failing_write):
+    unit, original = p1_unit(tmp_path)
+    calls = []
+    real = filepatch._write_all
+
+    def full_disk(fd, data):
+        calls.append(fd)
+        if len(calls) == failing_write:
+            os.write(fd, data[: len(data) // 2])  # half of it, then the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, data)
+
+    monkeypatch.setattr(filepatch, "_write_all", full_disk)
+    code, _out, err = run(capsys, *FIX, "--service", unit, "--write")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: cannot write")
+    assert "No space left on device" in err and "the file is unchanged" in err
+    assert unit.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sglang-qwen.service"]
+
+
+@pytest.mark.network
+def test_write_refuses_a_file_changed_since_it_was_parsed(capsys, tmp_path, monkeypatch):
+    unit, original = p1_unit(tmp_path)
+    real = filepatch.write
+
+    def edited_meanwhile(snap, new):
+        unit.write_bytes(original + b"# edited by hand\n")
+        return real(snap, new)
+
+    monkeypatch.setattr(filepatch, "write", edited_meanwhile)
+    code, _out, err = run(capsys, *FIX, "--service", unit, "--write")
+    assert code == 2 and err.count("\n") == 1 and "changed since sgtrace read it" in err
+    assert unit.read_bytes() == original + b"# edited by hand\n"
+    assert not (tmp_path / "sglang-qwen.service.bak").exists()
+
+
+# ---------------------------------------------------------------------------
+# filepatch itself
+# ---------------------------------------------------------------------------
+
+
+def make(tmp_path: Path, data: bytes = b"[Service]\nExecStart=a\n", mode: int = 0o640) -> Path:
+    path = tmp_path / "u.service"
+    path.write_bytes(data)
+    path.chmod(mode)
+    return path
+
+
+def test_write_replaces_atomically_and_backs_up(tmp_path):
+    path = make(tmp_path)
+    snap = filepatch.snapshot(path)
+    backup = filepatch.write(snap, b"[Service]\nExecStart=b\n")
+    assert backup == tmp_path / "u.service.bak" and backup.read_bytes() == b"[Service]\nExecStart=a\n"
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o640
+    assert path.read_bytes() == b"[Service]\nExecStart=b\n"
+    snap2 = filepatch.snapshot(path)
+    assert filepatch.write(snap2, b"c\n") == tmp_path / "u.service.bak.1"
+    assert (tmp_path / "u.service.bak").read_bytes() == b"[Service]\nExecStart=a\n"
+
+
+def test_snapshot_keeps_line_ends_and_bom():
+    snap = filepatch.Snapshot(Path("x"), b"\xef\xbb\xbfa=1\r\nb=2\r\n")
+    assert snap.crlf and snap.bom and snap.text() == "a=1\nb=2\n"
+    assert snap.encode("a=1\nc=3\nb=2\n") == b"\xef\xbb\xbfa=1\r\nc=3\r\nb=2\r\n"
+    mixed = filepatch.Snapshot(Path("x"), b"a\r\nb\n")
+    assert not mixed.crlf and mixed.encode(mixed.text()) == b"a\r\nb\n"
+
+
+@pytest.mark.parametrize("what, err", [
+    ("fsync", errno.ENOSPC), ("mkstemp", errno.EACCES), ("rename", errno.EROFS), ("backup", errno.EACCES),
+])
+def test_os_errors_leave_the_original_and_nothing_else(tmp_path, monkeypatch, what, err):
+    path = make(tmp_path)
+    snap = filepatch.snapshot(path)
+
+    def fail(*args, **kwargs):
+        raise OSError(err, os.strerror(err))
+
+    if what == "fsync":
+        monkeypatch.setattr(os, "fsync", fail)
+    elif what == "mkstemp":
+        monkeypatch.setattr(filepatch.tempfile, "mkstemp", fail)
+    elif what == "rename":
+        monkeypatch.setattr(os, "rename", fail)
+    else:
+        monkeypatch.setattr(filepatch, "_backup", fail)
+    with pytest.raises(SgtraceError) as info:
+        filepatch.write(snap, b"new\n")
+    assert info.value.exit_code == 2 and "\n" not in info.value.one_line()
+    assert os.strerror(err) in info.value.message and "the file is unchanged" in info.value.message
+    assert path.read_bytes() == b"[Service]\nExecStart=a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["u.service"]
+
+
+def test_changed_file_is_refused(tmp_path):
+    path = make(tmp_path)
+    snap = filepatch.snapshot(path)
+    path.write_bytes(b"[Service]\nExecStart=other\n")
+    with pytest.raises(SgtraceError, match="changed since sgtrace read it"):
+        filepatch.write(snap, b"new\n")
+    assert path.read_bytes() == b"[Service]\nExecStart=other\n"
+
+
+def test_symlink_is_followed_and_kept(tmp_path):
+    real = make(tmp_path)
+    link = tmp_path / "link.service"
+    link.symlink_to(real.name)
+    filepatch.write(filepatch.snapshot(link), b"new\n")
+    assert link.is_symlink() and real.read_bytes() == b"new\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+def test_owner_is_kept(tmp_path):
+    path = make(tmp_path)
+    os.chown(path, 12345, 23456)
+    filepatch.write(filepatch.snapshot(path), b"new\n")
+    st = path.stat()
+    assert (st.st_uid, st.st_gid) == (12345, 23456)
+
+
+def test_not_a_regular_file_has_no_snapshot(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert filepatch.snapshot(fifo) is None and filepatch.snapshot(tmp_path) is None
+    assert filepatch.snapshot(tmp_path / "missing") is None
+
+
+def test_a_held_lock_is_waited_for_then_refused(tmp_path, monkeypatch):
+    path = make(tmp_path)
+    monkeypatch.setattr(filepatch, "LOCK_WAIT_S", 0.3)
+    holder = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(SgtraceError, match="locked by another process"):
+            filepatch.write(filepatch.snapshot(path), b"new\n")
+    finally:
+        os.close(holder)
+    assert path.read_bytes() == b"[Service]\nExecStart=a\n"
