@@ -853,7 +853,8 @@ def run() -> None:
     extraction); freeing them one by one and the collector's last pass cost about
     0.4 s, more than the rest of a warm ``explain``. Everything sgtrace writes is
     flushed here first, and it keeps nothing for ``atexit``: files are written
-    atomically and replays are children that were already waited for.
+    atomically and replays are children that were already waited for
+    (``replay.process.run`` kills a replay's process group whenever its wait ends early).
     """
     # One short process: collect the young generation rarely (mypy's main does the same);
     # the cyclic collector otherwise walks the parsed modules again and again.
