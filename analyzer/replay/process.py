@@ -124,6 +124,7 @@ _PIPE = subprocess.PIPE
 _SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None),
                              getattr(signal, "SIGHUP", None)) if s is not None)
 _PR_SET_PDEATHSIG = 1
+_DRAIN_S = 10.0  # reading what a killed child left in its pipes
 
 
 class _Children:
@@ -131,7 +132,7 @@ class _Children:
 
     def __init__(self) -> None:
         self.groups: set[int] = set()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entered when a signal handler runs while the main thread holds it
 
     def add(self, pid: int) -> None:
         with self.lock:
@@ -227,7 +228,7 @@ class _OnSignal:
             return
         name = signal.Signals(signum).name
         try:
-            os.write(2, f"error: stopped by {name} (the replay it was running is killed)\n".encode())
+            os.write(2, f"error: stopped by {name} (the processes it had started are killed)\n".encode())
         except OSError:
             pass
         raise SystemExit(128 + signum)
@@ -246,6 +247,8 @@ def run(
     """Run ``cmd`` (never through a shell) with ``env`` (None: sgtrace's own) and ``limits``; feed
     ``data`` on stdin (None: no stdin). Raises OSError when it cannot be started."""
     stdin = _PIPE if data is not None else subprocess.DEVNULL
+    killed = False
+    out = err = b""
     with _OnSignal():
         proc = subprocess.Popen(
             list(cmd),
@@ -257,15 +260,19 @@ def run(
             start_new_session=True,
             preexec_fn=lambda: _limit_child(limits.memory_mib),
         )
-        CHILDREN.add(proc.pid)
-        killed = False
         try:
+            CHILDREN.add(proc.pid)
             try:
                 out, err = proc.communicate(data, timeout=limits.wall_s)
             except subprocess.TimeoutExpired:
                 killed = True
                 kill_group(proc.pid)
-                out, err = proc.communicate()
+                try:
+                    out, err = proc.communicate(timeout=_DRAIN_S)
+                except subprocess.TimeoutExpired:  # something that left the group holds the pipes open
+                    for pipe in (proc.stdout, proc.stderr):
+                        if pipe is not None:
+                            pipe.close()
         finally:
             kill_group(proc.pid)  # still running (an exception), or strays of a finished one
             if proc.poll() is None:
