@@ -56,6 +56,7 @@ class Failing:
     required: bool  # the value it must have for the raise
     actual: Any  # what it has with these inputs (True / False / None when not evaluated)
     inputs: list[str]  # what drives it, in words
+    seen_at: int | None = None  # how many events had happened when it was evaluated (None: not known)
 
 
 @dataclass
@@ -292,7 +293,7 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
     diagnosis.reached_function = entered
     if guard is not None:
         diagnosis.failing = Failing(guard, guard.polarity if guard.kind != "assert" else False, actual,
-                                    _explain_guard_words(explanation, guard, seen_at))
+                                    _explain_guard_words(explanation, guard, seen_at), seen_at)
         fields = set(guard.reads.fields)
         for name in list(fields):
             if name.endswith("()"):

@@ -31,11 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .explain import ENV_ATTR, PROBE_CALL, RECEIVER_ATTR, Explanation, Override
+from .model import NOT_LITERAL as NOT_LITERAL_VALUE
 from .trace import WRITE, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
 
-ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
+# How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
+# would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
+# them, their own flags and env, then the facts that make their deployment differ from others'
+# (hardware, model), and last the declared defaults, which are the same for every operator.
+ROLES = ("ordering", "sglang-default", "user-flag", "env", "hardware", "model", "default")
 MAX_RUNS = 24  # engine runs for one outcome (each 5-20 ms)
-MAX_ALTERNATIVES = 3  # values tried for one input
+MAX_ALTERNATIVES = 4  # values tried for one input
 RECEIVERS = {"self", "server_args", "cfg", "view", "args", "sa"}
 TRUTHY = {"1", "true", "yes", "on"}
 # a neutral architecture for the model counterfactual: SGLang's plainest dense decoder
@@ -133,13 +138,78 @@ def helper_method(extraction, guard: GuardValue, name: str):
     return None
 
 
+def function_named(extraction, name: str, near_file: str = ""):
+    """The function SGLang calls ``name``, preferring one in ``near_file``."""
+    found = None
+    for function in extraction.functions.values():
+        if function.qualname == name or function.qualname.endswith("." + name):
+            if function.file == near_file:
+                return function
+            found = found or function
+    return found
+
+
+def record_helpers(expr: str) -> list[str]:
+    """Functions a condition calls with the record itself: ``is_no_spec_infer_or_topk_one(self)``."""
+    tree = _parse(expr)
+    if tree is None:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in RECEIVERS for a in node.args):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name:
+                out.append(name)
+    return out
+
+
+def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -> list[str]:
+    """The right-hand sides of the local variables a condition reads, as last assigned in its function
+    before it (``algo = cfg.speculative_algorithm`` for ``algo is not None``), followed ``depth`` deep."""
+    from .symbolic.program import shared_program
+
+    if not guard.file or not guard.function:
+        return []
+    table = shared_program(explanation.tree.root).local_assignments(f"{guard.file}::{guard.function}")
+    if not table:
+        return []
+    wanted = set(re.findall(r"\b[A-Za-z_]\w*\b", guard.expr)) & set(table)
+    out: list[str] = []
+    for _ in range(depth):
+        texts = []
+        for name in wanted:
+            before = [text for line, text in table[name] if line < guard.line]
+            if before:
+                texts.append(before[-1])
+        if not texts:
+            break
+        out += texts
+        wanted = {n for text in texts for n in re.findall(r"\b[A-Za-z_]\w*\b", text)} & set(table)
+    return out
+
+
 def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
-    """The inputs of one condition, with the value each had when it was evaluated (events before ``limit``)."""
-    trace = explanation.trace
-    parsed = explanation.parsed
+    """The inputs of one condition, with the value each had when it was evaluated (events before
+    ``limit``): what it reads itself, and through the locals it reads."""
     extraction = explanation.extraction
+    texts = [guard.expr] + local_sources(explanation, guard)
     names: list[str] = []
-    for match in RECEIVER_ATTR.finditer(guard.expr):
+    env_names: list[str] = []
+    probes: list[str] = []
+    model = False
+    for text in texts:
+        names += expression_fields(extraction, guard, text)
+        env_names += ENV_ATTR.findall(text)
+        probes += PROBE_CALL.findall(text)
+        model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
+    return inputs_named(explanation, names, env_names, probes, model, limit)
+
+
+def expression_fields(extraction, guard: GuardValue, expr: str) -> list[str]:
+    """The record's fields an expression reads, directly or through a helper it calls with the record."""
+    names: list[str] = []
+    for match in RECEIVER_ATTR.finditer(expr):
         name, call = match.group(1), match.group(2)
         if call:
             helper = helper_method(extraction, guard, name)
@@ -147,26 +217,43 @@ def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) ->
                 names.extend(f for f in helper.reads.fields if not f.endswith("()"))
         else:
             names.append(name)
+    for name in record_helpers(expr):
+        helper = function_named(extraction, name, guard.file)
+        if helper is not None:
+            names.extend(f for f in helper.reads.fields if not f.endswith("()"))
+    return names
+
+
+def inputs_named(explanation: Explanation, names, env_names, probe_names, model: bool, limit: int,
+                 any_probe: bool = False) -> list[Input]:
+    """Fields, env vars, probes and the model by name, each with the value it had before event ``limit``
+    and where that value came from."""
+    trace = explanation.trace
+    parsed = explanation.parsed
+    extraction = explanation.extraction
     out: list[Input] = []
     events = trace.events[:limit]
     for name in dict.fromkeys(names):
         if name not in extraction.fields and name not in parsed.values:
             continue
+        start = parsed.given[name] if name in parsed.given else parsed.values.get(name)
+        # a write that leaves the value as it started (SGLang re-declaring your EAGLE) changes no origin
         writes = [e for e in events if e.kind == WRITE and e.field == name]
-        if writes:
+        if writes and not same_value(writes[-1].new, start):
             last = writes[-1]
             out.append(Input("field", name, last.new, "sglang-default", last.site, last.old, parsed.given_flags.get(name)))
         elif name in parsed.given:
             out.append(Input("field", name, parsed.given[name], "user-flag", flag=parsed.given_flags.get(name)))
         else:
             out.append(Input("field", name, parsed.values.get(name), "default"))
-    for env_name in dict.fromkeys(ENV_ATTR.findall(guard.expr)):
+    for env_name in dict.fromkeys(env_names):
         out.append(Input("env", env_name, explanation.env.get(env_name), "env"))
     answers = {p["name"]: p["answer"] for p in trace.probes}
-    for probe in dict.fromkeys(PROBE_CALL.findall(guard.expr)):
-        if probe in answers and isinstance(answers[probe], bool):
-            out.append(Input("probe", probe, answers[probe], "hardware"))
-    if explanation.model is not None and re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", guard.expr):
+    for probe in dict.fromkeys(p.rstrip("()") for p in probe_names):
+        answer = answers.get(probe)
+        if isinstance(answer, bool) or (any_probe and isinstance(answer, (int, float)) and not isinstance(answer, Unknown)):
+            out.append(Input("probe", probe, answer, "hardware"))
+    if explanation.model is not None and model:
         out.append(Input("model", "architectures", explanation.model.architecture, "model"))
     return out
 
@@ -252,10 +339,54 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
         add(not bool(current))
     for value in literals:
         add(value)
+    declared = extraction.fields.get(inp.name)
+    if current is not None and declared is not None and declared.default is None and inp.role == "user-flag":
+        out.append(None) if not any(o is None for o in out) else None  # your flag left out
     if flag is not None and flag.choices:
         for value in flag.choices:
             add(value)
     return out[:MAX_ALTERNATIVES]
+
+
+ARCHITECTURE = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z]+$")
+
+
+def architecture_names(explanation: Explanation, expr: str, file: str, program) -> list[str]:
+    """Architecture class names a condition compares the model with: literals in it, and in the
+    module-level lists the functions it calls compare with (``model_arch in _EXTRA_BUFFER_ARCHS``)."""
+    tree = _parse(expr)
+    if tree is None:
+        return []
+    names: list[str] = []
+    bodies: list[tuple[ast.AST, Any]] = [(tree, program.module(file) if file else None)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            helper = function_named(explanation.extraction, name, file) if name else None
+            found = program.function(helper.id) if helper is not None else None
+            if found is not None:
+                bodies.append((found[1], found[0]))
+    for body, module in bodies:
+        for node in ast.walk(body):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.append(node.value)
+            elif isinstance(node, ast.Name) and module is not None and node.id.isupper():
+                names.extend(module_strings(module, node.id))
+    return [n for n in dict.fromkeys(names) if ARCHITECTURE.match(n)]
+
+
+def module_strings(module, name: str) -> list[str]:
+    """The string constants of a module-level ``NAME = [...]`` / ``{...}`` / ``frozenset({...})``."""
+    tree = getattr(module, "tree", None)
+    if tree is None:
+        return []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets) and stmt.value is not None:
+                return [n.value for n in ast.walk(stmt.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return []
 
 
 def env_alternatives(inp: Input) -> list[Any]:
@@ -373,8 +504,8 @@ def _held(guard: GuardValue) -> str:
     return "true" if guard.polarity else "false"
 
 
-def why_of(inp: Input, guard: GuardValue, explanation: Explanation) -> str:
-    cond = f"`{guard.expr}` is {_held(guard)}"
+def why_of(inp: Input, guard: GuardValue | None, explanation: Explanation, value_text: str = "") -> str:
+    cond = f"`{guard.expr}` is {_held(guard)}" if guard is not None else f"SGLang computes `{value_text}` from it"
     if inp.kind == "field":
         if inp.role == "sglang-default":
             origin = f"your {inp.flag} was {inp.old!r}" if inp.flag else f"was {inp.old!r}; you did not set it"
@@ -397,49 +528,106 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
     if inp.kind == "env":
         return env_alternatives(inp)
     if inp.kind == "probe":
-        return [not inp.value]
-    if inp.kind == "model" and inp.value != NEUTRAL_ARCHITECTURE:
-        return [NEUTRAL_ARCHITECTURE]
+        if isinstance(inp.value, bool):
+            return [not inp.value]
+        return [type(inp.value)(inp.value // 2 if isinstance(inp.value, int) else inp.value / 2), inp.value * 2]
+    if inp.kind == "model":
+        named = [n for n in architecture_names(explanation, guard.expr, guard.file, program) if n != inp.value]
+        return (named[:1] + [NEUTRAL_ARCHITECTURE] if inp.value != NEUTRAL_ARCHITECTURE else named[:1])
     return []
 
 
 SHOWN_CAUSES = 4  # the top cause and the others the verdict names
 
 
-def find_causes(explanation: Explanation, guards: list[GuardValue], limit: int, avoided: Callable[[Trace], bool],
-                runner: Runner, message: str = "", exclude: set[str] = frozenset(), stop_after: str | None = None) -> list[Cause]:
-    """Each input of each condition, changed alone: a cause when the condition flips and the outcome goes away.
+@dataclass
+class Candidate:
+    inp: Input
+    guard: GuardValue | None  # the condition it decides; None for an input of the written value itself
+    via: Event | None = None  # the SGLang write the condition guards, when the input is one step back
+    condition_text: str = ""
+
+    @property
+    def condition(self) -> str:
+        return self.guard.expr if self.guard is not None else self.condition_text
+
+
+def candidates_of(explanation: Explanation, guards: list[GuardValue], limit: int, exclude: set[str],
+                  via: Event | None = None) -> list[Candidate]:
+    out = []
+    for guard in reversed(conditions_of(guards)):  # the nearest the outcome first
+        for inp in condition_inputs(explanation, guard, limit):
+            if not (inp.kind == "field" and inp.name in exclude):
+                out.append(Candidate(inp, guard, via))
+    return out
+
+
+def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: Callable[[Trace], bool],
+                runner: Runner, message: str = "", stop_after: str | None = None,
+                hints: list[Change] = (), exclude: set[str] = frozenset()) -> list[Cause]:
+    """Each input, changed alone: a cause when its condition flips (an input of the written value
+    itself has none) and the outcome goes away.
 
     Candidates are tried most surprising role first; once SHOWN_CAUSES are found, the inputs of a
-    lower role are not tried (they could not rank above those). ``stop_after``: the function whose
-    normal return answers the question (the raise's function: it returned without raising)."""
-    conditions = conditions_of(guards)
-    track = {g.where() for g in conditions}
-    candidates: list[tuple[int, int, Input, GuardValue]] = []
-    for order, guard in enumerate(conditions):
-        for inp in condition_inputs(explanation, guard, limit):
-            if inp.kind == "field" and inp.name in exclude:
-                continue
-            candidates.append((ROLES.index(inp.role), -order, inp, guard))
-    candidates.sort(key=lambda c: (c[0], c[1]))  # the most surprising first, then the nearest the outcome
+    lower role are not tried (they could not rank above those). A value SGLang wrote that no change
+    of its own avoids the outcome is followed one step back: the conditions of that write and their
+    inputs. ``hints``: the env vars SGLang's message asks for, tried with an input the message names
+    when it alone is not enough. ``stop_after``: the function whose normal return answers the
+    question (the raise's function: it returned without raising)."""
+    track = {c.guard.where() for c in candidates if c.guard is not None}
     causes: dict[tuple, Cause] = {}
-    for rank_, _order, inp, guard in candidates:
+    pending = sorted(candidates, key=lambda c: rank_of(c.inp.role, c.inp.value))
+    stepped_back: set[tuple] = set()
+    while pending:
+        candidate = pending.pop(0)
+        inp, guard = candidate.inp, candidate.guard
+        rank_ = rank_of(inp.role, inp.value)
         if inp.key in causes:
             continue
-        if len(causes) >= SHOWN_CAUSES and rank_ > max(ROLES.index(c.role) for c in causes.values()):
+        if len(causes) >= SHOWN_CAUSES and rank_ > max(rank_of(c.role, c.value) for c in causes.values()):
             break
-        for alternative in _alternatives(explanation, inp, guard, runner.program):
-            if runner.exhausted():
+        named = mentioned(inp, message, explanation.extraction)
+        found = None
+        for alternative in _alternatives(explanation, inp, guard or GuardValue(candidate.condition_text), runner.program):
+            tries = [[Change(inp.kind, inp.name, alternative)]]
+            if hints and named:
+                tries.append([Change(inp.kind, inp.name, alternative), *hints])
+            for changes in tries:
+                if runner.exhausted():
+                    break
+                trace, hooks = runner.run(changes, track=track, stop_after=stop_after)
+                if (guard is None or flipped(hooks, guard)) and avoided(trace):
+                    found = (alternative, changes[1:])
+                    break
+            if found or runner.exhausted():
                 break
-            trace, hooks = runner.run([Change(inp.kind, inp.name, alternative)], track=track, stop_after=stop_after)
-            if flipped(hooks, guard) and avoided(trace):
-                site = inp.site if inp.role == "sglang-default" else SiteRef(guard.file, guard.line, guard.function)
-                causes[inp.key] = Cause(
-                    field=inp.name, value=inp.value, role=inp.role, site=site, why=why_of(inp, guard, explanation),
-                    condition=guard.expr, alternative=alternative, kind=inp.kind, flag=inp.flag,
-                    mentioned=mentioned(inp, message, explanation.extraction), held=guard.polarity,
-                )
-                break
+        if found is not None:
+            alternative, extra = found
+            site = inp.site if inp.role == "sglang-default" else (
+                SiteRef(guard.file, guard.line, guard.function) if guard is not None else
+                (candidate.via.site if candidate.via is not None else None))
+            why = why_of(inp, guard, explanation, candidate.condition)
+            if candidate.via is not None:
+                via = candidate.via
+                why += f", which made SGLang set {via.field} = {via.new!r} at {via.site.short()} in {via.site.function}"
+            if extra:
+                why += " (together with " + ", ".join(f"{c.name}={c.value}" for c in extra) + ", as SGLang's message asks)"
+            causes[inp.key] = Cause(
+                field=inp.name, value=inp.value, role=inp.role, site=site, why=why,
+                condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
+                mentioned=named, held=guard.polarity if guard is not None else True,
+            )
+            continue
+        if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
+            # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
+            stepped_back.add(inp.key)
+            write = next((e for e in reversed(explanation.trace.events) if e.kind == WRITE and e.field == inp.name
+                          and e.site == inp.site and same_value(e.new, inp.value)), None)
+            if write is not None:
+                index = explanation.trace.events.index(write)
+                more = candidates_of(explanation, write.guards, index, exclude | {inp.name}, via=write)
+                track |= {c.guard.where() for c in more}
+                pending = sorted(pending + more, key=lambda c: rank_of(c.inp.role, c.inp.value))
     return list(causes.values())
 
 
@@ -479,8 +667,22 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
     return out
 
 
+def rank_of(role: str, value: Any = None, mentioned: bool = False) -> float:
+    return ROLES.index(role)
+
+
 def rank(causes: list[Cause]) -> list[Cause]:
-    return sorted(causes, key=lambda c: (ROLES.index(c.role), not c.mentioned))
+    """By role; among what the operator controls (their flags, defaults they left, env), an input
+    SGLang's own message names comes first: the message is SGLang's diagnosis."""
+    controlled = {ROLES.index(r) for r in ("user-flag", "default", "env")}
+
+    def key(c: Cause):
+        index = rank_of(c.role, c.value, c.mentioned)
+        if index in controlled and c.mentioned:
+            index = min(controlled) - 0.5
+        return (index, not c.mentioned)
+
+    return sorted(causes, key=key)
 
 
 # -- the fix -------------------------------------------------------------------------------------------------
@@ -538,9 +740,11 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     error = trace.error
     runner = runner or Runner(explanation)
     where = (error.site.file, error.site.line)
-    causes = find_causes(explanation, error.guards, len(trace.events), lambda t: not raises_at(t, where), runner,
-                         message=error.message or "", stop_after=f"{error.site.file}::{error.site.function}")
-    causes += ordering_causes(explanation, error, runner, exclude={("field", c.field) for c in causes if c.role == "sglang-default"})
+    hints = [Change("env", name, value) for name, value in ENV_HINT.findall(error.message or "") if explanation.env.get(name) != value]
+    candidates = candidates_of(explanation, error.guards, len(trace.events), set())
+    causes = find_causes(explanation, candidates, lambda t: not raises_at(t, where), runner,
+                         message=error.message or "", stop_after=f"{error.site.file}::{error.site.function}", hints=hints)
+    causes += ordering_causes(explanation, error, runner, exclude=set())
     causes = rank(causes)
     fix, fix_env, verified = find_fix(explanation, causes, runner, error.message or "")
     place = f"{error.site.short()} in {error.site.function}"
@@ -551,19 +755,79 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs)
 
 
+def value_candidates(explanation: Explanation, write: Event, limit: int, exclude: set[str]) -> list[Candidate]:
+    """The inputs of the value a write computes (``round((gpu_mem - reserved_mem) / gpu_mem, 3)``):
+    what its expression reads, and the hardware the functions on its way read (a probe's answer
+    often reaches the value through a local or a parameter)."""
+    extraction = explanation.extraction
+    site = next((s for s in extraction.sites if s.kind == "write" and s.field == write.field
+                 and s.location.file == write.site.file and s.location.line == write.site.line), None)
+    if site is None or site.literal != NOT_LITERAL_VALUE:  # a literal value has no inputs
+        return []
+    reads = site.value_reads
+    probes = list(reads.probes)
+    functions = {f"{write.site.file}::{write.site.function}"} | {f"{g.file}::{g.function}" for g in write.guards if g.file}
+    for function_id in functions:
+        function = extraction.functions.get(function_id)
+        if function is not None:
+            probes += function.reads.probes
+    names = [f for f in reads.fields if not f.endswith("()") and f not in exclude]
+    inputs = inputs_named(explanation, names, reads.env, probes, bool(reads.model), limit, any_probe=True)
+    return [Candidate(inp, None, condition_text=site.value or "") for inp in inputs]
+
+
+def later_write_causes(explanation: Explanation, candidates: list[Candidate], after: int, avoided, runner: Runner) -> list[Cause]:
+    # ``avoided`` here judges the decision alone: the run with a later value moved first is SGLang's
+    # order changed, not the operator's input, so a check it then trips further on does not count
+    """A field the decision read that SGLang writes only later on the same launch, to a value that,
+    there first, changes the outcome: the decision was taken before the write it needed."""
+    trace = explanation.trace
+    fields = {c.inp.name: c for c in candidates if c.inp.kind == "field"}
+    out: list[Cause] = []
+    for event in trace.events[after + 1:]:
+        if event.kind != WRITE or event.field not in fields or any(c.field == event.field for c in out) or runner.exhausted():
+            continue
+        candidate = fields[event.field]
+        if same_value(event.new, candidate.inp.value) or isinstance(event.new, Unknown):
+            continue
+        changed, _ = runner.run([Change("field", event.field, event.new)])
+        if avoided(changed):
+            out.append(Cause(
+                field=event.field, value=candidate.inp.value, role="ordering", site=event.site,
+                why=(f"SGLang sets {event.field} = {event.new!r} only later, at {event.site.short()} in {event.site.function}, "
+                     f"after this decision read {candidate.inp.value!r}"),
+                condition=candidate.condition, alternative=event.new, kind="field", flag=candidate.inp.flag,
+                held=candidate.guard.polarity if candidate.guard is not None else True,
+            ))
+    return out
+
+
 def override_verdict(explanation: Explanation, override: Override, runner: Runner | None = None) -> Verdict:
+    """Why a field ended with its value: for a flag you gave, the inputs that, changed, keep your value;
+    for a default SGLang resolved, the inputs that, changed, give another value. Neither may make
+    the launch newly raise."""
     trace = explanation.trace
     runner = runner or Runner(explanation)
     name = override.field
     last = override.writes[-1]
     limit = trace.events.index(last) if last in trace.events else len(trace.events)
-    keep = override.before
     base_raises = trace.error is not None
 
-    def kept(t: Trace) -> bool:  # the value is kept, and the launch does not newly fail
-        return same_value(t.final.get(name), keep) and (base_raises or t.error is None)
+    def avoided(t: Trace) -> bool:
+        if not base_raises and t.error is not None:
+            return False
+        final = t.final.get(name)
+        if isinstance(final, Unknown):
+            return False
+        return same_value(final, override.before) if override.given else not same_value(final, override.after)
 
-    causes = find_causes(explanation, last.guards, limit, kept, runner, exclude={name})
+    candidates = candidates_of(explanation, last.guards, limit, {name}) + value_candidates(explanation, last, limit, {name})
+    def decided_otherwise(t: Trace) -> bool:
+        final = t.final.get(name)
+        return not isinstance(final, Unknown) and (same_value(final, override.before) if override.given else not same_value(final, override.after))
+
+    causes = later_write_causes(explanation, candidates, limit, decided_otherwise, runner)
+    causes += find_causes(explanation, candidates, avoided, runner, exclude={name})
     causes = rank(causes)
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,
                  why=f"SGLang sets {name} = {override.after!r} at {last.site.short()} in {last.site.function}"
@@ -578,8 +842,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         causes = [rule]
     fix = None
     if override.given and causes and causes[0] is not rule:
-        text = change_text(explanation, causes[0])
-        fix = text
+        fix = change_text(explanation, causes[0])
     return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs)
 
 
@@ -629,7 +892,8 @@ def diagnosis_verdict(diagnosis) -> Verdict | None:
     where = failing.guard.location
     guard = GuardValue(failing.guard.expr, bool(failing.actual), None,
                        where.file if where else "", where.line if where else 0, where.function if where else "")
-    inputs = condition_inputs(explanation, guard, len(explanation.trace.events))
+    limit = failing.seen_at if failing.seen_at is not None else len(explanation.trace.events)
+    inputs = condition_inputs(explanation, guard, limit)
     inputs.sort(key=lambda i: ROLES.index(i.role))
     want = "true" if failing.required else "false"
     causes = [Cause(field=i.name, value=i.value, role=i.role, site=i.site if i.role == "sglang-default" else

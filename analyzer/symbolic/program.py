@@ -116,6 +116,7 @@ class Program:
         self._outlines: dict[str, dict[str, str]] = {}  # rel -> {name: "function"|"class"} from the text
         self.references: dict[tuple[str, str], object] = {}  # (rel, name) -> the function/class/module ref it names
         self.field_objects: dict[tuple[str, ...], tuple] = {}  # ServerArgs' field names -> their ``Field`` objects
+        self._assignments: dict[str, dict[str, list[tuple[int, str]]]] = {}  # function id -> local name -> (line, value source)
 
     @property
     def problems(self) -> list[str]:
@@ -196,6 +197,24 @@ class Program:
             return None
         node = module.functions.get(qualname)
         return (module, node) if node is not None else None
+
+
+    def local_assignments(self, function_id: str) -> dict[str, list[tuple[int, str]]]:
+        """Each local name a function assigns (``name = value``), with the line and the value's source, in order."""
+        if function_id not in self._assignments:
+            found = self.function(function_id)
+            table: dict[str, list[tuple[int, str]]] = {}
+            if found is not None:
+                module, node = found
+                for child in ast.walk(node):
+                    if isinstance(child, ast.Assign):
+                        for target in child.targets:
+                            if isinstance(target, ast.Name):
+                                table.setdefault(target.id, []).append((child.lineno, module.source_of(child.value)))
+                for entries in table.values():
+                    entries.sort()
+            self._assignments[function_id] = table
+        return self._assignments[function_id]
 
 
 _DEFINITION = re.compile(rb"^(?:(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(|class[ \t]+(\w+)[ \t]*[(:])", re.M)
