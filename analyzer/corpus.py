@@ -17,6 +17,7 @@ the maintainers or the reporter established the cause. Each case is a TOML file
     reproduces = true                 # what the engine did when the case was written
     not_reproduced_because = "..."    # when reproduces = false
     heldout = true                    # optional: collected after the verdict was built, never tuned on
+    verdict_miss = "..."              # optional: why the verdict's first cause is not the established one (a known miss)
     [expect]
     error = "a substring of the error message"   # kind = "raise"
     field = "page_size"                          # kind = "override"
@@ -56,7 +57,7 @@ CASE_DIR = REPO_ROOT / "tests" / "cases"
 KINDS = ("raise", "override")
 ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
 _KEYS = {"source", "title", "reported_release", "release", "profile", "model_config", "args", "env", "kind",
-         "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note", "heldout"}
+         "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note", "heldout", "verdict_miss"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Case:
     cause_summary: str
     fix: str
     heldout: bool = False
+    verdict_miss: str = ""  # a known miss of the verdict, and why
 
     def request(self):
         from .explain import ExplainRequest
@@ -161,7 +163,15 @@ def load_case(path: Path) -> Case:
         cause_summary=need(cause, "summary", "[cause]."),
         fix=data.get("fix", {}).get("accepted", ""),
         heldout=heldout,
+        verdict_miss=_text(data, "verdict_miss", path),
     )
+
+
+def _text(data: dict, key: str, path: Path) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise SgtraceError(f"{path}: {key} must be a string")
+    return value
 
 
 def load_cases(folder: Path) -> list[Case]:
