@@ -537,7 +537,7 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
     return []
 
 
-SHOWN_CAUSES = 4  # the top cause and the others the verdict names
+SHOWN_CAUSES = 3  # the top cause and the others the verdict names (its block shows up to four)
 
 
 @dataclass
@@ -576,15 +576,19 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     question (the raise's function: it returned without raising)."""
     track = {c.guard.where() for c in candidates if c.guard is not None}
     causes: dict[tuple, Cause] = {}
-    pending = sorted(candidates, key=lambda c: rank_of(c.inp.role, c.inp.value))
+
+    def order(c: Candidate) -> float:
+        return effective_rank(c.inp.role, mentioned(c.inp, message, explanation.extraction))
+
+    pending = sorted(candidates, key=order)
     stepped_back: set[tuple] = set()
     while pending:
         candidate = pending.pop(0)
         inp, guard = candidate.inp, candidate.guard
-        rank_ = rank_of(inp.role, inp.value)
+        rank_ = order(candidate)
         if inp.key in causes:
             continue
-        if len(causes) >= SHOWN_CAUSES and rank_ > max(rank_of(c.role, c.value) for c in causes.values()):
+        if len(causes) >= SHOWN_CAUSES and rank_ > max(effective_rank(c.role, c.mentioned) for c in causes.values()):
             break
         named = mentioned(inp, message, explanation.extraction)
         found = None
@@ -627,7 +631,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 index = explanation.trace.events.index(write)
                 more = candidates_of(explanation, write.guards, index, exclude | {inp.name}, via=write)
                 track |= {c.guard.where() for c in more}
-                pending = sorted(pending + more, key=lambda c: rank_of(c.inp.role, c.inp.value))
+                pending = sorted(pending + more, key=order)
     return list(causes.values())
 
 
@@ -667,22 +671,19 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
     return out
 
 
-def rank_of(role: str, value: Any = None, mentioned: bool = False) -> float:
+CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
+
+
+def effective_rank(role: str, named: bool = False) -> float:
+    """A role's place; among what the operator controls, an input SGLang's own message names comes
+    first (the message is SGLang's diagnosis)."""
+    if named and role in CONTROLLED:
+        return ROLES.index("user-flag") - 0.5
     return ROLES.index(role)
 
 
 def rank(causes: list[Cause]) -> list[Cause]:
-    """By role; among what the operator controls (their flags, defaults they left, env), an input
-    SGLang's own message names comes first: the message is SGLang's diagnosis."""
-    controlled = {ROLES.index(r) for r in ("user-flag", "default", "env")}
-
-    def key(c: Cause):
-        index = rank_of(c.role, c.value, c.mentioned)
-        if index in controlled and c.mentioned:
-            index = min(controlled) - 0.5
-        return (index, not c.mentioned)
-
-    return sorted(causes, key=key)
+    return sorted(causes, key=lambda c: (effective_rank(c.role, c.mentioned), not c.mentioned))
 
 
 # -- the fix -------------------------------------------------------------------------------------------------
