@@ -309,7 +309,7 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         check_field(explanation.extraction, name)
     verdict = verdict_of(explanation)
     field_verdicts = [(name, verdict_of(explanation, name)) for name in fields]
-    data = to_json(explanation, verdict, field_verdicts) if as_json else None
+    data = to_json(explanation, verdict, field_verdicts, list(fields)) if as_json else None
     place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version) if with_replay else None
     fix_replay = FixReplay(place, timeout_s, memory_mib) if place is not None else None
     if as_json:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from .explain import Explanation, field_chain
+from .explain import Explanation
 from .trace import WARNING, Event, Unknown, encode_value
 
 
@@ -168,23 +168,212 @@ def notes_section(explanation: Explanation) -> list[str]:
     return _listed("Notes (what the evaluator assumed or could not know):", notes, "see --json")
 
 
-def field_section(explanation: Explanation, name: str) -> list[str]:
-    trace = explanation.trace
-    lines = [f"{name}: {show(trace.final.get(name))} (final)"]
+def field_section(explanation: Explanation, name: str, show_all: bool = False, why=None) -> list[str]:
+    """One field: where its value came from (each write that fired, with the decision its function
+    made and, for a computed value, each term), the writes that did not fire and the guard that was
+    false, and briefly the sites in functions that did not run (analyzer.field_why)."""
+    from .field_why import field_why
+
+    why = why if why is not None else field_why(explanation, name)
+    words = _TermWords()
+    lines = [f"{name}: {show(explanation.trace.final.get(name))} (final)"]
     given = explanation.parsed.given
     if name in given:
         lines.append(f"  you gave {show(given[name])} with {explanation.parsed.given_flags.get(name)}")
     else:
         lines.append(f"  not given; starts as {show(explanation.parsed.values.get(name))}")
-    chain = field_chain(trace, name)
-    if not chain:
+    if why.alternatives > 1:
+        lines.append(f"  (as on the first of the {why.alternatives} outcomes explored; see Alternatives)")
+    if not why.fired:
         lines.append("  no write on the way")
-    for event in chain:
-        place = f"{event.site.short()} {event.site.function}" if event.site else where(None)
-        lines.append(f"  {place}: {show(event.old)} -> {show(event.new)}" + ("" if event.certain else "  (conditional)"))
-        for guard in _guards(event, 8):
-            lines.append(f"      {guard}")
+    for fired in why.fired:
+        lines += _fired_lines(fired, words, show_all)
+    groups = _skipped_groups(why.skipped, name, {f.event.site.function for f in why.fired})
+    if groups:
+        lines.append("  did not fire:")
+        shown = groups if show_all else groups[:FIELD_SKIPPED_SHOWN]
+        for group in shown:
+            lines += _skipped_lines(group, words, show_all)
+        if len(groups) > len(shown):
+            rest = sum(len(s.sites) for group in groups[len(shown):] for s in group)
+            lines.append(f"    ... {rest} more site(s) (--all)")
+    if why.not_reached:
+        lines += _not_reached_lines(why.not_reached, show_all)
     return lines
+
+
+FIELD_SKIPPED_SHOWN = 3  # groups of sites that did not fire, by default
+FIELD_DECISIONS_SHOWN = 3  # conditions of the writing function, by default (the innermost)
+FIELD_TERMS_SHOWN = 4
+
+
+def _fired_lines(fired, words: "_TermWords", show_all: bool) -> list[str]:
+    event = fired.event
+    conditional = "" if event.certain else "  (only on some outcomes)"
+    lines = [f"  set at {event.site.short()} in {event.site.function}: {show(event.old)} -> {show(event.new)}{conditional}"]
+    decisions = fired.decisions if show_all else fired.decisions[-FIELD_DECISIONS_SHOWN:]
+    if len(fired.decisions) > len(decisions):
+        lines.append(f"      (after {len(fired.decisions) - len(decisions)} more condition(s) of this function: --all)")
+    for condition in decisions:
+        lines.append(f"      {'because' if condition is decisions[0] else 'and'} `{_one_line(condition.expr, 90)}` is {_truth(condition.held)}" + words.of_terms(condition.terms))
+    if fired.value_expr is not None:
+        at = f"  (assigned at :{fired.value_line})" if fired.value_line else ""
+        lines.append(f"      value: {_expression(fired.value_expr)}{at}")
+        for condition in fired.value_decisions[-FIELD_DECISIONS_SHOWN:] if not show_all else fired.value_decisions:
+            lines.append(f"        {'because' if condition is fired.value_decisions[0] else 'and'} `{_one_line(condition.expr, 90)}` is {_truth(condition.held)}" + words.of_terms(condition.terms))
+        terms = fired.terms if show_all else fired.terms[:FIELD_TERMS_SHOWN]
+        for term in terms:
+            lines += words.term_lines(term, "        ", show_all)
+        if len(fired.terms) > len(terms):
+            lines.append(f"        ... {len(fired.terms) - len(terms)} more term(s) (--all)")
+    return lines
+
+
+def _skipped_groups(skipped: list, name: str, deciding: set[str]) -> list[list]:
+    """Sites of one function that failed on conditions over the same operands (an elif chain) go together;
+    first the groups whose condition reads the field itself (a default skipped because it was set), then
+    those in a function that made a write (its other branches), then the rest in order."""
+    groups: dict[tuple, list] = {}
+    for item in skipped:
+        condition = item.condition
+        operands = tuple((t.text, repr(t.value)) for t in condition.terms) if condition is not None and condition.terms else (condition.expr if condition else "",)
+        groups.setdefault((item.function, operands), []).append(item)
+    ordered = list(groups.values())
+    reads_field = lambda group: any(t.kind == "field" and t.text.split(".")[-1] == name for s in group if s.condition for t in s.condition.terms)
+    ordered.sort(key=lambda group: (not reads_field(group), group[0].function not in deciding))
+    return ordered
+
+
+def _skipped_lines(group: list, words: "_TermWords", show_all: bool) -> list[str]:
+    sites = [site for item in group for site in item.sites]
+    first = sites[0]
+    others = "".join(f", :{s.location.line}" for s in sites[1:4]) + (f" (+{len(sites) - 4})" if len(sites) > 4 else "")
+    values = " / ".join(list(dict.fromkeys(_one_line(s.value or "?", 40) for s in sites))[:3])
+    lines = [f"    {first.location.short()}{others} in {group[0].function}: = {values}"]
+    conditions = [item.condition for item in group if item.condition is not None]
+    if not conditions:
+        lines.append("        its guards were not evaluated (the function returned or raised before them)")
+        return lines
+    shown = conditions if show_all else conditions[:2]
+    needs = " / ".join(f"`{_one_line(c.expr, 90)}` to be {_truth(c.needed)}" for c in shown) + (" / ..." if len(conditions) > len(shown) else "")
+    lines.append(f"        needs {needs}; {'it was' if len(conditions) == 1 else 'each was'} {_truth(not conditions[0].needed)}" + words.of_terms(conditions[0].terms))
+    return lines
+
+
+class _TermWords:
+    """Operands in words, ``name = value: where it came from``; each origin is said once per field section."""
+
+    def __init__(self):
+        self.said: set[tuple] = set()
+
+    def of_terms(self, terms: list) -> str:
+        shown = [t for t in terms if t.kind not in ("attr", "item", "global") and not _is_object(t.value)] or terms
+        if not shown:
+            return ""
+        bare = [t.text for t in shown if t.kind != "field"]
+        return ": " + "; ".join(self.words(t, brief=len(shown) > 1, full_name=t.text.split(".")[-1] in bare) for t in shown[:FIELD_TERMS_SHOWN])
+
+    def term_lines(self, term, indent: str, show_all: bool) -> list[str]:
+        lines = [f"{indent}{self.words(term)}"]
+        if term.kind == "local" and term.steps:
+            for step in (term.steps if show_all else term.steps[-1:]):
+                lines.append(f"{indent}    :{step.line} {_one_line(step.text)}" + (f"  -> {_value(step.value)}" if show_all else ""))
+        if term.kind == "local" and term.inputs:
+            inputs = term.inputs if show_all else term.inputs[:6]
+            more = f"; ... {len(term.inputs) - len(inputs)} more" if len(term.inputs) > len(inputs) else ""
+            lines.append(f"{indent}    from " + "; ".join(self.words(t, brief=True) for t in inputs) + more)
+        return lines
+
+    def words(self, term, brief: bool = False, full_name: bool = False) -> str:
+        name = term.text.split(".")[-1] if term.kind == "field" and not full_name else term.text
+        text = f"{name} = {_value(term.value)}"
+        key = (term.kind, term.text, repr(term.value))
+        if key in self.said:
+            return text
+        self.said.add(key)
+        origin = self.brief(term) if brief else self.full(term)
+        if not origin:
+            return text
+        return f"{text} ({origin})" if brief else f"{text}: {origin}"
+
+    def full(self, term) -> str:
+        if term.kind == "param":
+            primary = _primary(term.inputs)
+            passed = f"{term.origin} at {term.site}" if term.site else term.origin
+            return f"from {self.words(primary, brief=True)}; {passed}" if primary is not None else passed
+        if term.kind == "local":
+            where = f"{term.origin} at {term.site}" if term.site else term.origin
+            primary = _primary(term.inputs)
+            if primary is not None and (len(term.inputs) == 1 or primary.kind in ("probe", "env", "model")):
+                return f"from {self.words(primary, brief=True)}; {where}"
+            return where
+        if term.kind == "call" and term.inputs:
+            return f"{term.origin}, which reads " + ", ".join(self.words(t, brief=True) for t in term.inputs[:3])
+        return term.origin
+
+    def brief(self, term) -> str:
+        if term.kind == "field":
+            if term.site:
+                return f"SGLang, {term.site}"
+            return "default" if term.origin.startswith("the default") else term.origin
+        if term.kind == "param":
+            primary = _primary(term.inputs)
+            return self.brief(primary) if primary is not None else term.origin
+        if term.kind == "local":
+            return ""
+        if term.kind == "env":
+            return term.origin.split(", ", 1)[-1].split(";")[0]
+        return term.origin
+
+
+def _primary(terms: list):
+    """The input that says most about where a value came from: hardware, env, model, a call, a field."""
+    rank = {"probe": 0, "env": 1, "model": 2, "call": 3, "field": 4}
+    ranked = sorted((t for t in terms if t.kind in rank), key=lambda t: rank[t.kind])
+    return ranked[0] if ranked else None
+
+
+def _not_reached_lines(sites, show_all: bool) -> list[str]:
+    functions = list(dict.fromkeys(s.location.function for s in sites))
+    if show_all:
+        lines = [f"  not reached (their functions did not run on these inputs): {len(sites)} site(s)"]
+        lines += [f"    {s.location.short()} in {s.location.function}: = {_one_line(s.value or '?')}" for s in sites]
+        return lines
+    named = ", ".join(functions[:3]) + (f" and {len(functions) - 3} more" if len(functions) > 3 else "")
+    return [f"  not reached: {len(sites)} site(s) in functions that did not run ({named}; --all lists them)"]
+
+
+def _is_object(encoded) -> bool:
+    """An operand that is one of SGLang's objects (a config, a view): named, not worth a line."""
+    return isinstance(encoded, dict) and set(encoded) == {"repr"} and str(encoded["repr"]).startswith("<")
+
+
+def _truth(value) -> str:
+    return "true" if value else "false"
+
+
+def _value(encoded) -> str:
+    from .trace import decode_value
+
+    value = decode_value(encoded)
+    if isinstance(value, dict) and set(value) == {"repr"}:
+        return str(value["repr"])
+    if isinstance(value, Unknown):
+        return f"<unknown: {value.reason}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _expression(text: str) -> str:
+    text = " ".join(text.split())
+    if text.startswith("( ") and text.endswith(" )"):
+        text = text[2:-2]
+    return _one_line(text)
+
+
+def _one_line(text: str, limit: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def all_events(explanation: Explanation) -> list[str]:
@@ -216,7 +405,7 @@ def render(explanation: Explanation, fields: list[str] | None = None, show_all: 
     lines.append("")
     if fields:
         for name in fields:
-            lines += field_section(explanation, name)
+            lines += field_section(explanation, name, show_all)
             lines.append("")
     else:
         # when resolution raises, the defaults it resolved on the way are not the story
@@ -241,12 +430,16 @@ def render(explanation: Explanation, fields: list[str] | None = None, show_all: 
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
 
 
-def to_json(explanation: Explanation, verdict=None, field_verdicts=()) -> dict:
+def to_json(explanation: Explanation, verdict=None, field_verdicts=(), fields: list[str] | None = None) -> dict:
     data = explanation.trace.to_dict()
     if verdict is not None:
         data["verdict"] = verdict.to_dict()
     if field_verdicts:
         data["field_verdicts"] = {name: v.to_dict() for name, v in field_verdicts}
+    if fields:
+        from .field_why import field_why
+
+        data["fields"] = {name: field_why(explanation, name).to_json() for name in fields}
     data["overrides"] = [
         {"field": o.field, "given": o.given, "flag": o.flag, "before": encode_value(o.before), "after": encode_value(o.after),
          "site": o.writes[-1].site.short() if o.writes[-1].site else None, "function": o.writes[-1].site.function if o.writes[-1].site else None}

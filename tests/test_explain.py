@@ -91,7 +91,7 @@ def test_p1_flags_resolve_on_newer_releases(capsys, version, where):
     assert code == 0, err
     assert "mamba_radix_cache_strategy: 'extra_buffer' (final)" in out
     assert f"{where}: 'auto' -> 'extra_buffer'" in out
-    assert "when self.mamba_radix_cache_strategy == 'auto'" in out or "when view.mamba_radix_cache_strategy == 'auto'" in out
+    assert "`self.mamba_radix_cache_strategy == 'auto'` is true" in out or "`view.mamba_radix_cache_strategy == 'auto'` is true" in out
 
 
 def test_unknown_compute_capability_gives_alternatives_not_guesses(capsys, tmp_path):
@@ -112,7 +112,7 @@ def test_field_chain_and_all_events(capsys):
     code, out, _ = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--args", P1_ARGS,
                        "--field", "mamba_scheduler_strategy", "--all")
     assert code == 3
-    assert "sglang/srt/server_args.py:1082 ServerArgs._handle_missing_default_values: 'auto' -> 'no_buffer'" in out
+    assert "set at sglang/srt/server_args.py:1082 in ServerArgs._handle_missing_default_values: 'auto' -> 'no_buffer'" in out
     assert "Every event, in order:" in out and "probe is_hip() = False" in out
 
 

@@ -104,8 +104,11 @@ def evaluate(
     watch: set[str] | None = None,
     observed: list | None = None,
     hooks: RunHooks | None = None,
+    details: list | None = None,
 ) -> Trace:
-    """Run resolution symbolically. ``watch``: function ids whose conditions each run appends to ``observed``."""
+    """Run resolution symbolically. ``watch``: function ids whose conditions each run appends to ``observed``;
+    with ``details``, each run also appends what those functions did, operand by operand (``World.details``,
+    read by ``analyzer.field_why``)."""
     program = program or shared_program(Path(root))
     entry_name = "ServerArgs.resolve_once" if extraction.era == "B" else "ServerArgs.__post_init__"
 
@@ -121,6 +124,9 @@ def evaluate(
             world.watched = set(watch)
             if observed is not None:
                 observed.append(world.observed)
+            if details is not None:
+                world.details = []
+                details.append(world.details)
 
         def entry(interpreter: Interpreter) -> None:
             interpreter.call_function(FunctionRef(SERVER_ARGS, entry_name, bound=record), [], {}, None)

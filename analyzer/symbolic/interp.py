@@ -91,6 +91,7 @@ class Frame:
     closure: "Frame | None" = None
     parent: "Frame | None" = None
     guards: list[GuardValue] = field(default_factory=list)
+    watched: int = 0  # the invocation number when the engine records what this call does (World.watched), else 0
 
     @property
     def function_id(self) -> str:
@@ -140,6 +141,7 @@ _CMPOPS = {
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
 _PLAIN = (type(None), bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
+_NOT_OPERANDS = (FunctionRef, ClassRef, ModuleRef, ExternalRef, Intrinsic, Record, View, LoggerObj, EnvsObj, EnvVar)
 
 
 def is_plain(value: Any) -> bool:
@@ -215,7 +217,7 @@ class Interpreter:
         elif ref.bound is MISSING and class_name and _is_classmethod(node):
             args = [ClassRef(module.rel, class_name), *args]
         self.bind_arguments(node, args, kwargs, frame)
-        self.world.on_enter(frame)
+        self.world.on_enter(frame, call_node)
         self.depth += 1
         returned = False
         try:
@@ -306,12 +308,17 @@ class Interpreter:
         handler(self, stmt, frame)
 
     def stmt_Expr(self, stmt: ast.Expr, frame: Frame) -> None:
+        if frame.watched:
+            self._watched_statement(stmt, stmt.value, frame, "expr")
+            return
         self.eval(stmt.value, frame)
 
     def stmt_Pass(self, stmt, frame) -> None:
         return None
 
     def stmt_Return(self, stmt: ast.Return, frame: Frame) -> None:
+        if frame.watched and stmt.value is not None:
+            raise _Return(self._watched_statement(stmt, stmt.value, frame, "return"))
         raise _Return(self.eval(stmt.value, frame) if stmt.value is not None else None)
 
     def stmt_Break(self, stmt, frame):
@@ -321,18 +328,48 @@ class Interpreter:
         raise _Continue()
 
     def stmt_Assign(self, stmt: ast.Assign, frame: Frame) -> None:
+        if frame.watched:
+            self._watched_statement(stmt, stmt.value, frame, "assign")
+            return
         value = self.eval(stmt.value, frame)
         for target in stmt.targets:
             self.assign(target, value, stmt, frame, "assign" if len(stmt.targets) == 1 else "assign")
 
     def stmt_AnnAssign(self, stmt: ast.AnnAssign, frame: Frame) -> None:
         if stmt.value is not None:
+            if frame.watched:
+                self._watched_statement(stmt, stmt.value, frame, "assign")
+                return
             self.assign(stmt.target, self.eval(stmt.value, frame), stmt, frame, "assign")
 
     def stmt_AugAssign(self, stmt: ast.AugAssign, frame: Frame) -> None:
+        if frame.watched:
+            self._watched_statement(stmt, stmt.value, frame, "assign")
+            return
         current = self.eval(stmt.target, frame) if not isinstance(stmt.target, ast.Name) or stmt.target.id in frame.locals else Unknown("unbound")
         value = self.eval(stmt.value, frame)
         self.assign(stmt.target, self.binop(type(stmt.op), current, value, stmt, frame), stmt, frame, "augassign")
+
+    def _watched_statement(self, stmt: ast.stmt, value_node: ast.expr, frame: Frame, kind: str) -> Any:
+        """A statement of a watched call: run as usual, with the operands its value reads recorded
+        (``World.observe_statement``, read by ``analyzer.field_why``)."""
+        world = self.world
+        start = len(world.events)
+        terms: list = []
+        if stmt.__class__ is ast.AugAssign:
+            target = stmt.target
+            current = self.eval(target, frame) if not isinstance(target, ast.Name) or target.id in frame.locals else Unknown("unbound")
+            value = self.binop(type(stmt.op), current, self.eval_terms(stmt.value, frame, terms), stmt, frame)
+            self.assign(target, value, stmt, frame, "augassign")
+            targets = [target]
+        else:
+            value = self.eval_terms(value_node, frame, terms)
+            targets = stmt.targets if stmt.__class__ is ast.Assign else [stmt.target] if stmt.__class__ is ast.AnnAssign else []
+            for target in targets:
+                self.assign(target, value, stmt, frame, "assign")
+        names = tuple(n.id for t in targets for n in ((t,) if isinstance(t, ast.Name) else t.elts if isinstance(t, (ast.Tuple, ast.List)) else ()) if isinstance(n, ast.Name))
+        world.observe_statement(frame, stmt, kind, names, value, start, terms)
+        return value
 
     def stmt_Delete(self, stmt: ast.Delete, frame: Frame) -> None:
         for target in stmt.targets:
@@ -348,10 +385,19 @@ class Interpreter:
                         pass
 
     def stmt_If(self, stmt: ast.If, frame: Frame) -> None:
-        value = self.eval(stmt.test, frame)
-        taken = self.truth(value, stmt.test, frame)
-        self.world.observe(frame, stmt, _source(stmt.test), taken, value)
-        guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
+        if frame.watched:
+            terms: list = []
+            start = len(self.world.events)
+            value = self.eval_terms(stmt.test, frame, terms)
+            taken = self.truth(value, stmt.test, frame)
+            guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
+            self.world.observe(frame, stmt, guard.expr, taken, value, guard, terms, start)
+        else:
+            value = self.eval(stmt.test, frame)
+            taken = self.truth(value, stmt.test, frame)
+            guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
+            if self.world.hooks is not None:  # a counterfactual run tracking conditions (World.observe)
+                self.world.observe(frame, stmt, guard.expr, taken, value)
         body = stmt.body if taken else stmt.orelse
         if body:
             frame.guards.append(guard)
@@ -480,9 +526,17 @@ class Interpreter:
         raise SGLangError(exc_type, message, self.site(stmt, frame), frame.chain())
 
     def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:
-        value = self.eval(stmt.test, frame)
-        held = self.truth(value, stmt.test, frame)
-        self.world.observe(frame, stmt, _source(stmt.test), held, value)
+        if frame.watched:
+            terms: list = []
+            start = len(self.world.events)
+            value = self.eval_terms(stmt.test, frame, terms)
+            held = self.truth(value, stmt.test, frame)
+            self.world.observe(frame, stmt, _source(stmt.test), held, value, None, terms, start)
+        else:
+            value = self.eval(stmt.test, frame)
+            held = self.truth(value, stmt.test, frame)
+            if self.world.hooks is not None:  # a counterfactual run tracking conditions (World.observe)
+                self.world.observe(frame, stmt, _source(stmt.test), held, value)
         if not held:
             message = self.world.format_message(self.eval(stmt.msg, frame)) if stmt.msg is not None else ""
             if self.world.passes(stmt, frame):
@@ -559,6 +613,104 @@ class Interpreter:
 
     def expr_Constant(self, node: ast.Constant, frame: Frame) -> Any:
         return node.value
+
+    def eval_terms(self, node: ast.expr, frame: Frame, terms: list) -> Any:
+        """``eval``, also appending ``(source, line, kind, value)`` for each operand read on the way:
+        a field of the record, a local, a probe, an env var, a model-config attribute, a call.
+
+        Used only for the statements of a watched call (``explain --field``). It evaluates what
+        ``eval`` does, in the same order: the operators below mirror their ``expr_*`` handlers and
+        share their helpers; every other node is evaluated by ``eval`` and recorded whole."""
+        cls = node.__class__
+        if cls is ast.Constant:
+            return node.value
+        if cls is ast.BinOp:
+            left = self.eval_terms(node.left, frame, terms)
+            return self._binop_node(node, left, self.eval_terms(node.right, frame, terms), frame)
+        if cls is ast.UnaryOp:
+            return self._unary_node(node, self.eval_terms(node.operand, frame, terms), frame)
+        if cls is ast.BoolOp:  # mirrors expr_BoolOp
+            is_and = isinstance(node.op, ast.And)
+            value: Any = None
+            for operand in node.values:
+                value = self.eval_terms(operand, frame, terms)
+                held = self.truth(value, operand, frame)
+                if is_and and not held:
+                    return value if not isinstance(value, Unknown) else False
+                if not is_and and held:
+                    return value if not isinstance(value, Unknown) else True
+            return value if not isinstance(value, Unknown) else (True if is_and else False)
+        if cls is ast.Compare:  # mirrors expr_Compare
+            left = self.eval_terms(node.left, frame, terms)
+            result: Any = True
+            for op, comparator in zip(node.ops, node.comparators):
+                right = self.eval_terms(comparator, frame, terms)
+                outcome = self.world.compare(type(op), left, right)
+                if isinstance(outcome, Unknown):
+                    result = outcome
+                elif not outcome:
+                    return False
+                left = right
+            return result
+        if cls is ast.IfExp:
+            test = self.eval_terms(node.test, frame, terms)
+            return self.eval_terms(node.body if self.truth(test, node.test, frame) else node.orelse, frame, terms)
+        if cls is ast.Call and not any(a.__class__ is ast.Starred for a in node.args) and all(k.arg is not None for k in node.keywords):
+            return self._call_terms(node, frame, terms)
+        if cls is ast.Dict:  # mirrors expr_Dict (an override's returned dict)
+            out = {}
+            for key, item in zip(node.keys, node.values):
+                if key is None:
+                    merged = self.eval(item, frame)
+                    if isinstance(merged, dict):
+                        out.update(merged)
+                    continue
+                k = self.eval(key, frame)
+                try:
+                    out[k] = self.eval_terms(item, frame, terms)
+                except TypeError:
+                    return Unknown("dict with an unhashable key")
+                if isinstance(k, str):
+                    self.world.remember_origin(out, k, key, frame, "dict-literal")
+            return out
+        if cls is ast.Attribute:  # mirrors expr_Attribute
+            owner = self.eval(node.value, frame)
+            value = self.world.get_attribute(owner, node.attr, node, frame)
+            kind = self.world.operand_kind(owner, node.attr, value)
+        elif cls is ast.Subscript:  # mirrors expr_Subscript; the container says what kind of input it is
+            inner: list = []
+            container = self.eval_terms(node.value, frame, inner)
+            value = self.world.get_item(container, self.eval(node.slice, frame), node, frame)
+            kind = inner[-1][2] if inner and inner[-1][2].split(":")[0] in ("field", "model", "probe", "env") else "item"
+        elif cls is ast.Name:
+            value = self.eval(node, frame)
+            scope: Frame | None = frame
+            while scope is not None and node.id not in scope.locals:
+                scope = scope.closure
+            kind = "local" if scope is not None else "global"
+        else:
+            return self.eval(node, frame)
+        if kind is not None and not isinstance(value, _NOT_OPERANDS):
+            terms.append((_source(node), getattr(node, "lineno", 0), kind, self.world.term_value(value)))
+        return value
+
+    def _call_terms(self, node: ast.Call, frame: Frame, terms: list) -> Any:
+        """A call without ``*``/``**`` arguments, as ``expr_Call`` evaluates it, its arguments' operands recorded."""
+        func_node = node.func
+        owner: Any = MISSING
+        if func_node.__class__ is ast.Attribute:
+            owner = self.eval(func_node.value, frame)
+            func = self.world.get_attribute(owner, func_node.attr, func_node, frame)
+        else:
+            func = self.eval(func_node, frame)
+        args = [self.eval_terms(arg, frame, terms) for arg in node.args]
+        kwargs = {keyword.arg: self.eval_terms(keyword.value, frame, terms) for keyword in node.keywords}
+        self.world.call_origins = {}
+        value = self.call(func, args, kwargs, node, frame)
+        kind = self.world.call_kind(func, owner)
+        if kind is not None:
+            terms.append((_source(node), getattr(node, "lineno", 0), kind, self.world.term_value(value)))
+        return value
 
     def expr_Name(self, node: ast.Name, frame: Frame) -> Any:
         return self.lookup(node.id, frame, node)
@@ -653,7 +805,9 @@ class Interpreter:
         return value if not isinstance(value, Unknown) else (True if is_and else False)
 
     def expr_UnaryOp(self, node: ast.UnaryOp, frame: Frame) -> Any:
-        value = self.eval(node.operand, frame)
+        return self._unary_node(node, self.eval(node.operand, frame), frame)
+
+    def _unary_node(self, node: ast.UnaryOp, value: Any, frame: Frame) -> Any:
         if isinstance(node.op, ast.Not):
             if isinstance(value, Unknown):
                 return not self.truth(value, node.operand, frame)
@@ -682,8 +836,9 @@ class Interpreter:
             return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
 
     def expr_BinOp(self, node: ast.BinOp, frame: Frame) -> Any:
-        left = self.eval(node.left, frame)
-        right = self.eval(node.right, frame)
+        return self._binop_node(node, self.eval(node.left, frame), self.eval(node.right, frame), frame)
+
+    def _binop_node(self, node: ast.BinOp, left: Any, right: Any, frame: Frame) -> Any:
         if isinstance(node.op, ast.Mod) and isinstance(left, str) and not isinstance(right, Unknown):
             try:
                 return left % (tuple(self.world.format_value(v, node, frame) for v in right) if isinstance(right, tuple) else self.world.format_value(right, node, frame))

@@ -91,6 +91,25 @@ _SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
 _SCALARS = frozenset({type(None), bool, int, float, str})
 
 
+class Observation:
+    """One thing a watched call did (``World.details``): entered (``enter``: the parameters, the caller),
+    evaluated a condition (``cond``: its truth, the GuardValue it pushed), ran a statement (``assign``,
+    ``expr``, ``return``: the value, the events it made). ``terms`` are the operands read on the way,
+    ``(source, line, kind, value)``; ``start``/``end`` index the run's events."""
+
+    __slots__ = ("kind", "function", "invocation", "line", "text", "held", "value", "start", "end", "guard", "terms",
+                 "target", "params", "caller", "caller_function", "end_line", "test_line", "guards")
+
+    def __init__(self, kind, function, invocation, line, *, text="", held=None, value=None, start=0, end=None, guard=None,
+                 terms=(), target=None, params=None, caller=0, caller_function=None, end_line=None, test_line=0, guards=()):
+        self.kind, self.function, self.invocation, self.line = kind, function, invocation, line
+        self.text, self.held, self.value, self.start, self.end = text, held, value, start, start if end is None else end
+        self.guard, self.terms, self.target, self.params = guard, list(terms), target, params or {}
+        self.caller, self.caller_function = caller, caller_function
+        self.end_line, self.test_line = line if end_line is None else end_line, test_line
+        self.guards = guards  # a statement: the conditions of its own function it ran under
+
+
 class World:
     def __init__(self, program: Program, extraction: Extraction, record: Record, profile, model, env: dict[str, str]):
         self.program = program
@@ -117,6 +136,8 @@ class World:
         self.watched: set[str] = set()  # function ids whose conditions are recorded
         self.observed: dict[str, list[tuple]] = {}
         self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
+        self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
+        self._invocations = 0
         self.intrinsics = intrinsics.table()
 
     # -- notes -----------------------------------------------------------------------
@@ -124,9 +145,18 @@ class World:
         if text not in self.notes and len(self.notes) < 200:
             self.notes.append(text)
 
-    def on_enter(self, frame) -> None:
+    def on_enter(self, frame, call_node=None) -> None:
         if self.watched and frame.function_id in self.watched:
+            self._invocations += 1
+            frame.watched = self._invocations  # the interpreter records this call's conditions and statements
             self.observed.setdefault(frame.function_id, []).append(("enter", 0, "", True, None))
+            if self.details is not None:
+                parent = frame.parent
+                self.details.append(Observation(
+                    "enter", frame.function_id, frame.watched, getattr(call_node, "lineno", 0), start=len(self.events),
+                    params={name: self.term_value(value) for name, value in frame.locals.items()},
+                    caller=parent.watched if parent is not None else 0, caller_function=parent.function_id if parent is not None else None,
+                ))
 
     def returned(self, frame) -> None:
         """A function returned normally: a counterfactual run that asked to stop there stops."""
@@ -147,16 +177,75 @@ class World:
         hooks.passed.append((where, len(self.events)))
         return True
 
-    def observe(self, frame, node, expr: str, held: bool, value: Any) -> None:
-        """Record the conditions evaluated in a watched function (for error diagnosis)."""
+    def observe(self, frame, node, expr: str, held: bool, value: Any, guard=None, terms=None, start: int | None = None) -> None:
+        """Record a condition: the outcomes a counterfactual run tracks (any frame), and in a watched
+        function the condition for error diagnosis and, with ``details``, for ``explain --field``."""
         hooks = self.hooks
         if hooks is not None and hooks.track:
             where = (frame.module.rel, getattr(node, "lineno", 0))
             if where in hooks.track:
                 hooks.seen.setdefault(where, []).append(held)
-        if self.watched and frame.function_id in self.watched:
-            # the number of events so far: what the condition saw is what was written before it
-            self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, len(self.events)))
+        if not frame.watched:
+            return
+        # the number of events so far: what the condition saw is what was written before it
+        self.observed.setdefault(frame.function_id, []).append(("cond", getattr(node, "lineno", 0), expr, held, len(self.events)))
+        if self.details is not None:
+            test = getattr(node, "test", None)
+            self.details.append(Observation(
+                "cond", frame.function_id, frame.watched, getattr(node, "lineno", 0), text=expr, held=held,
+                value=encode_value(value), start=len(self.events) if start is None else start, guard=guard, terms=terms or [],
+                test_line=getattr(test, "lineno", 0),
+            ))
+
+    def observe_statement(self, frame, stmt, kind: str, target: tuple, value: Any, start: int, terms: list) -> None:
+        """Record a statement of a watched function: an assignment (``target`` the locals it binds), an
+        expression or a return, the events it made (``start`` to now) and the operands it read."""
+        if self.details is None:
+            return
+        self.details.append(Observation(
+            kind, frame.function_id, frame.watched, stmt.lineno, text=_source(stmt) if kind == "assign" else "",
+            target=target, value=self.term_value(value), start=start, end=len(self.events), terms=terms,
+            end_line=getattr(stmt, "end_lineno", stmt.lineno) or stmt.lineno, guards=list(frame.guards),
+        ))
+
+    def term_value(self, value: Any) -> Any:
+        """An operand's value, JSON-safe and cheap: SGLang's objects are named, not printed."""
+        if value is None or value.__class__ in (bool, int, float, str):
+            return encode_value(value)
+        if isinstance(value, Unknown):
+            return {"unknown": value.reason}
+        if isinstance(value, Instance) and "name" in value.attrs and "value" in value.attrs:
+            return encode_value(value.attrs["value"])
+        if isinstance(value, (list, tuple, set, frozenset, dict)) and is_plain(value):
+            return encode_value(value)
+        return {"repr": f"<{type(value).__name__}>"}
+
+    def operand_kind(self, owner: Any, attr: str, value: Any) -> str | None:
+        """What ``owner.attr`` is as an input: ``field:NAME``, ``model:PATH``, ``probe:NAME``, or another attribute."""
+        if isinstance(owner, Record):
+            return f"field:{attr}" if attr in owner.fields else None
+        if isinstance(owner, View):
+            return f"field:{attr}" if attr in owner.record.fields else None
+        if isinstance(owner, ConfigObj):
+            return f"model:{owner.path}.{attr}"
+        if isinstance(owner, ModelConfigObj) or (isinstance(owner, Instance) and owner.cls.name == "ModelConfig"):
+            return f"model:model_config.{attr}"
+        if isinstance(owner, PlatformObj):
+            return f"probe:platform.{attr}"
+        if isinstance(owner, ProbedObject):
+            return f"probe:{owner.prefix}.{attr}"
+        if isinstance(owner, (EnvsObj, EnvVar, ModuleRef, ClassRef, ExternalRef)):
+            return None
+        return "attr"
+
+    def call_kind(self, func: Any, owner: Any) -> str | None:
+        """What a call's result is as an input: ``probe:NAME``, ``env:NAME``, ``call:FUNCTION_ID``; builtins are not recorded."""
+        if isinstance(owner, EnvVar):
+            return f"env:{owner.name}"
+        if isinstance(func, FunctionRef):
+            probe = self.probe_for(func)
+            return f"probe:{probe}" if probe is not None else f"call:{func.id}"
+        return None
 
     def _model_config(self) -> ModelConfigObj:
         if self.model is None:
