@@ -190,13 +190,11 @@ def field_section(explanation: Explanation, name: str, show_all: bool = False, w
         lines += _fired_lines(fired, words, show_all)
     groups = _skipped_groups(why.skipped, name, {f.event.site.function for f in why.fired})
     if groups:
-        lines.append("  did not fire:")
         shown = groups if show_all else groups[:FIELD_SKIPPED_SHOWN]
+        rest = sum(len(s.sites) for group in groups[len(shown):] for s in group)
+        lines.append("  did not fire" + (f" ({rest} more site(s): --all):" if rest else ":"))
         for group in shown:
             lines += _skipped_lines(group, words, show_all)
-        if len(groups) > len(shown):
-            rest = sum(len(s.sites) for group in groups[len(shown):] for s in group)
-            lines.append(f"    ... {rest} more site(s) (--all)")
     if why.not_reached:
         lines += _not_reached_lines(why.not_reached, show_all)
     return lines
@@ -210,10 +208,9 @@ FIELD_TERMS_SHOWN = 4
 def _fired_lines(fired, words: "_TermWords", show_all: bool) -> list[str]:
     event = fired.event
     conditional = "" if event.certain else "  (only on some outcomes)"
-    lines = [f"  set at {event.site.short()} in {event.site.function}: {show(event.old)} -> {show(event.new)}{conditional}"]
     decisions = fired.decisions if show_all else fired.decisions[-FIELD_DECISIONS_SHOWN:]
-    if len(fired.decisions) > len(decisions):
-        lines.append(f"      (after {len(fired.decisions) - len(decisions)} more condition(s) of this function: --all)")
+    earlier = f"  (after {len(fired.decisions) - len(decisions)} more condition(s): --all)" if len(fired.decisions) > len(decisions) else ""
+    lines = [f"  set at {event.site.short()} in {event.site.function}: {show(event.old)} -> {show(event.new)}{conditional}{earlier}"]
     for condition in decisions:
         lines.append(f"      {'because' if condition is decisions[0] else 'and'} `{_one_line(condition.expr, 90)}` is {_truth(condition.held)}" + words.of_terms(condition.terms))
     if fired.value_expr is not None:
@@ -274,11 +271,12 @@ class _TermWords:
         return ": " + "; ".join(self.words(t, brief=len(shown) > 1, full_name=t.text.split(".")[-1] in bare) for t in shown[:FIELD_TERMS_SHOWN])
 
     def term_lines(self, term, indent: str, show_all: bool) -> list[str]:
+        """A term on its line; a local built in several steps adds what it was built from (and, with
+        ``--all``, each step and the value after it)."""
         lines = [f"{indent}{self.words(term)}"]
-        if term.kind == "local" and term.steps:
-            for step in (term.steps if show_all else term.steps[-1:]):
-                lines.append(f"{indent}    :{step.line} {_one_line(step.text)}" + (f"  -> {_value(step.value)}" if show_all else ""))
-        if term.kind == "local" and term.inputs:
+        if term.kind == "local" and show_all:
+            lines += [f"{indent}    :{step.line} {_one_line(step.text)}  -> {_value(step.value)}" for step in term.steps]
+        if term.kind == "local" and term.inputs and (show_all or len(term.steps) > 1):
             inputs = term.inputs if show_all else term.inputs[:6]
             more = f"; ... {len(term.inputs) - len(inputs)} more" if len(term.inputs) > len(inputs) else ""
             lines.append(f"{indent}    from " + "; ".join(self.words(t, brief=True) for t in inputs) + more)
@@ -303,7 +301,14 @@ class _TermWords:
             return f"from {self.words(primary, brief=True)}; {passed}" if primary is not None else passed
         if term.kind == "local":
             where = f"{term.origin} at {term.site}" if term.site else term.origin
+            if len(term.steps) == 1:
+                where = f"`{_one_line(term.steps[0].text, 80)}` at {term.site}" if term.site else where
+            elif len(term.steps) > 1:
+                where += f" in {len(term.steps)} steps, the last `{_one_line(term.steps[-1].text, 60)}`"
             primary = _primary(term.inputs)
+            if primary is not None and len(term.steps) == 1 and primary.text in term.steps[0].text:
+                self.said.add((primary.kind, primary.text, repr(primary.value)))
+                return f"{where} ({self.brief(primary)})"  # the step names its input: say where that came from
             if primary is not None and (len(term.inputs) == 1 or primary.kind in ("probe", "env", "model")):
                 return f"from {self.words(primary, brief=True)}; {where}"
             return where
