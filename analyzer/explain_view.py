@@ -188,7 +188,7 @@ def field_section(explanation: Explanation, name: str, show_all: bool = False, w
         lines.append("  no write on the way")
     for fired in why.fired:
         lines += _fired_lines(fired, words, show_all)
-    groups = _skipped_groups(why.skipped, name, {f.event.site.function for f in why.fired})
+    groups = _skipped_groups(why.skipped, name, {f.event.site.function for f in why.fired if f.event.site})
     if groups:
         shown = groups if show_all else groups[:FIELD_SKIPPED_SHOWN]
         rest = sum(len(s.sites) for group in groups[len(shown):] for s in group)
@@ -210,7 +210,7 @@ def _fired_lines(fired, words: "_TermWords", show_all: bool) -> list[str]:
     conditional = "" if event.certain else "  (only on some outcomes)"
     decisions = fired.decisions if show_all else fired.decisions[-FIELD_DECISIONS_SHOWN:]
     earlier = f"  (after {len(fired.decisions) - len(decisions)} more condition(s): --all)" if len(fired.decisions) > len(decisions) else ""
-    lines = [f"  set at {event.site.short()} in {event.site.function}: {show(event.old)} -> {show(event.new)}{conditional}{earlier}"]
+    lines = [f"  set at {where(event.site)}: {show(event.old)} -> {show(event.new)}{conditional}{earlier}"]
     for condition in decisions:
         lines.append(f"      {'because' if condition is decisions[0] else 'and'} `{_one_line(condition.expr, 90)}` is {_truth(condition.held)}" + words.of_terms(condition.terms))
     if fired.value_expr is not None:

@@ -91,7 +91,8 @@ class Fired:
     value_decisions: list[Condition] = field(default_factory=list)  # the conditions that assignment ran under
 
     def to_json(self) -> dict:
-        return {"site": self.event.site.short(), "function": self.event.site.function, "old": encode_value(self.event.old),
+        site = self.event.site
+        return {"site": site.short() if site else None, "function": site.function if site else None, "old": encode_value(self.event.old),
                 "new": encode_value(self.event.new), "certain": self.event.certain,
                 "decisions": [c.to_json() for c in self.decisions], "value_expr": self.value_expr,
                 "terms": [t.to_json() for t in self.terms], "value_line": self.value_line,
@@ -195,7 +196,7 @@ class _Reader:
         sites = write_sites(self.extraction, name)
         events = [e for e in self.trace.events if e.kind == WRITE and e.field == name]
         fired_at = {(e.site.file, e.site.line) for e in events if e.site is not None}
-        fired = [self.fired(event) for event in events]
+        fired = [self.fired(event) for event in events]  # in order; the last one made the final value
         skipped: dict[tuple, Skipped] = {}
         not_reached: list[Site] = []
         for site in sites:
@@ -216,6 +217,8 @@ class _Reader:
 
     # -- a write that fired ------------------------------------------------------------------
     def fired(self, event: Event) -> Fired:
+        if event.site is None:  # nothing to read it against
+            return Fired(event, None, [])
         site = self.site_of(event)
         at = self.index.get(id(event), len(self.trace.events))
         function = f"{event.site.file}::{event.site.function}"
@@ -379,6 +382,8 @@ class _Reader:
         if writes:
             last = writes[-1]
             who = f"you gave {given[name]!r} with {self.parsed.given_flags.get(name)}" if name in given else "you did not set it"
+            if last.site is None:
+                return f"set by SGLang, was {_show(last.old)}; {who}", None
             return f"set by SGLang at {last.site.short()} in {last.site.function}, was {_show(last.old)}; {who}", last.site.short()
         if name in given:
             return f"your {self.parsed.given_flags.get(name) or '--' + name.replace('_', '-')}", None
