@@ -702,20 +702,27 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
         return None
     flag = flags[0]
     value = cause.alternative
+    typed = cause.flag if cause.role == "user-flag" and cause.flag else flag.primary
     if flag.action == "store_true":
-        return flag.primary if value is True else None
+        return flag.primary if value is True else (f"without {typed}" if cause.role == "user-flag" else None)
     if flag.action == "store_false":
-        return flag.primary if value is False else None
-    if value is None or isinstance(value, (list, dict)):
+        return flag.primary if value is False else (f"without {typed}" if cause.role == "user-flag" else None)
+    if value is None:
+        return f"without {typed}" if cause.role == "user-flag" else None
+    if isinstance(value, (list, dict)):
         return None
     return f"{flag.primary} {shlex.quote(str(value))}"
 
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool]:
-    """The first cause whose alternative, as a flag (plus the env the message asks for), resolves."""
+    """The first cause whose alternative, as a flag (plus the env the message asks for), resolves.
+    A flag you gave is changed or dropped only where SGLang's message names it (SGLang asks for
+    that); otherwise changing it is a trade-off, for ``sgtrace fix`` to weigh."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
     for cause in causes:
         if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env"):
+            continue
+        if cause.role == "user-flag" and not cause.mentioned:
             continue
         text = change_text(explanation, cause)
         if text is None:
@@ -743,7 +750,12 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     where = (error.site.file, error.site.line)
     hints = [Change("env", name, value) for name, value in ENV_HINT.findall(error.message or "") if explanation.env.get(name) != value]
     candidates = candidates_of(explanation, error.guards, len(trace.events), set())
-    causes = find_causes(explanation, candidates, lambda t: not raises_at(t, where), runner,
+    def avoided(t: Trace) -> bool:
+        # this raise does not happen; another check may still fail further on (the cause of this
+        # error is not yet a fix: find_fix asks that the launch resolve)
+        return not raises_at(t, where)
+
+    causes = find_causes(explanation, candidates, avoided, runner,
                          message=error.message or "", stop_after=f"{error.site.file}::{error.site.function}", hints=hints)
     causes += ordering_causes(explanation, error, runner, exclude=set())
     causes = rank(causes)

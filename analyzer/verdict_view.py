@@ -36,7 +36,7 @@ def cause_headline(cause: Cause) -> str:
     if cause.role == "ordering":
         return f"{cause.field} is set to {short(cause.alternative)} by SGLang only later, at {where}, after this check"
     if cause.role == "user-flag":
-        return f"your {cause.flag or cause.field} {short(cause.value)}"
+        return _your_flag(cause)
     if cause.role == "default":
         return f"{cause.field} = {short(cause.value)}, the default (you did not set it)"
     if cause.role == "env":
@@ -53,9 +53,14 @@ def cause_effect(cause: Cause) -> str:
     return f"so `{cause.condition}` is {'true' if cause.held else 'false'}; with {short(cause.alternative)} it does not raise"
 
 
+def _your_flag(cause: Cause) -> str:
+    flag = cause.flag or "--" + cause.field.replace("_", "-")
+    return f"your {flag}" if cause.value is True else f"your {flag} {short(cause.value)}"
+
+
 def short_input(cause: Cause) -> str:
     if cause.role == "user-flag":
-        return f"your {cause.flag or cause.field} {short(cause.value)}"
+        return _your_flag(cause)
     if cause.role == "default":
         return f"{cause.field} = {short(cause.value)} (default)"
     if cause.role == "env":
