@@ -43,6 +43,7 @@ from typing import Any, Iterable
 
 from .compare import Comparison, compare
 from .errors import SgtraceError
+from .safe_read import read_utf8
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = REPO_ROOT / "tests" / "scenarios"
@@ -128,7 +129,7 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
 def load_file(path: Path) -> list[Scenario]:
     """The scenarios of one TOML file (``[[scenario]]`` tables)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8(path, "scenario file"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SgtraceError(f"{path}: cannot read scenarios: {exc}", hint="a TOML file of [[scenario]] tables") from None
     tables = data.get("scenario", [])

@@ -36,6 +36,7 @@ from typing import Any
 from . import report_words as words
 from .controls import printable
 from .errors import SgtraceError
+from .safe_read import read_utf8
 from .explain import ExplainRequest
 from .explain_view import show
 from .trace import Trace, is_unknown, same_value
@@ -176,9 +177,7 @@ def load_expectation(path: str | Path) -> Expectation:
     """Read and validate one expectation file; a mistake in it is an ``SgtraceError`` (exit code 2)."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _bad(path, f"cannot read it: {exc.strerror or exc}", "check the path") from None
+        data = tomllib.loads(read_utf8(path, "expectation file"))
     except tomllib.TOMLDecodeError as exc:
         raise _bad(path, f"not valid TOML: {exc}", "see examples/sgtrace_p2.toml") from None
     unknown = sorted(set(data) - TOP_KEYS)

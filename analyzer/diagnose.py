@@ -15,9 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from . import sources
@@ -25,6 +23,7 @@ from .controls import strip_escapes
 from .errors import SgtraceError
 from .explain import Explanation, ExplainRequest, guard_inputs
 from .model import RAISE, Extraction, Guard, Site
+from .safe_read import MAX_LOG_BYTES, read_text
 from .trace import GuardValue
 
 JOURNAL_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: |\[[\d\- :,.]+\] |\d{4}-\d\d-\d\d[ T][\d:.,]+\s+)")
@@ -87,14 +86,7 @@ def read_error(text: str | None = None, log: str | None = None) -> ObservedError
     if text is None and log is None:
         raise SgtraceError("no error to diagnose", hint='pass --error "ValueError: ..." or --log FILE (- for stdin)')
     if log is not None:
-        if log == "-":
-            content = sys.stdin.read()
-        else:
-            path = Path(log)
-            try:
-                content = path.read_text(errors="replace")
-            except OSError as exc:
-                raise SgtraceError(f"cannot read the log {log}: {exc.strerror or exc}", hint="pass a journal or console paste, or - for stdin")
+        content = read_text(log, "log", MAX_LOG_BYTES, stdin=True)
         return _last_exception(strip_escapes(content), log)  # a coloured journal line matches by its words
     return _parse_error_text(strip_escapes(text or ""))
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.errors import SgtraceError
+from analyzer.safe_read import read_utf8
 
 _BUILTIN_DIR = "data/models"
 CONFIG_NAME = "config.json"
@@ -149,17 +150,14 @@ def _from_text(text: str, name: str, source: str) -> ModelInfo:
 
 def _from_path(path: Path) -> ModelInfo:
     config_path = path / CONFIG_NAME if path.is_dir() else path
-    if path.is_dir() and not config_path.is_file():
+    if path.is_dir() and not config_path.exists():
         raise SgtraceError(
             f"no {CONFIG_NAME} in model directory {path}",
             hint="SGLang reads the model's config.json from the --model-path directory",
         )
-    if not config_path.is_file():
+    if not config_path.exists():
         raise _missing_path(path)
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SgtraceError(f"cannot read {config_path}: {exc}", hint="a UTF-8 JSON file") from None
+    text = read_utf8(config_path, "model config")  # anything but a regular file is refused there
     name = config_path.parent.name if config_path.name == CONFIG_NAME else config_path.stem
     return _from_text(text, name or config_path.stem, str(config_path))
 

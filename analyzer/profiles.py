@@ -47,6 +47,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 from analyzer.errors import SgtraceError
+from analyzer.safe_read import read_utf8
 from analyzer.trace import Unknown, encode_value
 
 VENDORS = ("nvidia", "amd", "none")
@@ -814,12 +815,9 @@ def _builtin_files() -> dict[str, Any]:
 
 
 def _load_file(path: Path) -> Profile:
-    if not path.is_file():
+    if not path.exists():  # a FIFO or a device is refused by read_utf8, in its own words
         raise SgtraceError(f"profile file not found: {path}", hint="give a built-in profile name or a TOML file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SgtraceError(f"cannot read profile {path}: {exc}", hint="a UTF-8 TOML file") from None
+    text = read_utf8(path, "profile")
     return profile_from_dict(_read_toml(text, str(path)), source=str(path))
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import report_words as words
 from .errors import SgtraceError
+from .safe_read import read_file
 from .explain import Explanation
 from .explain_view import show
 from .trace import Trace
@@ -83,11 +84,15 @@ def compare(explanation: Explanation, replayed: Trace) -> ReplayOutcome:
     return ReplayOutcome(version, where, replayed.profile, probes, differences(comparison))
 
 
+# A replay Trace of the largest release is a few hundred kilobytes.
+MAX_TRACE_BYTES = 64 << 20
+
+
 def load_trace(path: str | Path) -> Trace:
     """A replay Trace saved as JSON: the Trace itself, or an object holding it under ``trace``."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_file(path, "replay trace", MAX_TRACE_BYTES))
+    except ValueError as exc:
         raise SgtraceError(f"cannot read the replay trace {path}: {exc}", hint="give the JSON a replay wrote") from None
     if isinstance(data, dict) and isinstance(data.get("trace"), dict):
         data = data["trace"]

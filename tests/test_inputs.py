@@ -870,7 +870,7 @@ def test_malformed_texts():
 def test_malformed_files(tmp_path):
     missing = tmp_path / "none.sh"
     assert error_of(from_script, missing).message == f"launch script {missing} not found"
-    assert error_of(from_service, tmp_path).message == f"unit file {tmp_path} is a directory"
+    assert error_of(from_service, tmp_path).message == f"unit file {tmp_path} is a directory, not a regular file"
     binary = tmp_path / "junk.service"
     binary.write_bytes(bytes(range(256)) * 4)
     assert error_of(from_service, binary).message == f"unit file {binary} is binary (it contains NUL bytes)"
@@ -879,7 +879,7 @@ def test_malformed_files(tmp_path):
     assert error_of(from_script, latin).message == f"launch script {latin} is not UTF-8 text (bad byte at offset 35)"
     huge = tmp_path / "huge.sh"
     huge.write_text("python -m sglang.launch_server --x " + "a" * 10_000_000 + "\n")
-    assert error_of(from_script, huge).message == f"launch script {huge} is 10.0 MB, too large for one"
+    assert error_of(from_script, huge).message == f"launch script {huge} is larger than 4 MiB, too large for one"
     long_line = tmp_path / "long.service"
     long_line.write_text("[Service]\nExecStart=/usr/bin/python3 -m sglang.launch_server " + "a" * (2 << 20) + "\n")
     assert error_of(from_service, long_line).message == f"unit file {long_line}: line 2 is 2097203 characters long"

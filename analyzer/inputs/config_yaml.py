@@ -249,7 +249,7 @@ def _load(path: str, local: Path) -> tuple[Any, dict[str, int]]:
     if suffix not in (".yaml", ".yml"):
         message = f"Config file must be YAML format, got: {Path(path).suffix}"
         raise ConfigMergeError(f"SGLang refuses --config {path}: {message}", message, hint="use a .yaml or .yml file")
-    if not local.is_file():
+    if not local.exists():  # anything else there (a FIFO, a device) is refused by read_text_file
         raise SgtraceError(
             f"config file {local} not found",
             hint="sgtrace opens the path after --config as SGLang would: copy the file to that path here, "

@@ -37,6 +37,7 @@ from analyzer.inputs.systemd_syntax import (
     split_words,
 )
 from analyzer.inputs.textio import read_text_file
+from analyzer.safe_read import read_file
 
 PathResolver = Callable[[str], str | Path]
 
@@ -504,9 +505,8 @@ def _launch_from_script(
 def _is_shell_script(path: Path) -> bool:
     """A shell shebang, or no shebang and a ``.sh`` name (binaries and other interpreters are not read)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(512)
-    except OSError:
+        head = read_file(path, "script", 512, head=True)
+    except SgtraceError:
         return False
     if b"\0" in head:
         return False

@@ -10,53 +10,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.errors import SgtraceError
+from analyzer.safe_read import MAX_INPUT_BYTES, decode_utf8, read_file, shown
 
 # systemd refuses unit lines longer than this (LONG_LINE_MAX, 1 MiB); we use the
 # same bound for scripts and command texts.
 MAX_LINE_CHARS = 1 << 20
 # Launch scripts, units and config files are kilobytes; anything past this is not one.
-MAX_FILE_BYTES = 4 << 20
+MAX_FILE_BYTES = MAX_INPUT_BYTES
 
 
-def read_text_file(path: str | Path, kind: str) -> str:
-    """The text of ``path`` (a ``kind`` such as "unit file"), checked by ``check_text``."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise SgtraceError(f"{kind} {p} not found", hint="check the path") from None
-    except OSError as exc:
-        raise SgtraceError(
-            f"cannot read {kind} {p}: {exc.strerror}", hint="check the path and its permissions"
-        ) from None
-    if p.is_dir():
-        raise SgtraceError(f"{kind} {p} is a directory", hint=f"pass the {kind} itself")
-    if size > MAX_FILE_BYTES:
-        raise SgtraceError(
-            f"{kind} {p} is {size / 1e6:.1f} MB, too large for one",
-            hint=f"pass the {kind} itself (the limit is {MAX_FILE_BYTES >> 20} MiB)",
-        )
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise SgtraceError(
-            f"cannot read {kind} {p}: {exc.strerror}", hint="check the path and its permissions"
-        ) from None
-    return decode_text(data, f"{kind} {p}")
+def read_text_file(path: str | Path, kind: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of ``path`` (a ``kind`` such as "unit file"), read by ``safe_read.read_file``
+    (a regular file only, at most ``limit`` bytes) and checked by ``check_text``."""
+    return decode_text(read_file(path, kind, limit), f"{kind} {shown(path)}")
 
 
 def decode_text(data: bytes, what: str) -> str:
-    """``data`` as UTF-8 text, refusing binary content."""
-    if b"\x00" in data:
-        raise SgtraceError(f"{what} is binary (it contains NUL bytes)", hint="pass a text file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SgtraceError(
-            f"{what} is not UTF-8 text (bad byte at offset {exc.start})", hint="pass a text file"
-        ) from None
+    """``data`` as UTF-8 text, refusing binary content, NUL characters and overlong lines."""
+    text = decode_utf8(data, what)
     check_text(text, what)
-    return text.removeprefix("\ufeff")
+    return text
 
 
 def check_text(text: str, what: str) -> None:

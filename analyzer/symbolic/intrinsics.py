@@ -344,10 +344,13 @@ def _local_config(path: str) -> dict | None:
     """The config.json under a local model directory, or None."""
     from pathlib import Path
 
+    from ..errors import SgtraceError
+    from ..safe_read import read_file
+
     candidate = Path(path).expanduser() / "config.json"
     try:
-        data = json.loads(candidate.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_file(candidate, "model config"))
+    except (SgtraceError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
