@@ -48,7 +48,9 @@ from typing import Any
 
 from .controls import printable
 from .errors import SgtraceError
+from .extract.parse import parse_python
 from .model import NOT_LITERAL, Extraction, Flag
+from .safe_read import MAX_SOURCE_BYTES, read_text
 
 PROG = "sglang serve"
 SUPPRESS = argparse.SUPPRESS
@@ -575,8 +577,8 @@ def _error_messages(root: Path, flags: list[Flag]) -> dict[tuple[str, int], Any]
     sites = {_site(f) for f in flags if f.action == "custom:DeprecatedAction" and f.location}
     for file in sorted({s[0] for s in sites}):
         try:
-            tree = ast.parse(_read(root / file))
-        except SyntaxError:
+            tree = parse_python(_read(root / file), file)
+        except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or (file, node.lineno) not in sites:
@@ -595,9 +597,10 @@ def _literal(node: ast.AST) -> Any:
 
 
 def _read(path: Path) -> str:
+    """A file of the source tree as text ('' when it cannot be read: the parser reports it)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
+        return read_text(path, "source file", MAX_SOURCE_BYTES)
+    except SgtraceError:
         return ""
 
 

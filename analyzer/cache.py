@@ -1,7 +1,9 @@
 """A small JSON cache under the user cache dir, keyed by content hash.
 
 Entries: extractions (``extract/``) and the content hash of each source tree,
-remembered under its file stamps (``stamps/``). Writes are atomic (a temp file
+remembered under its file stamps (``stamps/``). An extraction records the content
+hash and the SGLang version of the tree it came from; one whose record does not
+match the tree it is looked up for is discarded and rebuilt (``entry_matches``). Writes are atomic (a temp file
 in the same folder, then ``os.replace``), so two processes building the same
 entry at once never leave a half-written file, and a damaged entry reads as a
 miss.
@@ -78,6 +80,20 @@ def content_hash(tree: SourceTree) -> str:
     value = tree.content_hash()
     _write_atomic(path, value.encode("ascii"))
     return value
+
+
+def forget_content_hash(tree: SourceTree) -> None:
+    """Drop the content hash remembered under ``tree``'s stamp (it led to a wrong entry)."""
+    try:
+        (cache_root() / "stamps" / tree_stamp(tree.root)).unlink()
+    except OSError:
+        pass
+
+
+def entry_matches(data, version: str, content_hash: str) -> bool:
+    """Whether an extraction entry says it came from a tree of this content hash and SGLang
+    version: each entry records both, and one that names another is rebuilt, not trusted."""
+    return isinstance(data, dict) and data.get("content_hash") == content_hash and data.get("version") == version
 
 
 def prune(suffix: str, keep: str) -> int:

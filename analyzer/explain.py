@@ -163,7 +163,7 @@ def explain(request: ExplainRequest) -> Explanation:
 def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = None, observed: list | None = None) -> Explanation:
     """``explain``, optionally on a given launch (a changed argv) and watching the conditions of some functions."""
     from . import argv as argv_module
-    from .extract import extract
+    from .extract import extract, problem_notes
     from .symbolic import evaluate
 
     tree = sources.resolve(request.sglang)
@@ -190,6 +190,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
         observed=observed,
     )
     trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
+    trace.notes += [n for n in problem_notes(extraction) if not any(n.split(":", 1)[0] in seen for seen in trace.notes)]
     explanation = Explanation(
         request=request,
         tree=tree,

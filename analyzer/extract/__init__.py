@@ -59,6 +59,14 @@ def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None)
     key = cache_key(content_hash)
     if use_cache:
         data = cache.load(key)
+        if data is not None and not cache.entry_matches(data, tree.version, content_hash):
+            # A valid-looking entry of another tree or release (edited, or reached through a
+            # stamp that lies): never trusted. The tree is hashed from its files again.
+            cache.discard(key)
+            cache.forget_content_hash(tree)
+            content_hash = tree.content_hash()
+            key = cache_key(content_hash)
+            data = None
         if data is not None:
             try:
                 extraction = Extraction.from_dict(data)
@@ -75,6 +83,15 @@ def extract(tree: SourceTree, use_cache: bool = True, stats: dict | None = None)
     if stats is not None:
         stats.update(cache="miss", seconds=time.perf_counter() - started)
     return extraction
+
+
+def problem_notes(extraction: Extraction, limit: int = 5) -> list[str]:
+    """The files of the tree that extraction could not read or parse (it skipped them), as notes."""
+    notes = [f"{p.file}: {p.message} (skipped)" if not p.message.startswith("line ") else f"{p.file}: {p.message}"
+             for p in extraction.problems[:limit]]
+    if len(extraction.problems) > limit:
+        notes.append(f"{len(extraction.problems) - limit} more file problem(s) in the tree")
+    return notes
 
 
 def extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:

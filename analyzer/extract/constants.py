@@ -250,7 +250,7 @@ class ModuleView:
         if span not in self._segments:
             first, last = span
             text = b"".join(self._source.splitlines(keepends=True)[first - 1 : last])
-            segment, _ = parse_source(text, self.rel, line_offset=first - 1)
+            segment, _ = parse_source(text, self.rel, line_offset=first - 1, checked=True)
             if segment is None:
                 raise KeyError(span)
             self._segments[span] = segment

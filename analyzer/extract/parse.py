@@ -21,7 +21,9 @@ import importlib
 import importlib.util
 import sys
 
+from ..errors import SgtraceError
 from ..model import Location, ParseProblem
+from ..safe_read import MAX_SOURCE_BYTES, read_file
 
 
 @contextlib.contextmanager
@@ -38,12 +40,70 @@ def fewer_collections():
         gc.set_threshold(*before)
 
 
+# How deeply the code of one file may nest (syntax tree levels). SGLang's deepest file
+# (0.5.23) nests 39 levels. libcst's native parser overflows the C stack, killing the
+# process, on code Python's own parser still accepts (3,000 nested parentheses, 10,000
+# unary minus signs), and every pass here walks the tree recursively: a file nested
+# deeper than this is reported and skipped, never handed to libcst.
+MAX_NESTING = 100
+
+
+class SourceProblem(ValueError):
+    """A file of a source tree that cannot be read or parsed safely (reported, then skipped)."""
+
+
+def problem_text(exc: BaseException) -> str:
+    """What a ``ParseProblem`` says about a file that ``read_source``/``parse_python`` refused."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if isinstance(exc, SourceProblem) else f"cannot parse: {text}"
+
+
+def read_source(path: str | os.PathLike, rel: str) -> bytes:
+    """The bytes of one file of a source tree, through ``safe_read`` (a regular file, bounded)."""
+    try:
+        return read_file(path, "source file", MAX_SOURCE_BYTES)
+    except SgtraceError as exc:
+        raise SourceProblem(exc.message) from None
+
+
 def parse_python(source, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse`` without the compiler's warnings (invalid escapes in SGLang's strings are
-    SyntaxWarnings from Python 3.12 on): they are about SGLang's code, not the user's input."""
+    SyntaxWarnings from Python 3.12 on): they are about SGLang's code, not the user's input.
+
+    Code nested deeper than ``MAX_NESTING`` is a ``SourceProblem``, as is code that
+    exhausts Python's own parser."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(source, filename=filename)
+        try:
+            tree = ast.parse(source, filename=filename)
+        except (RecursionError, MemoryError):
+            raise SourceProblem("its code is nested too deeply for Python's own parser") from None
+    depth = nesting_depth(tree, MAX_NESTING)
+    if depth > MAX_NESTING:
+        raise SourceProblem(f"its code nests more than {MAX_NESTING} levels deep, past what sgtrace parses safely")
+    return tree
+
+
+def nesting_depth(tree: ast.AST, stop: int) -> int:
+    """The depth of ``tree``, level by level without recursion; counting stops past ``stop``."""
+    node_type = ast.AST
+    level = [tree]
+    depth = 0
+    while level and depth <= stop:
+        depth += 1
+        below: list = []
+        add = below.append
+        for node in level:
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, node_type):
+                            add(item)
+                elif isinstance(value, node_type):
+                    add(value)
+        level = below
+    return depth
 
 
 def _lazy_import(name: str):
@@ -168,9 +228,11 @@ def _module_to_rel(root: str, dotted: str) -> str | None:
     if not dotted or any(not part or part in (".", "..") for part in dotted.split(".")):
         return None
     rel = dotted.replace(".", "/")
-    if os.path.isfile(os.path.join(root, rel + ".py")):
+    # ``lexists``, not ``isfile``: a module that is there but cannot be read (a symlink loop,
+    # a FIFO) is the tree's, and reading it says what is wrong; it is not "outside SGLang".
+    if os.path.lexists(os.path.join(root, rel + ".py")):
         return rel + ".py"
-    if os.path.isfile(os.path.join(root, rel, "__init__.py")):
+    if os.path.lexists(os.path.join(root, rel, "__init__.py")):
         return rel + "/__init__.py"
     return None
 
@@ -244,22 +306,32 @@ def byte_spans(module: cst.Module):
 
 
 def parse_file(root: Path, rel: str) -> tuple[ModuleIndex | None, ParseProblem | None]:
-    path = root / rel
     try:
-        source = path.read_bytes()
-    except OSError as exc:
-        return None, ParseProblem(rel, f"cannot read: {exc}")
+        source = read_source(root / rel, rel)
+    except SourceProblem as exc:
+        return None, ParseProblem(rel, problem_text(exc))
     return parse_source(source, rel)
 
 
-def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int = 0) -> tuple[ModuleIndex | None, ParseProblem | None]:
+def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int = 0,
+                 checked: bool = False) -> tuple[ModuleIndex | None, ParseProblem | None]:
+    """``source`` parsed by libcst and indexed. ``checked``: ``source`` is (part of) a file
+    ``parse_python`` accepted; otherwise it is checked here first, since libcst's native
+    parser can crash the process on code nested too deeply."""
+    if not checked:
+        try:
+            parse_python(source, rel)
+        except SyntaxError:
+            pass  # libcst says what is wrong with it, below
+        except ValueError as exc:
+            return None, ParseProblem(rel, problem_text(exc))
     try:
         module = cst.parse_module(source)
-    except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # Byte spans cost half of what line/column positions cost; lines come from a table.
+        spans = byte_spans(module)
+    except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return None, ParseProblem(rel, f"libcst cannot parse it: {first}")
-    # Byte spans cost half of what line/column positions cost; lines come from a table.
-    spans = byte_spans(module)
     line_starts = [0]
     encoded = module.bytes
     position = encoded.find(b"\n")
@@ -366,12 +438,12 @@ class SourceIndex:
             return self._light[rel]
         result = None
         try:
-            source = (self.root / rel).read_bytes()
+            source = read_source(self.root / rel, rel)
             tree = parse_python(source, rel)
-        except (OSError, SyntaxError, ValueError, RecursionError) as exc:
+        except (SyntaxError, ValueError, RecursionError) as exc:
             if rel not in self._failed:
                 self._failed.add(rel)
-                self.problems.append(ParseProblem(rel, f"cannot parse: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"))
+                self.problems.append(ParseProblem(rel, problem_text(exc)))
         else:
             dotted = dotted_name(rel)
             functions, classes = _light_functions(tree)
@@ -397,7 +469,7 @@ class SourceIndex:
             first, last, col = light.functions[qualname]
             lines = light.source.splitlines(keepends=True)[first - 1 : last]
             text = b"".join(line[col:] if line[:col].strip() == b"" else line for line in lines)
-            index, problem = parse_source(text, rel, line_offset=first - 1, col_offset=col)
+            index, problem = parse_source(text, rel, line_offset=first - 1, col_offset=col, checked=True)
             if problem is not None:
                 self.problems.append(problem)
             elif index is not None:
@@ -413,7 +485,10 @@ class SourceIndex:
             return self.modules[rel]
         if rel in self._failed:
             return None
-        index, problem = parse_file(self.root, rel)
+        light = self.light(rel)  # read and checked once: libcst never sees what Python's parser refused
+        if light is None:
+            return None
+        index, problem = parse_source(light.source, rel, checked=True)
         if problem:
             self._failed.add(rel)
             self.problems.append(problem)

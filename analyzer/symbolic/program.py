@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..extract.parse import dotted_name, fewer_collections, module_to_rel, parse_python, resolve_relative
+from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, parse_python, read_source, resolve_relative
 
 
 @dataclass
@@ -133,8 +133,10 @@ class Program:
         self._stamps[rel] = _stamp(path)
         try:
             with fewer_collections():
-                tree = parse_python(path.read_bytes(), rel)
-        except (OSError, SyntaxError, ValueError, RecursionError) as exc:
+                tree = parse_python(read_source(path, rel), rel)
+        except SourceProblem as exc:
+            self._problems[rel] = f"{rel}: {exc}"
+        except (SyntaxError, ValueError, RecursionError) as exc:
             self._problems[rel] = f"{rel}: {type(exc).__name__}: {exc}"
         else:
             module = Module(rel=rel, dotted=dotted_name(rel), tree=tree, is_package=rel.endswith("__init__.py"))
@@ -224,8 +226,8 @@ _TRIPLE_QUOTE = re.compile(rb'"""|\'\'\'')
 def _outline(path: Path) -> dict[str, str]:
     """The names a file surely defines with a top-level ``def`` or ``class`` (see ``top_level_kind``)."""
     try:
-        text = path.read_bytes()
-    except OSError:
+        text = read_source(path, str(path))
+    except SourceProblem:
         return {}
     quotes = [match.start() for match in _TRIPLE_QUOTE.finditer(text)]
     found: dict[str, str] = {}
