@@ -14,11 +14,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +26,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SourceError
+from .errors import SgtraceError, SourceError
+from .safe_read import MAX_INPUT_BYTES, MAX_SOURCE_BYTES, check_path, read_file, read_text
 
 # The first release with the resolution logic sgtrace models (README: "any release from 0.5.7 on").
 OLDEST_SUPPORTED = (0, 5, 7)
@@ -71,10 +72,12 @@ def tree_hash(root: Path) -> str:
     """A hash of the files that extraction reads (names, sizes and mtimes are not enough across copies)."""
     digest = hashlib.sha256()
     for rel, path in _hashed_files(root):
-        digest.update(rel.encode())
+        digest.update(rel.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
-        with open(path, "rb") as fh:
-            digest.update(fh.read())
+        try:
+            digest.update(read_file(path, "source file", MAX_SOURCE_BYTES))
+        except SgtraceError as exc:  # a FIFO, a symlink loop...: hashed as what it is; the parser reports it
+            digest.update(b"\0unreadable\0" + exc.message.encode("utf-8", "surrogateescape"))
     if not (Path(root) / "sglang" / "srt").exists():
         digest.update(b"no-srt")
     return digest.hexdigest()[:24]
@@ -89,7 +92,7 @@ def tree_stamp(root: Path) -> str:
             info = os.stat(path)
         except OSError:
             continue
-        digest.update(f"{rel}\0{info.st_mtime_ns}\0{info.st_size}\n".encode())
+        digest.update(f"{rel}\0{info.st_mtime_ns}\0{info.st_size}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:32]
 
 
@@ -123,23 +126,26 @@ def read_version(root: Path) -> str:
     ``sglang-X.dist-info`` beside the package, else ``__version__`` in
     ``sglang/version.py``.
     """
-    generated = root / "sglang" / "_version.py"
-    if generated.exists():
-        match = re.search(r"""__version__\s*(?::\s*str\s*)?=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""", generated.read_text())
-        if match:
-            return match.group(1)
+    generated = _tree_text(root / "sglang" / "_version.py")
+    match = re.search(r"""__version__\s*(?::\s*str\s*)?=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""", generated)
+    if match:
+        return match.group(1)
     for info in sorted(root.glob("sglang-*.dist-info")):
-        meta = info / "METADATA"
-        if meta.exists():
-            for line in meta.read_text(errors="replace").splitlines():
-                if line.startswith("Version:"):
-                    return line.split(":", 1)[1].strip()
-    version_py = root / "sglang" / "version.py"
-    if version_py.exists():
-        match = re.search(r"""__version__\s*=\s*['"]([^'"]+)['"]""", version_py.read_text())
-        if match:
-            return match.group(1)
+        for line in _tree_text(info / "METADATA").splitlines():
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip()
+    match = re.search(r"""__version__\s*=\s*['"]([^'"]+)['"]""", _tree_text(root / "sglang" / "version.py"))
+    if match:
+        return match.group(1)
     return "unknown"
+
+
+def _tree_text(path: Path) -> str:
+    """A small file of a tree as text ('' when it is missing or not a readable regular file)."""
+    try:
+        return read_text(path, "version file", MAX_INPUT_BYTES)
+    except SgtraceError:
+        return ""
 
 
 def resolve(spec: str | None) -> SourceTree:
@@ -175,6 +181,7 @@ def installed_tree() -> SourceTree:
 
 
 def path_tree(path: Path) -> SourceTree:
+    check_path(path, "SGLang source tree")
     path = path.expanduser()
     if not path.exists():
         raise SourceError(
@@ -199,39 +206,75 @@ def fetched_dir(version: str) -> Path:
 
 def fetched_tree(version: str, fetch: bool = True) -> SourceTree:
     target = fetched_dir(version)
-    if not (target / "sglang" / "srt" / "server_args.py").exists() or not (target / ".complete").exists():
+    if not is_finished(target):
         if not fetch:
             raise SourceError(f"SGLang {version} is not in the cache", hint=f"run: sgtrace sources fetch {version}")
         fetch_version(version)
     return SourceTree(root=target, version=read_version(target), origin="fetched", description=f"PyPI wheel sglang=={version}, cached at {target}")
 
 
+def is_finished(target: Path) -> bool:
+    """A fetched tree that was renamed into place whole (it has its ``.complete`` marker)."""
+    return (target / ".complete").is_file() and (target / "sglang" / "srt" / "server_args.py").is_file()
+
+
 def fetch_version(version: str) -> Path:
-    """Download the wheel with pip and unpack its Python sources into the cache, atomically."""
+    """Download the wheel with pip and unpack its Python sources into the cache.
+
+    One process at a time per version (an ``fcntl`` lock on ``sources/.VERSION.lock``):
+    the wheel is unpacked into a folder beside the target and renamed into place, so a
+    reader sees either no tree or a whole one. A process that waited for the lock uses
+    the tree the other one finished; a finished tree is never removed.
+    """
     target = fetched_dir(version)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging_parent = tempfile.TemporaryDirectory(prefix=f"sgtrace-fetch-{version}-", dir=target.parent)
+        lock = _version_lock(target.parent / f".{version}.lock")
     except OSError as exc:
-        raise SourceError(
-            f"cannot write SGLang {version} into the cache at {target.parent}: {exc.strerror or exc}",
-            hint="set SGTRACE_CACHE to a writable directory, or pass --sglang PATH",
-        ) from None
-    with staging_parent as tmp:
-        tmp_path = Path(tmp)
-        wheel = _download_wheel(version, tmp_path / "dl")
-        staging = tmp_path / "tree"
-        _unpack_sources(wheel, staging)
-        (staging / ".complete").write_text(wheel.name + "\n")
-        if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
+        raise _unwritable(version, target, exc) from None
+    with lock:
+        if is_finished(target):
+            return target
         try:
+            staging_parent = tempfile.TemporaryDirectory(prefix=f".sgtrace-fetch-{version}-", dir=target.parent)
+        except OSError as exc:
+            raise _unwritable(version, target, exc) from None
+        with staging_parent as tmp:
+            tmp_path = Path(tmp)
+            wheel = _download_wheel(version, tmp_path / "dl")
+            staging = tmp_path / "tree"
+            _unpack_sources(wheel, staging)
+            (staging / ".complete").write_text(wheel.name + "\n")
+            if target.exists() or target.is_symlink():
+                # An unfinished tree from before this lock existed (or a damaged one): moved
+                # aside whole first, so the target is never a half-removed folder.
+                os.replace(target, tmp_path / "old")
             os.replace(staging, target)
-        except OSError:
-            # Another process finished the same fetch first; its tree is as good as ours.
-            if not (target / ".complete").exists():
-                raise
     return target
+
+
+def _unwritable(version: str, target: Path, exc: OSError) -> SourceError:
+    return SourceError(
+        f"cannot write SGLang {version} into the cache at {target.parent}: {exc.strerror or exc}",
+        hint="set SGTRACE_CACHE to a writable directory, or pass --sglang PATH",
+    )
+
+
+class _version_lock:
+    """An exclusive ``fcntl`` lock on ``path`` (created if needed), held for a ``with`` block."""
+
+    def __init__(self, path: Path):
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+
+    def __enter__(self):
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc_info):
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self.fd)
 
 
 def _download_wheel(version: str, dest: Path) -> Path:
