@@ -42,10 +42,15 @@ def sglang_option(func):
 
 
 def load_extraction(spec: str) -> Extraction:
-    from .extract import extract
+    """The extraction of ``--sglang``; the files of the tree it had to skip are noted on stderr."""
+    from .extract import extract, problem_notes
+    from .output import say
 
     tree = sources.resolve(spec)
-    return extract(tree)
+    extraction = extract(tree)
+    for note in problem_notes(extraction):
+        say(printable(f"note: {note}"))
+    return extraction
 
 
 def check_field(extraction: Extraction, name: str) -> None:
@@ -818,32 +823,55 @@ def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; every failure becomes one line on stderr and a documented exit code."""
+    """Run the CLI; every failure becomes one line on stderr and a documented exit code.
+    Standard output is guarded for the run (``analyzer.output``): a full disk or a closed
+    stdout is exit 2 with one line, a reader that went away (``| head``) a quiet 141."""
+    from .output import guard_stdout
+
+    with guard_stdout() as stdout:
+        return stdout.finish(_main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
+    from .output import OutputError, PipeClosed, say
+    from .safe_read import is_path_error, path_error_line
+
     try:
         code = cli.main(args=argv, prog_name="sgtrace", standalone_mode=False)
         return code if isinstance(code, int) else 0
+    except (OutputError, PipeClosed):
+        return EXIT_BAD_INPUT  # ``finish`` says it (once) and gives the exit code
     except SgtraceError as exc:
-        echo(exc.one_line(), err=True)
+        say(exc.one_line())
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
-        echo("error: aborted", err=True)
+        say("error: aborted")
         return EXIT_BAD_INPUT
     except click.ClickException as exc:
         message = exc.format_message().replace("\n", " ")
-        echo(f"error: {message} (hint: sgtrace --help lists the commands and options)", err=True)
+        say(printable(f"error: {message} (hint: sgtrace --help lists the commands and options)"))
         return exc.exit_code if exc.exit_code else EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        echo("error: interrupted", err=True)
+        say("error: interrupted")
         return 130
-    except BrokenPipeError:
-        return 0
+    except OSError as exc:
+        if not is_path_error(exc):  # a path too long or a symlink loop, wherever it was looked up
+            return _internal_error(exc)
+        say(path_error_line(exc).one_line())
+        return EXIT_BAD_INPUT
     except Exception as exc:  # never a traceback for the user
-        if os.environ.get("SGTRACE_DEBUG"):
-            raise
-        echo(f"error: internal error in sgtrace: {type(exc).__name__}: {exc} (hint: set SGTRACE_DEBUG=1 for the traceback and report it)".replace("\n", " "), err=True)
-        return EXIT_INTERNAL
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    from .output import say
+
+    if os.environ.get("SGTRACE_DEBUG"):
+        raise exc
+    say(printable(f"error: internal error in sgtrace: {type(exc).__name__}: {exc} (hint: set SGTRACE_DEBUG=1 for the traceback and report it)".replace("\n", " ")))
+    return EXIT_INTERNAL
 
 
 def run() -> None:
@@ -863,7 +891,7 @@ def run() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can reach the reader
+        except (OSError, ValueError, AttributeError):  # a closed pipe, or no stream at all (fd closed)
             pass
     os._exit(code)
 
