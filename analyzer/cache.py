@@ -16,8 +16,11 @@ import json
 import os
 import re
 import tempfile
+import zlib
 from pathlib import Path
 
+from .errors import SgtraceError
+from .safe_read import read_file
 from .sources import SourceTree, cache_root, tree_stamp
 
 
@@ -25,16 +28,35 @@ def _path(key: str) -> Path:
     return cache_root() / "extract" / f"{key}.json.gz"
 
 
+# An extraction of the largest release is about 6 MB of JSON (0.4 MB compressed).
+MAX_ENTRY_BYTES = 64 << 20
+MAX_ENTRY_JSON_BYTES = 512 << 20
+
+
 def load(key: str):
     path = _path(key)
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
+        raw = read_file(path, "cache entry", MAX_ENTRY_BYTES)  # a regular file, bounded, like any input
+    except SgtraceError:
+        if os.path.lexists(path):
+            discard(key)  # there but not a readable entry (a directory, a FIFO): a miss
         return None
-    except (OSError, EOFError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+    try:
+        return json.loads(_gunzip(raw, MAX_ENTRY_JSON_BYTES))
+    except (OSError, EOFError, ValueError, zlib.error, UnicodeDecodeError, RecursionError, MemoryError):
         discard(key)  # damaged (or absurdly nested): a miss, rebuilt and rewritten
         return None
+
+
+def _gunzip(raw: bytes, limit: int) -> bytes:
+    """One gzip member, at most ``limit`` bytes once decompressed (a bomb is a damaged entry)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    data = inflater.decompress(raw, limit + 1)
+    if len(data) > limit or inflater.unconsumed_tail:
+        raise ValueError("cache entry larger than the limit once decompressed")
+    if not inflater.eof:
+        raise EOFError("truncated cache entry")
+    return data
 
 
 def store(key: str, data) -> None:
@@ -72,8 +94,8 @@ def content_hash(tree: SourceTree) -> str:
     Python's own bytecode cache)."""
     path = cache_root() / "stamps" / tree_stamp(tree.root)
     try:
-        remembered = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
+        remembered = read_file(path, "tree hash", 64).decode("ascii").strip()
+    except (SgtraceError, UnicodeDecodeError):
         remembered = ""
     if HASH_PATTERN.fullmatch(remembered):
         return remembered
