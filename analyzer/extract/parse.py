@@ -321,9 +321,7 @@ def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int 
     if not checked:
         try:
             parse_python(source, rel)
-        except SyntaxError:
-            pass  # libcst says what is wrong with it, below
-        except ValueError as exc:
+        except (SyntaxError, ValueError) as exc:  # never to libcst: "too many nested parentheses" is a SyntaxError
             return None, ParseProblem(rel, problem_text(exc))
     try:
         module = cst.parse_module(source)
