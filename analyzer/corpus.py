@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EXIT_BAD_INPUT, SgtraceError
+from .safe_read import read_utf8
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CASE_DIR = REPO_ROOT / "tests" / "cases"
@@ -100,7 +101,7 @@ def _local(folder: Path, value: str) -> str:
 
 def load_case(path: Path) -> Case:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_utf8(path, "case file"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SgtraceError(f"{path}: cannot read the case ({exc})", hint="a case is a TOML file, see analyzer/corpus.py")
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .errors import SgtraceError
 from .inputs.textio import MAX_FILE_BYTES
+from .safe_read import read_file
 
 LOCK_WAIT_S = 60.0  # another writer holds the lock for milliseconds; past this it is not one of ours
 MAX_BACKUPS = 1000
@@ -70,18 +71,10 @@ def snapshot(path: str | os.PathLike) -> Snapshot | None:
     """The bytes of the regular file ``path`` (at most ``MAX_FILE_BYTES``), or None when it is not one
     or cannot be read (the input reader then says why in its own words)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        data = read_file(path, "file", MAX_FILE_BYTES)  # the one read function of every input (safe_read)
+    except SgtraceError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = _read_fd(fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None if data is None else Snapshot(Path(path), data)
+    return Snapshot(Path(path), data)
 
 
 def _read_fd(fd: int) -> bytes | None:
