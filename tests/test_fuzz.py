@@ -12,8 +12,6 @@ a time limit, so an evaluator that does not terminate fails instead of hanging.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import shlex
 import shutil
@@ -28,11 +26,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer import profiles, sources
+from analyzer import sources
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
 from analyzer.explain import ExplainRequest, Explanation, explain
 from analyzer.extract import extract
+from fuzz_inputs import env_name, junk_token, model_json, profile_toml, value_for
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ERA_A = FIXTURES / "sites" / "era_a"
@@ -43,19 +42,6 @@ EXAMPLE_LIMIT_S = 30  # one example; the fixture trees answer in milliseconds
 EXAMPLES = int(os.environ.get("SGTRACE_FUZZ_EXAMPLES", "25"))  # raise it for a deep run; the default keeps the file fast
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 FEW = settings(max_examples=max(8, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-METACHARS = ["; rm -rf /tmp/x", "$(touch /tmp/pwned)", "`touch /tmp/pwned`", "&&", "|", "<script>alert(1)</script>", "'", '"', "\\", "*", "~", "$HOME"]
-PROFILE_KEYS = ["name", "description", "vendor", "runtime", "gpu_name", "compute_capability", "gcn_arch_name",
-                "memory_per_gpu_mib", "smi_memory_mib", "gpu_count", "multiprocessor_count", "driver_version",
-                "cuda_version", "torch_cuda_version", "hip_version", "host_arch", "host_amx_tile",
-                "sgl_kernel_amx_ops", "mnnvl_fabric", "packages", "probes", "notes", "native", "bogus_key"]
-PROBE_NAMES = ["is_cuda", "is_hip", "is_sm100_supported", "is_sm90_supported", "get_device_sm", "get_device_memory_capacity",
-               "get_device_capability", "is_flashinfer_available", "torch.cuda.device_count", "no_such_probe"]
-MODEL_KEYS = ["model_type", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "vocab_size",
-              "layer_types", "text_config", "num_nextn_predict_layers", "quantization_config", "torch_dtype",
-              "full_attention_interval", "hybrid_override_pattern", "mtp_num_hidden_layers", "max_position_embeddings"]
-ARCHITECTURES = ["TinyHybridForCausalLM", "HybridForCausalLM", "LlamaForCausalLM", "Qwen3_5MoeForConditionalGeneration",
-                 "Qwen3NextForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM", "NemotronHForCausalLM"]
 
 
 class EvaluationTimeout(AssertionError):
@@ -108,126 +94,6 @@ def flags_of():
     return get
 
 
-# -- strategies ------------------------------------------------------------------------------
-
-text = st.text(max_size=40)
-junk_token = st.one_of(
-    text,
-    st.sampled_from(["--", "-", "=", "--=", "---x", "-tp", "--model-path=", "--tp=abc", "--config", "-h", "--help",
-                     "--tp-size=-1", "--tp=1e400", "--page-size=0x10", "--strategy=", "\x00", "\n", "--\u00e9"]),
-    st.sampled_from(METACHARS),
-)
-
-
-def value_for(flag) -> st.SearchStrategy[list[str]]:
-    """A random value for ``flag``: valid ones (choices, numbers) and garbage alike."""
-    option = st.sampled_from(flag.option_strings)
-    if flag.action in ("store_true", "store_false", "store_const", "count") or flag.nargs == 0:
-        return st.lists(option, min_size=1, max_size=2)
-    values = [text, st.sampled_from(METACHARS)]
-    if flag.choices:
-        values.append(st.sampled_from([str(c) for c in flag.choices]))
-    kind = (flag.type or "").lower()
-    if kind == "int" or isinstance(flag.default, int):
-        values.append(st.integers(-(2**70), 2**70).map(str))
-    if kind == "float" or isinstance(flag.default, float):
-        values.append(st.floats(allow_nan=True, allow_infinity=True).map(repr))
-    value = st.one_of(*values)
-    if flag.nargs in ("+", "*"):
-        return st.tuples(option, st.lists(value, max_size=3)).map(lambda t: [t[0], *t[1]])
-    return st.tuples(option, value).map(list)
-
-
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
-    if isinstance(value, str):  # a TOML basic string: JSON's escapes, astral characters and DEL as TOML wants them
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_value(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(type(value))
-
-
-scalar = st.one_of(st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(), st.text(max_size=20))
-toml_any = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)), max_leaves=8)
-good_version = st.sampled_from(["12.8", "13.0", "11", "6.4.43482-0f2d60242", "580.95.05", "0.0", "99999.1"])
-version_text = st.one_of(good_version, good_version, good_version, st.sampled_from(["", "N/A", "abc", "1..2"]), st.text(max_size=8))
-PROFILE_TYPED = {
-    "description": st.text(max_size=20),
-    "gpu_name": st.one_of(st.sampled_from(["NVIDIA B200", "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X", ""]), st.text(max_size=12)),
-    "compute_capability": st.lists(st.integers(-1, 200), min_size=2, max_size=2),
-    "gcn_arch_name": st.one_of(st.sampled_from(["gfx942", "gfx950", "gfx1250"]), st.text(max_size=8)),
-    "memory_per_gpu_mib": st.integers(0, 2**40),
-    "smi_memory_mib": st.one_of(st.integers(0, 2**40), st.floats(allow_nan=True)),
-    "gpu_count": st.integers(0, 4096),
-    "multiprocessor_count": st.integers(0, 100_000),
-    "driver_version": version_text,
-    "cuda_version": version_text,
-    "torch_cuda_version": version_text,
-    "hip_version": version_text,
-    "host_arch": st.one_of(st.sampled_from(["x86_64", "aarch64", "ppc64le"]), st.text(max_size=8)),
-    "host_amx_tile": st.booleans(),
-    "sgl_kernel_amx_ops": st.booleans(),
-    "mnnvl_fabric": st.booleans(),
-    "native": st.booleans(),
-    "packages": st.dictionaries(st.sampled_from(["flashinfer", "sgl_kernel", "deep_gemm", "xgrammar", "x"]), st.one_of(st.booleans(), toml_any), max_size=3),
-    "probes": st.dictionaries(st.sampled_from(sorted(profiles.PROBES)), toml_any, max_size=4),
-    "notes": st.lists(st.text(max_size=10), max_size=2),
-}
-profile_valid = st.tuples(
-    st.fixed_dictionaries({"name": st.text(min_size=1, max_size=12), "vendor": st.sampled_from(profiles.VENDORS),
-                           "runtime": st.sampled_from(profiles.RUNTIMES)}),
-    st.fixed_dictionaries({}, optional=PROFILE_TYPED),
-).map(lambda t: {**t[0], **t[1]})
-profile_mutated = st.tuples(profile_valid, st.sampled_from(PROFILE_KEYS), toml_any).map(lambda t: {**t[0], t[1]: t[2]})
-profile_dict = st.one_of(profile_valid, profile_valid, profile_valid, profile_mutated)
-profile_toml = st.one_of(
-    profile_dict.map(lambda d: "\n".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in d.items())),
-    profile_dict.map(lambda d: "\n".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in d.items())),
-    st.text(max_size=200),
-)
-
-json_any = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=20)),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)),
-    max_leaves=12,
-)
-count = st.one_of(st.integers(0, 128), st.integers(-(2**70), 2**70), json_any)
-MODEL_TYPED = {
-    "model_type": st.one_of(st.sampled_from(["qwen3_5_moe", "llama", "deepseek_v3", "gpt_oss", "nemotron_h", "tiny_hybrid"]), json_any),
-    "num_hidden_layers": count,
-    "hidden_size": count,
-    "num_attention_heads": count,
-    "num_key_value_heads": count,
-    "vocab_size": count,
-    "num_nextn_predict_layers": count,
-    "mtp_num_hidden_layers": count,
-    "full_attention_interval": count,
-    "max_position_embeddings": count,
-    "layer_types": st.one_of(st.lists(st.sampled_from(["full_attention", "linear_attention", "mamba", "sliding_attention", "x"]), max_size=8), json_any),
-    "hybrid_override_pattern": st.one_of(st.text(alphabet="M*-E", max_size=12), json_any),
-    "quantization_config": st.one_of(st.fixed_dictionaries({"quant_method": st.one_of(st.sampled_from(["fp8", "awq", "gptq", "modelopt", "mxfp4", "compressed-tensors"]), json_any)}), json_any),
-    "torch_dtype": st.one_of(st.sampled_from(["bfloat16", "float16", "float32"]), json_any),
-}
-architectures = st.lists(st.one_of(st.sampled_from(ARCHITECTURES), st.text(max_size=30)), min_size=1, max_size=3)
-model_valid = st.fixed_dictionaries(
-    {"architectures": architectures},
-    optional={**MODEL_TYPED, "text_config": st.fixed_dictionaries({}, optional=MODEL_TYPED)},
-)
-model_dict = st.one_of(
-    model_valid, model_valid, model_valid,
-    st.tuples(model_valid, st.sampled_from(["architectures", *MODEL_KEYS]), json_any).map(lambda t: {**t[0], t[1]: t[2]}),
-)
-model_json = st.one_of(model_dict.map(lambda d: json.dumps(d, allow_nan=True)), model_dict.map(json.dumps),
-                       json_any.map(json.dumps), st.text(max_size=200))
-
-
 def write(directory: str, name: str, content: str) -> str:
     path = Path(directory) / name
     path.write_text(content, encoding="utf-8", errors="surrogatepass")
@@ -277,8 +143,6 @@ def test_random_command_line(cmd):
 # -- env -------------------------------------------------------------------------------------
 
 
-env_name = st.one_of(st.sampled_from(["SGLANG_ENABLE_SPEC_V2", "SGLANG_MAMBA_TRACK", "CUDA_VISIBLE_DEVICES", "PATH"]),
-                     st.text(min_size=1, max_size=12))
 
 
 @FUZZ
