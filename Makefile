@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: install demo test test-offline bench clean agreement reports corpus
+.PHONY: install demo test test-offline bench fuzz clean agreement reports corpus
 
 # Bytecode is compiled once here, also where PYTHONDONTWRITEBYTECODE is set: 0.05 s off every run.
 install:
@@ -45,3 +45,8 @@ corpus: install
 # Speed and memory against the targets (medians of several runs; about 5 minutes). BENCH_ARGS=--quick for a smoke run (1 minute).
 bench: install
 	$(PYTHON) bench/bench.py $(BENCH_ARGS)
+
+# Hypothesis-drawn input for every adapter through the whole command line, two workers: 10,000 inputs
+# (about 6 minutes), 0 tracebacks, 0 exit 5, 0 hangs, 0 stray writes or it fails. FUZZ_ARGS="--inputs 2000 --seed 7".
+fuzz: install
+	$(PYTHON) bench/fuzz.py $(FUZZ_ARGS)

@@ -35,6 +35,7 @@ import argparse
 import collections
 import contextlib
 import io
+import itertools
 import json
 import os
 import pickle
@@ -514,7 +515,7 @@ class _Enough(BaseException):
 def run(inputs: int = 10_000, seed: int = 0, minutes: float = 10.0, adapters: list[str] | None = None, versions=("0.5.11", "0.5.23"),
         out: Path | None = None, limit_s: float = LIMIT_S, workers: int = WORKERS, shrink: bool = True, echo=print,
         outcomes: Path | None = None) -> Summary:
-    from fuzz_inputs import ADAPTERS, Case, cases
+    from fuzz_inputs import ADAPTERS, Case
 
     scratch = Path(tempfile.mkdtemp(prefix="sgtrace-fuzz-"))
     out = Path(out) if out else scratch / "failures"
@@ -584,10 +585,16 @@ def run(inputs: int = 10_000, seed: int = 0, minutes: float = 10.0, adapters: li
         todo.put((produced[0], case.to_dict()))
         produced[0] += 1
 
+    chosen = adapters or list(ADAPTERS)
+    strategies = {name: ADAPTERS[name](drawn) for name in chosen}
+    per_round = max(10, -(-inputs // (10 * len(chosen))))  # adapters take turns: even counts, even when the time runs out
     try:
-        while produced[0] < inputs and time.monotonic() < stop_at:
-            with contextlib.suppress(_Enough):  # hypothesis may stop short of max_examples: draw again, seeded on
-                generate(cases(list(drawn), adapters), inputs - produced[0], seed + produced[0], put)
+        for turn in itertools.count():
+            if produced[0] >= inputs or time.monotonic() >= stop_at:
+                break
+            name = chosen[turn % len(chosen)]
+            with contextlib.suppress(_Enough):
+                generate(strategies[name], min(per_round, inputs - produced[0]), seed * 10_000 + turn, put)
     finally:
         for _ in threads:
             todo.put(None)

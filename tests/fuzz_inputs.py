@@ -720,8 +720,3 @@ ADAPTERS = {
     "yaml": yaml_case, "model": model_case, "profile": profile_case, "log": log_case,
 }
 
-
-def cases(trees: list[Tree], adapters=None) -> st.SearchStrategy[Case]:
-    """Whole inputs across ``adapters`` (default: all of ``ADAPTERS``), on ``trees``."""
-    chosen = list(adapters or ADAPTERS)
-    return st.one_of(*[ADAPTERS[name](trees) for name in chosen])
