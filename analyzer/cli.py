@@ -609,6 +609,9 @@ def print_fixes(request, explanation, write_patch: bool, report=None, snap=None,
             raise SgtraceError(f"cannot read {explanation.launch.origin.split(':', 1)[1]} back to write it: nothing written",
                                hint="--write patches a regular unit or script file")
         patch = file_patch(explanation, report.fixes[0], snap)
+        if patch is None and explanation.launch.origin.startswith(("service:", "script:")):
+            raise SgtraceError("the fix changes a flag that another file writes (an EnvironmentFile=, a script the unit runs or a --config file)",
+                               hint="edit that file as the fix above says")
         if patch is None:
             raise SgtraceError("--write needs --service or --script", hint="for --args/--cmd, copy the corrected command above")
         path, _old, new = patch

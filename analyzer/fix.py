@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .explain import Explanation, ExplainRequest, explain_with
+from .inputs.launch import ArgOrigin
 from .model import Flag
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -357,10 +359,34 @@ def file_patch(explanation: Explanation, candidate: Candidate, snap=None) -> tup
         return None
     old = snap.text()
     lines = old.splitlines(keepends=True)
-    argv_origins = explanation.launch.arg_origins
-    for change in candidate.changes:
-        lines = _patch_lines(lines, change, explanation, argv_origins, origin.startswith("service:"))
+    # Only the tokens written in this file can be patched here: the others came from an EnvironmentFile=,
+    # a script the unit runs or a --config file, whose line numbers say nothing about this one.
+    here = os.path.realpath(path)
+    argv_origins = [o if o.file and o.line and o.line <= len(lines) and os.path.realpath(o.file) == here else ArgOrigin(None, None)
+                    for o in explanation.launch.arg_origins]
+    try:
+        for change in candidate.changes:
+            lines = _patch_lines(lines, change, explanation, argv_origins, origin.startswith("service:"))
+    except _ElsewhereError:
+        return None
     return path, old, "".join(lines)
+
+
+class _ElsewhereError(Exception):
+    """The change edits a token that another file writes (or has nowhere to go in this one)."""
+
+
+def _exec_start_end(lines: list[str]) -> int | None:
+    """The 1-based number of the last line of the last ExecStart= (with its continuation lines)."""
+    found = None
+    index = 0
+    while index < len(lines):
+        if lines[index].strip().startswith("ExecStart="):
+            while lines[index].rstrip("\r\n").endswith("\\") and index + 1 < len(lines):
+                index += 1
+            found = index + 1
+        index += 1
+    return found
 
 
 def _line_of_option(explanation, option: str | None, argv_origins) -> int | None:
@@ -387,19 +413,24 @@ def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, is
     line_no = _line_of_option(explanation, typed or change.option, argv_origins)
     if change.kind == "drop-flag":
         line_no = _line_of_option(explanation, change.option, argv_origins)
-        if line_no is not None:
-            line = lines[line_no - 1]
-            pattern = re.escape(change.option) + r"(?:[= ]+\S+)?\s*"
-            lines[line_no - 1] = re.sub(pattern, "", line, count=1) if line.strip() != "\\" else line
+        if line_no is None:
+            raise _ElsewhereError
+        line = lines[line_no - 1]
+        pattern = re.escape(change.option) + r"(?:[= ]+\S+)?\s*"
+        lines[line_no - 1] = re.sub(pattern, "", line, count=1) if line.strip() != "\\" else line
         return lines
     new_text = change.option + (f" {change.value}" if change.value is not None else "")
     if line_no is not None:  # replace the user's spelling in place
         line = lines[line_no - 1]
         lines[line_no - 1] = re.sub(re.escape(typed or change.option) + r"(?:[= ]+(?!--)\S+)?", new_text, line, count=1)
         return lines
+    if option_span(list(explanation.launch.argv), typed or change.option) is not None:
+        raise _ElsewhereError  # given, but not in this file
     last = max((o.line for o in argv_origins if o.line), default=None)
+    if last is None and is_service:  # every argument comes from elsewhere: continue the ExecStart= line
+        last = _exec_start_end(lines)
     if last is None:
-        return lines
+        raise _ElsewhereError
     line = lines[last - 1]
     indent = re.match(r"\s*", line).group() or "    "
     if line.rstrip().endswith("\\"):

@@ -171,3 +171,37 @@ def test_fix_write_patches_the_unit_and_keeps_a_backup(capsys, fixtures_dir, tmp
     # the patched unit now resolves
     code, _, _ = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(unit))
     assert code == 0
+
+
+P1_FLAGS = "--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algo NEXTN --speculative-num-steps 3"
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("where", ["EnvironmentFile", "--config"])
+def test_fix_write_patches_only_lines_of_the_unit_itself(capsys, tmp_path, where):
+    """The flags come from another file: the patch continues the unit's own ExecStart= line and leaves that
+    file alone (tokens from an EnvironmentFile= carry its line numbers: one longer than the unit made the
+    patch fail with IndexError)."""
+    padding = "".join(f"# line {i}\n" for i in range(1, 9))
+    if where == "EnvironmentFile":
+        (tmp_path / "app.env").write_text(padding + f'EXTRA_ARGS="{P1_FLAGS}"\n')
+        unit_text = f"[Service]\nEnvironmentFile={tmp_path}/app.env\nExecStart=/usr/bin/python3 -m sglang.launch_server $EXTRA_ARGS\n"
+    else:
+        (tmp_path / "c.yaml").write_text(padding + "tp-size: 4\nspeculative-algorithm: NEXTN\nspeculative-num-steps: 3\n")
+        unit_text = (f"[Service]\nEnvironment=A=1\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /models/Qwen3.5-122B-A10B "
+                     f"--config {tmp_path}/c.yaml\nRestart=always\nUser=x\nGroup=x\nType=simple\n")
+    unit = tmp_path / "sglang.service"
+    unit.write_text(unit_text)
+    side = {p.name: p.read_text() for p in tmp_path.iterdir() if p.name != "sglang.service"}
+    code, out, err = run(capsys, "fix", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(unit), "--write")
+    assert code == 0, err
+    patched = unit.read_text().splitlines()
+    assert patched[:2] == unit_text.splitlines()[:2]
+    exec_start = next(i for i, line in enumerate(patched) if line.startswith("ExecStart="))
+    assert patched[exec_start] == unit_text.splitlines()[2] + " \\"  # continued, not rewritten
+    assert patched[exec_start + 1].strip() == "--mamba-scheduler-strategy extra_buffer"
+    assert [line for line in patched if line not in unit_text.splitlines()] == [
+        "Environment=SGLANG_ENABLE_SPEC_V2=1", unit_text.splitlines()[2] + " \\", "    --mamba-scheduler-strategy extra_buffer"]
+    assert {p.name: p.read_text() for p in tmp_path.iterdir() if p.name not in ("sglang.service", "sglang.service.bak")} == side
+    code, _, err = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(unit))
+    assert code == 0, err
