@@ -629,7 +629,7 @@ def run(inputs: int = 10_000, seed: int = 0, minutes: float = 10.0, adapters: li
 
 
 def ddmin(items: list, fails, budget) -> list:
-    """The shortest sublist of ``items`` (by removing chunks, halves first) for which ``fails`` holds."""
+    """A short sublist of ``items`` (removing chunks, halves first) for which ``fails`` still holds."""
     chunk = max(1, len(items) // 2)
     while items and chunk >= 1 and budget():
         i, progressed = 0, False
@@ -640,7 +640,7 @@ def ddmin(items: list, fails, budget) -> list:
             else:
                 i += chunk
         if not progressed:
-            chunk //= 2
+            chunk = chunk // 2 if chunk > 3 else chunk - 1  # 3 then 2 then 1: a flag and its value go together
     return items
 
 
@@ -672,6 +672,14 @@ def minimize(worker: Worker, case: dict, signature: str, limit_s: float, echo, m
         def with_lines(kept, name=name):
             return dict(best, files={**best["files"], name: b"".join(kept)})
         best = with_lines(ddmin(lines, lambda kept: fails(with_lines(kept)), budget))
+        try:  # a config.json is one line: its keys, then
+            data = json.loads(best["files"][name])
+        except ValueError:
+            continue
+        if isinstance(data, dict) and budget():
+            def with_items(items, name=name):
+                return dict(best, files={**best["files"], name: json.dumps(dict(items), allow_nan=True).encode()})
+            best = with_items(ddmin(list(data.items()), lambda items: fails(with_items(items)), budget))
     if best.get("stdin") and budget():
         lines = best["stdin"].splitlines(keepends=True)
         best = dict(best, stdin=b"".join(ddmin(lines, lambda kept: fails(dict(best, stdin=b"".join(kept))), budget)))

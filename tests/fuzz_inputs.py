@@ -692,11 +692,11 @@ def mutated_model(draw) -> str:
     config = copy.deepcopy(BUILTIN_MODELS[draw(st.sampled_from(sorted(BUILTIN_MODELS)))])
     for _ in range(draw(few(1, 1, 2, 3))):
         target = config["text_config"] if isinstance(config.get("text_config"), dict) and draw(chance(0.5)) else config
-        key = draw(st.sampled_from(sorted(set(target) | set(MODEL_KEYS))))
+        key = draw(st.sampled_from(MODEL_KEYS) if draw(chance(0.7)) else st.sampled_from(sorted(set(target) | set(MODEL_KEYS))))
         if draw(chance(0.1)):
             target.pop(key, None)
         else:
-            target[key] = draw(odd_json)
+            target[key] = draw(st.sampled_from(ODD_NUMBERS) if draw(chance(0.5)) else odd_json)
     return json.dumps(config, allow_nan=True)
 
 

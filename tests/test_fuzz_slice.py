@@ -107,8 +107,10 @@ def test_a_traceback_the_input_held_is_not_ours():
     assert not fuzz.OUR_TRACEBACK.search(pasted) and fuzz.OUR_TRACEBACK.search(ours)
 
 
-def test_shrinking_keeps_the_failure(worker):
+def test_shrinking_keeps_the_failure():
     """ddmin: the smallest argv that still fails the same way (here: an unknown flag among others)."""
     big = ["--tp", "2", "--no-such-flag", "--page-size", "16"]
-    kept = fuzz.ddmin(big, lambda items: "--no-such-flag" in items, lambda: True)
-    assert kept == ["--no-such-flag"]
+    assert fuzz.ddmin(big, lambda items: "--no-such-flag" in items, lambda: True) == ["--no-such-flag"]
+    pairs = ["--model-path", "/m", "--a", "1", "--b", "0"]  # only whole pairs may go: chunks of 2 are tried
+    well_formed = lambda items: items[:2] == ["--model-path", "/m"] and len(items) % 2 == 0 and "--b" in items  # noqa: E731
+    assert fuzz.ddmin(pairs, well_formed, lambda: True) == ["--model-path", "/m", "--b", "0"]
