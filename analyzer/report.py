@@ -303,7 +303,7 @@ def write(report: Report, path: str | Path, fmt: str | None = None, redact: bool
         raise SgtraceError(f"cannot write {path}: the folder {target.parent} does not exist",
                            hint="create it first, or write the report to an existing folder")
     try:
-        target.write_text(render(report, format_for(path, fmt), redact), encoding="utf-8")
+        target.write_text(render(report, format_for(path, fmt), redact), encoding="utf-8", errors="backslashreplace")  # a lone surrogate from a YAML or JSON escape
     except OSError as exc:
         raise SgtraceError(f"cannot write {path}: {exc.strerror or exc}", hint="check the directory and its permissions") from None
     return target
