@@ -327,7 +327,7 @@ def producing_inputs(request: ExplainRequest, explanation: Explanation, diagnosi
         argv = argv_without(list(explanation.launch.argv), flag)
         if argv is None:
             continue
-        trial = explain_with(request, launch=with_argv(request, argv, explanation))
+        trial = explain_with(request, launch=with_argv(request, argv, explanation), base=explanation)
         error = trial.trace.error
         if error is not None and error.site and (error.site.file, error.site.line) == (target.location.file, target.location.line):
             producers.append(Producer(f"your command without {flag} {parsed.given[name]}", argv))

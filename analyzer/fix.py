@@ -239,7 +239,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     candidate = Candidate(changes, argv, env)
     launch = with_argv(request, argv, explanation, env)
     try:
-        result = explain_with(request, launch=launch)
+        result = explain_with(request, launch=launch, base=explanation)
     except SgtraceError as exc:
         candidate.outcome = f"does not parse: {exc.message}"
         return candidate

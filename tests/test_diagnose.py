@@ -205,3 +205,33 @@ def test_fix_write_patches_only_lines_of_the_unit_itself(capsys, tmp_path, where
     assert {p.name: p.read_text() for p in tmp_path.iterdir() if p.name not in ("sglang.service", "sglang.service.bak")} == side
     code, _, err = run(capsys, "explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(unit))
     assert code == 0, err
+
+
+def test_fix_reads_the_extraction_once(capsys, tmp_path, monkeypatch):
+    """Every candidate is verified on the extraction explain already holds (reading it again from the cache
+    cost a second a candidate on 0.5.23: a fix of a hybrid model ran past 30 s)."""
+    import shutil
+
+    import analyzer.extract as extract_module
+
+    tree = tmp_path / "tree"
+    shutil.copytree(fixtures_dir_of() / "sites" / "era_a", tree, ignore=shutil.ignore_patterns("__pycache__"))
+    server_args = tree / "sglang" / "srt" / "server_args.py"
+    server_args.write_text(server_args.read_text().replace(
+        "    def __post_init__(self):\n",
+        "    def __post_init__(self):\n        if self.dp_size == 7:\n            raise ValueError(f\"dp_size {self.dp_size} is refused\")\n", 1))
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
+    calls = []
+    real = extract_module.extract
+    monkeypatch.setattr(extract_module, "extract", lambda t, *a, **k: calls.append(t.root) or real(t, *a, **k))
+    code, out, err = run(capsys, "fix", "--sglang", str(tree), "--args", "--model-path /m --dp-size 7", "--json")
+    assert code in (0, 3), err  # 3: the only fixes drop your --dp-size (trade-offs)
+    data = json.loads(out)
+    assert len(data["fixes"]) + len(data["trade_offs"]) >= 1  # candidates were verified
+    assert len(calls) == 1, calls
+
+
+def fixtures_dir_of():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "fixtures"

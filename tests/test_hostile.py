@@ -779,3 +779,15 @@ def test_inconsistency_cites_the_value_the_guard_saw(capsys, tmp_path):
     code, out, _err = run(capsys, "explain", "--sglang", tree, "--args", "--model-path /m", "--error", "ValueError: dp_size 7 is refused")
     assert code == 1
     assert "dp_size = 4" not in out and "dp_size = 1" in out
+
+
+@pytest.mark.parametrize("fmt", ["json", "html", "md"])
+def test_a_lone_surrogate_from_a_yaml_escape_reaches_the_report_as_its_escape(capsys, tmp_path, fmt):
+    """YAML's "\\ud83d" is a lone surrogate, which UTF-8 cannot encode (the JSON report failed with exit 5)."""
+    config = write(tmp_path / "c.yaml", 'attention-backend: "x\\ud83dy"\n')
+    output = tmp_path / f"report.{fmt}"
+    code, _out, err = run(capsys, "report", "--sglang", ERA_A, "--args", f"--model-path /m --config {config}", "-o", output)
+    assert code == EXIT_OK, err
+    text = output.read_text(encoding="utf-8")
+    if fmt == "json":
+        assert "x\ud83dy" in json.dumps(json.loads(text), ensure_ascii=False, allow_nan=True)
