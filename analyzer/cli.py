@@ -12,6 +12,7 @@ Exit codes:
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import gc
 import math
@@ -826,12 +827,39 @@ def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script
 # -- entry point -------------------------------------------------------------------
 
 
+OUTPUT_ERRORS = "sgtrace.surrogates"
+
+
+def _surrogates(exc: UnicodeError):
+    """Encoding error handler for stdout and stderr: a surrogate that stands for a byte of non-UTF-8 input
+    (Python reads such argv and file names with surrogateescape) goes out as that byte, any other lone
+    surrogate (a YAML or JSON "\\ud83d" escape) as its escape, never a UnicodeEncodeError."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = b"".join(bytes([ord(c) - 0xDC00]) if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}".encode() for c in exc.object[exc.start:exc.end])
+    return out, exc.end
+
+
+codecs.register_error(OUTPUT_ERRORS, _surrogates)
+
+
+def _tolerant_output() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape"):
+            try:
+                reconfigure(errors=OUTPUT_ERRORS)
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every failure becomes one line on stderr and a documented exit code.
     Standard output is guarded for the run (``analyzer.output``): a full disk or a closed
     stdout is exit 2 with one line, a reader that went away (``| head``) a quiet 141."""
     from .output import guard_stdout
 
+    _tolerant_output()
     with guard_stdout() as stdout:
         return stdout.finish(_main(argv))
 

@@ -188,6 +188,8 @@ CONFIG_YAML = {
     "wrong value type": "tp-size: {a: 1}\n",
     "unknown key": "no-such-flag: 1\n",
     "nested too deeply": "a: " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "a control character": "tp-size: 1\n\x0e\n",  # refused by PyYAML's reader, before parsing (was exit 5)
+    "a key of surrogate escapes": '"\\ud842\\udf5a": 1\n',  # two lone surrogates, echoed in the error (was a traceback)
 }
 
 
@@ -781,13 +783,17 @@ def test_inconsistency_cites_the_value_the_guard_saw(capsys, tmp_path):
     assert "dp_size = 4" not in out and "dp_size = 1" in out
 
 
-@pytest.mark.parametrize("fmt", ["json", "html", "md"])
+@pytest.mark.parametrize("fmt", ["json", "html", "md", "stdout"])
 def test_a_lone_surrogate_from_a_yaml_escape_reaches_the_report_as_its_escape(capsys, tmp_path, fmt):
-    """YAML's "\\ud83d" is a lone surrogate, which UTF-8 cannot encode (the JSON report failed with exit 5)."""
+    """YAML's "\\ud83d" is a lone surrogate, which UTF-8 cannot encode (the JSON report failed with exit 5,
+    a report printed to stdout with a traceback)."""
     config = write(tmp_path / "c.yaml", 'attention-backend: "x\\ud83dy"\n')
-    output = tmp_path / f"report.{fmt}"
-    code, _out, err = run(capsys, "report", "--sglang", ERA_A, "--args", f"--model-path /m --config {config}", "-o", output)
+    output = "-" if fmt == "stdout" else tmp_path / f"report.{fmt}"
+    code, out, err = run(capsys, "report", "--sglang", ERA_A, "--args", f"--model-path /m --config {config}", "-o", output)
     assert code == EXIT_OK, err
+    if fmt == "stdout":
+        assert "x\\ud83dy" in out
+        return
     text = output.read_text(encoding="utf-8")
     if fmt == "json":
         assert "x\ud83dy" in json.dumps(json.loads(text), ensure_ascii=False, allow_nan=True)

@@ -260,7 +260,13 @@ def _load(path: str, local: Path) -> tuple[Any, dict[str, int]]:
         import yaml
     except ImportError:
         raise SgtraceError("reading --config needs PyYAML, which is not installed", hint="pip install pyyaml") from None
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # the reader refuses control characters before anything is parsed
+        raise SgtraceError(
+            f"config file {local}: invalid YAML: character U+{exc.character:04X} at offset {exc.position} is not allowed in YAML",
+            hint="SGLang fails to load this file too",
+        ) from None
     try:
         root = loader.get_single_node()  # yaml.safe_load in two steps: compose, check the size, construct
         _check_size(root, local)
