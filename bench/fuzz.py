@@ -231,7 +231,8 @@ class Runner:
         os.environ["TMPDIR"] = tempfile.tempdir = str(folder / "tmp")
         if debug:
             os.environ["SGTRACE_DEBUG"] = "1"
-        out, err = io.StringIO(), io.StringIO()
+        # as a terminal or a pipe would take them: UTF-8 bytes, surrogateescape (Python's choice in a C.UTF-8 locale)
+        out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True) for _ in range(2))
         sys.stdin = io.TextIOWrapper(io.BytesIO(case.get("stdin", b"")), encoding="utf-8")
         result: dict = {"code": None, "error": None, "frame": None}
         self.audit.allowed = (os.path.realpath(folder), self.cache)
@@ -247,9 +248,10 @@ class Runner:
             os.environ.pop("SGTRACE_DEBUG", None)
             sys.stdin = sys.__stdin__
             os.chdir(self.base)
-        result["stderr"] = err.getvalue()[-3000:]
-        result["stdout_len"] = len(out.getvalue())
-        for name, text in (("stdout", out.getvalue()), ("stderr", err.getvalue())):
+        out_text, err_text = (stream.buffer.getvalue().decode("utf-8", "replace") for stream in (out, err))
+        result["stderr"] = err_text[-3000:]
+        result["stdout_len"] = len(out_text)
+        for name, text in (("stdout", out_text), ("stderr", err_text)):
             if OUR_TRACEBACK.search(text):  # not a traceback the input held (a pasted log is echoed)
                 result["printed_traceback"] = name
         return result
@@ -691,6 +693,15 @@ def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text)[:60].strip("-")
 
 
+def _write(path: Path, text: str) -> None:
+    """Text as the shell would see it: bytes from argv back as bytes, a lone high surrogate as its escape."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "backslashreplace")
+    path.write_bytes(data)
+
+
 def save(folder: Path, signature: str, case: dict, result: dict) -> Path:
     """The input as files, with ``repro.sh`` (run it from anywhere) and what happened."""
     work = folder / "work"
@@ -704,11 +715,11 @@ def save(folder: Path, signature: str, case: dict, result: dict) -> Path:
     stdin = " < stdin.txt" if case.get("stdin") else ""
     if case.get("stdin"):
         (folder / "stdin.txt").write_bytes(case["stdin"])
-    (folder / "repro.sh").write_text(f'#!/bin/sh\n# {signature}\ncd "$(dirname "$0")/work" && SGTRACE_DEBUG=1 sgtrace {shlex.join(argv)}{stdin.replace("stdin", "../stdin")}\n')
+    _write(folder / "repro.sh", f'#!/bin/sh\n# {signature}\ncd "$(dirname "$0")/work" && SGTRACE_DEBUG=1 sgtrace {shlex.join(argv)}{stdin.replace("stdin", "../stdin")}\n')
     (folder / "repro.sh").chmod(0o755)
     (folder / "case.json").write_text(json.dumps({"signature": signature, "adapter": case["adapter"], "argv": argv}, indent=2))
     outcome = {k: v for k, v in result.items() if k not in ("error",)}
-    (folder / "outcome.txt").write_text(json.dumps(outcome, indent=2, default=str) + "\n\n" + (result.get("error") or ""))
+    _write(folder / "outcome.txt", json.dumps(outcome, indent=2, default=str) + "\n\n" + (result.get("error") or ""))
     return folder
 
 

@@ -329,7 +329,7 @@ def command(draw, launch: list[str], diagnose: bool = True) -> list[str]:
         return ["replay", *launch, *where, *timeout] if draw(st.booleans()) else ["explain", *launch, "--replay", *where, *timeout]
     if kind.startswith("report"):
         fmt = kind.split()[1]
-        out = ["-o", "{dir}/out/report.html", "--format", "html"] if fmt == "file" else ["-o", "-", "--format", fmt]
+        out = ["-o", draw(st.sampled_from(["{dir}/report.html", "{dir}/report.md", "{dir}/no-folder/r.md"]))] if fmt == "file" else ["-o", "-", "--format", fmt]
         return ["report", *out, *launch]
     return [*kind.split(), *launch]
 
