@@ -797,3 +797,17 @@ def test_a_lone_surrogate_from_a_yaml_escape_reaches_the_report_as_its_escape(ca
     text = output.read_text(encoding="utf-8")
     if fmt == "json":
         assert "x\ud83dy" in json.dumps(json.loads(text), ensure_ascii=False, allow_nan=True)
+
+
+@pytest.mark.parametrize("option", ["--profile", "--model-config", "--service", "--script", "--log", "--config"])
+def test_a_path_with_a_name_over_255_bytes(capsys, tmp_path, option):
+    """ENAMETOOLONG from a path the user gave is bad input (it was an internal error, exit 5)."""
+    long = str(tmp_path / ("a" * 300) / "x.yaml")
+    if option == "--config":
+        bad_input(capsys, *EXPLAIN_A, "--args", f"--model-path /m --config {long}")
+    elif option == "--log":
+        bad_input(capsys, *EXPLAIN_A, "--args", "--model-path /m", "--log", long)
+    elif option in ("--service", "--script"):
+        bad_input(capsys, *EXPLAIN_A, option, long)
+    else:
+        bad_input(capsys, *EXPLAIN_A, "--args", "--model-path /m", option, long)
