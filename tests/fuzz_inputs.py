@@ -235,6 +235,9 @@ def sometimes(strategy, p_none: float = 0.5):
     return st.one_of(st.just(None), strategy) if p_none >= 0.5 else st.one_of(strategy, strategy, st.just(None))
 
 
+QUOTING = st.sampled_from([0] * 12 + [1] * 3 + [2] * 4 + [3])  # shlex mostly, a broken quote (3) now and then
+
+
 def quoted(word: str, style: int) -> str:
     if style == 0:
         return shlex.quote(word)
@@ -248,7 +251,8 @@ def quoted(word: str, style: int) -> str:
 def chance(p: float) -> st.SearchStrategy[bool]:
     """True about ``p`` of the time (``st.integers`` favours its bounds; ``sampled_from`` draws evenly)."""
     k = round(p * 20)
-    return st.sampled_from([True] * k + [False] * (20 - k))
+    usual, rare = (True, False) if k >= 10 else (False, True)  # hypothesis' simplest draw is the first: the usual case
+    return st.sampled_from([usual] * max(k, 20 - k) + [rare] * min(k, 20 - k))
 
 
 def few(*counts: int) -> st.SearchStrategy[int]:
@@ -297,7 +301,7 @@ def join_tokens(draw, tokens: list[str]) -> str:
     style = draw(few(0, 0, 1, 2, 3))
     if style == 0:
         return shlex.join(tokens)
-    return " ".join(quoted(t, draw(few(0, 0, 1, 2, 3))) for t in tokens)
+    return " ".join(quoted(t, draw(QUOTING)) for t in tokens)
 
 
 @st.composite
@@ -324,7 +328,7 @@ def command(draw, launch: list[str], diagnose: bool = True) -> list[str]:
     kind = draw(st.sampled_from(["explain"] * 6 + ["explain --json", "explain --all", "explain --fix", "fix", "fix --json",
                                                     "report md", "report html", "report json", "report file"]))
     if draw(chance(0.03)):  # the replay options, with an interpreter that is not there: checked, never run
-        timeout = ["--timeout", draw(st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e400", "5", "abc", "0x10", "", "1_0"]))]
+        timeout = ["--timeout", draw(st.sampled_from(["5", "30", "nan", "inf", "-inf", "-1", "0", "1e400", "5", "abc", "0x10", "", "1_0"]))]
         where = draw(st.sampled_from([["--python", "{dir}/no-python"], ["--ssh", draw(st.sampled_from(["-oProxyCommand=x", "a@", "a@b:99999", "x;y"]))]]))
         return ["replay", *launch, *where, *timeout] if draw(st.booleans()) else ["explain", *launch, "--replay", *where, *timeout]
     if kind.startswith("report"):
@@ -393,7 +397,7 @@ def exec_start(draw, tree: Tree) -> str:
                                     "/bin/sh -lc \"exec python3 -m sglang.launch_server", "{dir}/launch.sh", "/usr/bin/sglang serve"]))
     tokens = draw(flag_tokens(tree))
     tokens += draw(st.lists(st.sampled_from(["$SGLANG_ARGS", "${EXTRA_ARGS}", "$TP", "${MODEL_DIR}/Qwen", "%i", "%h/model", "$$HOME", ";", "\\;"]), max_size=2))
-    words = [quoted(t, draw(few(0, 0, 1, 2, 3))) for t in tokens]
+    words = [quoted(t, draw(QUOTING)) for t in tokens]
     joiners = [draw(st.sampled_from([" ", " ", " ", " \\\n    ", " \\\n# comment in a continuation\n    ", " \\\n\n", "\t"])) for _ in words]
     line = prefix + program + "".join(j + w for j, w in zip(joiners, words))
     if "-c '" in program:
@@ -441,10 +445,10 @@ def unit_text(draw, tree: Tree, env_file: str | None = None) -> bytes:
         body.append("Environment=" + " ".join(draw(st.lists(env_assignment(), min_size=1, max_size=3))))
     if env_file is not None:
         body.append("EnvironmentFile=" + draw(st.sampled_from(["", "-"])) + env_file)
-    for _ in range(draw(st.integers(0, 2))):
+    for _ in range(draw(few(0, 0, 0, 1, 2))):
         body.append("EnvironmentFile=" + draw(st.sampled_from(["-{dir}/missing.env", "{dir}/missing.env", "-/etc/sglang/nothing.env",
                                                                  "relative.env", "", "/dev/null", "{dir}", "%h/.env", "-{dir}/app*.env"])))
-    for _ in range(draw(few(1, 1, 1, 1, 2, 3) if draw(chance(0.95)) else st.just(0))):
+    for _ in range(draw(few(*[1] * 11, 2, 3) if draw(chance(0.95)) else st.just(0))):  # several: systemd refuses them
         body.append(draw(exec_start(tree)))
     body += draw(st.lists(st.sampled_from(UNIT_NOISE), max_size=3))
     lines += draw(st.permutations(body)) if draw(chance(0.25)) else body
@@ -502,12 +506,13 @@ STATEMENTS = ["set -euo pipefail", "set -x", "source /opt/venv/bin/activate", ".
 
 @st.composite
 def script_text(draw, tree: Tree) -> bytes:
-    lines = [draw(st.sampled_from(["#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh", "#!/usr/bin/env zsh", "#!/usr/bin/env python3", "", "#!"]))]
+    lines = [draw(st.sampled_from(["#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh", "#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh",
+                                   "#!/usr/bin/env zsh", "#!/usr/bin/env python3", "", "#!"]))]
     before = draw(st.lists(st.one_of(st.sampled_from(STATEMENTS), st.tuples(ident, st.sampled_from(EXPANSIONS)).map(lambda t: f"{t[0]}={t[1]}")),
                            max_size=8))
     launcher = draw(st.sampled_from(LAUNCHERS[:10]))
     tokens = draw(flag_tokens(tree)) + draw(st.lists(st.sampled_from(EXPANSIONS), max_size=3))
-    words = [quoted(t, draw(few(0, 0, 1, 2, 3))) if not t.startswith(("$", "\"$", "`", "~")) else t for t in tokens]
+    words = [quoted(t, draw(QUOTING)) if not t.startswith(("$", "\"$", "`", "~")) else t for t in tokens]
     sep = draw(st.sampled_from([" ", " \\\n    "]))
     launch = draw(st.sampled_from(["", "nohup ", "exec ", "CUDA_VISIBLE_DEVICES=1 ", "time "])) + launcher + sep + sep.join(words)
     launch += draw(st.sampled_from(SHELL_SUFFIXES))
@@ -518,7 +523,7 @@ def script_text(draw, tree: Tree) -> bytes:
         body.insert(draw(st.integers(0, len(body))), launch)  # two launches
     doublings = draw(st.integers(0, 12)) if draw(chance(0.1)) else 0  # X=$X$X: 2**12 at most, not a bomb
     body = ["X=ab"] + ["X=$X$X"] * doublings + body if doublings else body
-    text = "\n".join(lines + body) + draw(st.sampled_from(["\n", "", "\\", "\n\"", "\n'", "\n$("]))
+    text = "\n".join(lines + body) + draw(st.sampled_from(["\n"] * 6 + ["", "\\", "\n\"", "\n'", "\n$("]))
     data = encode(text)
     if draw(chance(0.05)):
         data = data.replace(b"\n", b"\r\n")
