@@ -622,6 +622,8 @@ def run(inputs: int = 10_000, seed: int = 0, minutes: float = 10.0, adapters: li
         shutil.rmtree(scratch / "cache", ignore_errors=True)
         for worker in pool:
             shutil.rmtree(worker.base, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            scratch.rmdir()  # gone unless a failure was saved under it
     return summary
 
 
