@@ -423,10 +423,11 @@ class Runner:
     def exhausted(self) -> bool:
         return self.runs >= self.budget
 
-    def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None) -> tuple[Trace, Any]:
+    def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None,
+            stop_unless=None) -> tuple[Trace, Any]:
         from .symbolic import RunHooks, evaluate
 
-        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after)
+        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after, stop_unless)
         if key in self._cache:
             return self._cache[key]
         e = self.explanation
@@ -449,7 +450,7 @@ class Runner:
             elif change.kind == "model" and model is not None:
                 config = {**model.config, "architectures": [change.value]}
                 model = dataclasses.replace(model, architecture=change.value, config=config)
-        hooks = RunHooks(track=track, pass_sites=pass_sites, stop_after=stop_after)
+        hooks = RunHooks(track=track, pass_sites=pass_sites, stop_after=stop_after, stop_unless=stop_unless)
         self.runs += 1
         trace = evaluate(e.extraction, e.tree.root, values, env, profile, model, given=given,
                          program=self.program, max_paths=8, hooks=hooks)
@@ -599,10 +600,14 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             for changes in tries:
                 if runner.exhausted():
                     break
-                trace, hooks = runner.run(changes, track=track, stop_after=stop_after)
-                if (guard is None or flipped(hooks, guard)) and avoided(trace):
+                unless = (guard.where(), guard.polarity) if guard is not None else None
+                trace, hooks = runner.run(changes, track=track, stop_after=stop_after, stop_unless=unless)
+                turned = guard is None or flipped(hooks, guard)
+                if turned and avoided(trace):
                     found = (alternative, changes[1:])
                     break
+                if not turned:
+                    break  # the message's env cannot flip what this input did not
             if found or runner.exhausted():
                 break
         if found is not None:

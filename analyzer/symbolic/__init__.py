@@ -31,12 +31,16 @@ class RunHooks:
     ``pass_sites``: raises and asserts, by (file, line), that the run goes on past as if
     their check had passed, noting in ``passed`` where (and after how many events) it did.
     ``stop_after``: a function id (``file::qualname``); the run stops when it first returns
-    normally (``stopped`` is then True), for a question that is answered there.
+    normally (``stopped`` is then True), for a question that is answered there; ``stop_unless``:
+    ``((file, line), outcome)``, the run stops when that condition first comes out as ``outcome``.
     Only the first run of a forking evaluation is recorded.
     """
 
-    def __init__(self, track=(), pass_sites=(), stop_after: str | None = None):
+    def __init__(self, track=(), pass_sites=(), stop_after: str | None = None, stop_unless=None):
         self.stop_after = stop_after
+        # ((file, line), outcome): stop at that condition when it comes out as ``outcome`` again
+        # (a counterfactual that did not flip the condition it tests has its answer)
+        self.stop_unless = stop_unless
         self.stopped = False
         self.track: set[tuple[str, int]] = set(track)
         self.pass_sites: set[tuple[str, int]] = set(pass_sites)

@@ -185,6 +185,11 @@ class World:
             where = (frame.module.rel, getattr(node, "lineno", 0))
             if where in hooks.track:
                 hooks.seen.setdefault(where, []).append(held)
+                if hooks.stop_unless == (where, held) and (not held) not in hooks.seen[where]:
+                    from .interp import StopRun
+
+                    hooks.stopped = True
+                    raise StopRun(f"{where[0]}:{where[1]}")
         if not frame.watched:
             return
         # the number of events so far: what the condition saw is what was written before it
