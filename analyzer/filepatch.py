@@ -183,6 +183,17 @@ def _flock(fd: int, wait_s: float, shown: Path) -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _write_synced(fd: int, data: bytes, st: os.stat_result, strict_owner: bool) -> None:
+    """All of ``data`` into ``fd`` with the original's mode and owner, on disk, then closed."""
+    try:
+        _write_all(fd, data)
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        _keep_owner(fd, st, strict=strict_owner)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _backup(target: Path, data: bytes, st: os.stat_result) -> Path:
     """The original bytes in the first free FILE.bak, FILE.bak.1, ... (created exclusively)."""
     for n in range(MAX_BACKUPS):
@@ -192,13 +203,7 @@ def _backup(target: Path, data: bytes, st: os.stat_result) -> Path:
         except FileExistsError:
             continue
         try:
-            try:
-                _write_all(fd, data)
-                os.fchmod(fd, stat.S_IMODE(st.st_mode))
-                _keep_owner(fd, st, strict=False)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _write_synced(fd, data, st, strict_owner=False)
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
         except BaseException:
             _unlink(path)
@@ -210,13 +215,7 @@ def _backup(target: Path, data: bytes, st: os.stat_result) -> Path:
 def _replace(target: Path, data: bytes, st: os.stat_result) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".sgtrace-tmp", dir=target.parent)
     try:
-        try:
-            _write_all(fd, data)
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
-            _keep_owner(fd, st, strict=True)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_synced(fd, data, st, strict_owner=True)
         os.rename(tmp, target)
     except BaseException:
         _unlink(Path(tmp))

@@ -657,22 +657,8 @@ class Interpreter:
             return self.eval_terms(node.body if self.truth(test, node.test, frame) else node.orelse, frame, terms)
         if cls is ast.Call and not any(a.__class__ is ast.Starred for a in node.args) and all(k.arg is not None for k in node.keywords):
             return self._call_terms(node, frame, terms)
-        if cls is ast.Dict:  # mirrors expr_Dict (an override's returned dict)
-            out = {}
-            for key, item in zip(node.keys, node.values):
-                if key is None:
-                    merged = self.eval(item, frame)
-                    if isinstance(merged, dict):
-                        out.update(merged)
-                    continue
-                k = self.eval(key, frame)
-                try:
-                    out[k] = self.eval_terms(item, frame, terms)
-                except TypeError:
-                    return Unknown("dict with an unhashable key")
-                if isinstance(k, str):
-                    self.world.remember_origin(out, k, key, frame, "dict-literal")
-            return out
+        if cls is ast.Dict:  # an override's returned dict, its values with their terms
+            return self.build_dict(node, frame, lambda item: self.eval_terms(item, frame, terms))
         if cls is ast.Attribute:  # mirrors expr_Attribute
             owner = self.eval(node.value, frame)
             value = self.world.get_attribute(owner, node.attr, node, frame)
@@ -763,6 +749,10 @@ class Interpreter:
                 yield self.eval(element, frame)
 
     def expr_Dict(self, node: ast.Dict, frame: Frame) -> Any:
+        return self.build_dict(node, frame, lambda value: self.eval(value, frame))
+
+    def build_dict(self, node: ast.Dict, frame: Frame, value_of) -> Any:
+        """A dict display: ``**`` parts merged, each key's origin remembered; ``value_of`` evaluates a value."""
         out = {}
         for key, value in zip(node.keys, node.values):
             if key is None:
@@ -772,7 +762,7 @@ class Interpreter:
                 continue
             k = self.eval(key, frame)
             try:
-                out[k] = self.eval(value, frame)
+                out[k] = value_of(value)
             except TypeError:
                 return Unknown("dict with an unhashable key")
             if isinstance(k, str):
