@@ -231,6 +231,7 @@ class ProbeSpec:
     rule: str
     derive: Callable[[_Ask], Any]
     facts: tuple[str, ...] = ()  # profile facts the rule reads
+    device_kind: bool = False  # it tells one kind of device from another (vendor / backend), not a capability
 
 
 # --- raw readings ----------------------------------------------------------
@@ -505,24 +506,24 @@ _SPECS: tuple[ProbeSpec, ...] = (
     # device kind (utils/common.py)
     ProbeSpec("is_cuda", ("is_cuda", "get_platform().is_cuda"),
               "torch.cuda.is_available() and torch.version.cuda is not None", _is_cuda,
-              ("runtime", "torch_cuda_version")),
-    ProbeSpec("is_hip", ("is_hip", "get_platform().is_hip"), "torch.version.hip is not None", _is_hip, ("runtime",)),
+              ("runtime", "torch_cuda_version"), device_kind=True),
+    ProbeSpec("is_hip", ("is_hip", "get_platform().is_hip"), "torch.version.hip is not None", _is_hip, ("runtime",), device_kind=True),
     ProbeSpec("is_cuda_alike", ("is_cuda_alike",), "is_cuda() or is_hip()",
-              lambda a: bool(a.ask("is_cuda") or a.ask("is_hip")), ("runtime",)),
+              lambda a: bool(a.ask("is_cuda") or a.ask("is_hip")), ("runtime",), device_kind=True),
     ProbeSpec("is_npu", ("is_npu", "get_platform().is_npu"), "False: no torch_npu on these vendors",
-              _not_modeled_device, ("vendor",)),
+              _not_modeled_device, ("vendor",), device_kind=True),
     ProbeSpec("is_xpu", ("is_xpu", "get_platform().is_xpu"), "False: no Intel GPU on these vendors",
-              _not_modeled_device, ("vendor",)),
+              _not_modeled_device, ("vendor",), device_kind=True),
     ProbeSpec("is_musa", ("is_musa", "get_platform().is_musa"), "False: no Moore Threads GPU",
-              _not_modeled_device, ("vendor",)),
-    ProbeSpec("is_mps", ("is_mps", "get_platform().is_mps"), "False: not macOS", _not_modeled_device, ("vendor",)),
+              _not_modeled_device, ("vendor",), device_kind=True),
+    ProbeSpec("is_mps", ("is_mps", "get_platform().is_mps"), "False: not macOS", _not_modeled_device, ("vendor",), device_kind=True),
     ProbeSpec("is_host_cpu_x86", ("is_host_cpu_x86",), "platform.machine() in x86_64/amd64/i386/i686",
               _is_host(_X86), ("host_arch",)),
     ProbeSpec("is_host_cpu_arm64", ("is_host_cpu_arm64",), "platform.machine() in aarch64/arm64",
               _is_host(_ARM64), ("host_arch",)),
     ProbeSpec("is_cpu", ("is_cpu",),
               "env SGLANG_USE_CPU_ENGINE == '1' and (is_host_cpu_x86() or is_host_cpu_arm64())",
-              _is_cpu, ("host_arch",)),
+              _is_cpu, ("host_arch",), device_kind=True),
     ProbeSpec("get_device", ("get_device",),
               "'cpu' if is_cpu(); 'cuda' if torch.cuda.is_available() (ROCm too); else raises RuntimeError",
               _get_device, ("runtime",)),

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .explain import ENV_ATTR, PROBE_CALL, RECEIVER_ATTR, Explanation, Override
+from .extract.reads import VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
+from .profiles import PROBES
 from .trace import WRITE, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
@@ -60,6 +62,8 @@ class Cause:
     flag: str | None = None  # the option the user typed (user-flag)
     mentioned: bool = False  # SGLang's message names it
     held: bool = True  # how the condition came out on this launch
+    effect: int = 0  # how far the change undid the outcome: 0 it did not happen at all, 1 it came out otherwise
+    drops: bool = False  # the change leaves out a flag the user gave (gives up what they asked for)
 
     def to_dict(self) -> dict:
         return {
@@ -193,7 +197,7 @@ def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) ->
     """The inputs of one condition, with the value each had when it was evaluated (events before
     ``limit``): what it reads itself, and through the locals it reads."""
     extraction = explanation.extraction
-    texts = [guard.expr] + local_sources(explanation, guard)
+    texts = [through_views(t) for t in [guard.expr] + local_sources(explanation, guard)]
     names: list[str] = []
     env_names: list[str] = []
     probes: list[str] = []
@@ -204,6 +208,14 @@ def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) ->
         probes += PROBE_CALL.findall(text)
         model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
     return inputs_named(explanation, names, env_names, probes, model, limit)
+
+
+VIEW_OF_RECORD = re.compile(r"\b(?:%s)\(\s*(\w+)\s*\)" % "|".join(map(re.escape, VIEW_CALLS)))
+
+
+def through_views(text: str) -> str:
+    """``resolved_view(server_args).attention_backend`` read as ``server_args.attention_backend``."""
+    return VIEW_OF_RECORD.sub(r"\1", text)
 
 
 def expression_fields(extraction, guard: GuardValue, expr: str) -> list[str]:
@@ -547,6 +559,7 @@ class Candidate:
     guard: GuardValue | None  # the condition it decides; None for an input of the written value itself
     via: Event | None = None  # the SGLang write the condition guards, when the input is one step back
     condition_text: str = ""
+    skipped: Any = None  # the write site (model.Site) the condition kept from firing, for a skipped write
 
     @property
     def condition(self) -> str:
@@ -565,7 +578,8 @@ def candidates_of(explanation: Explanation, guards: list[GuardValue], limit: int
 
 def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: Callable[[Trace], bool],
                 runner: Runner, message: str = "", stop_after: str | None = None,
-                hints: list[Change] = (), exclude: set[str] = frozenset()) -> list[Cause]:
+                hints: list[Change] = (), exclude: set[str] = frozenset(),
+                effect: Callable[[Trace], int] | None = None) -> list[Cause]:
     """Each input, changed alone: a cause when its condition flips (an input of the written value
     itself has none) and the outcome goes away.
 
@@ -574,7 +588,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     of its own avoids the outcome is followed one step back: the conditions of that write and their
     inputs. ``hints``: the env vars SGLang's message asks for, tried with an input the message names
     when it alone is not enough. ``stop_after``: the function whose normal return answers the
-    question (the raise's function: it returned without raising)."""
+    question (the raise's function: it returned without raising). ``effect``: how far a run that
+    avoided the outcome undid it (0: not at all there, 1: there otherwise), for the ranking."""
     track = {c.guard.where() for c in candidates if c.guard is not None}
     causes: dict[tuple, Cause] = {}
 
@@ -589,8 +604,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
         rank_ = order(candidate)
         if inp.key in causes:
             continue
-        if len(causes) >= SHOWN_CAUSES and rank_ > max(effective_rank(c.role, c.mentioned) for c in causes.values()):
-            break
+        if len(causes) >= SHOWN_CAUSES and (0, False, rank_) > max(rank_key(c)[:3] for c in causes.values()):
+            break  # nothing left could rank among the causes shown
         named = mentioned(inp, message, explanation.extraction)
         found = None
         for alternative in _alternatives(explanation, inp, guard or GuardValue(candidate.condition_text), runner.program):
@@ -604,14 +619,14 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 trace, hooks = runner.run(changes, track=track, stop_after=stop_after, stop_unless=unless)
                 turned = guard is None or flipped(hooks, guard)
                 if turned and avoided(trace):
-                    found = (alternative, changes[1:])
+                    found = (alternative, changes[1:], effect(trace) if effect is not None else 0)
                     break
                 if not turned:
                     break  # the message's env cannot flip what this input did not
             if found or runner.exhausted():
                 break
         if found is not None:
-            alternative, extra = found
+            alternative, extra, how_far = found
             site = inp.site if inp.role == "sglang-default" else (
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
                 (candidate.via.site if candidate.via is not None else None))
@@ -619,13 +634,17 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             if candidate.via is not None:
                 via = candidate.via
                 why += f", which made SGLang set {via.field} = {via.new!r} at {via.site.short()} in {via.site.function}"
+            if candidate.skipped is not None:
+                why += (f", so SGLang skips its write {candidate.skipped.field} = {candidate.skipped.value} at "
+                        f"{candidate.skipped.location.short()}")
             if extra:
                 why += " (together with " + ", ".join(f"{c.name}={c.value}" for c in extra) + ", as SGLang's message asks)"
             causes[inp.key] = Cause(
                 field=inp.name, value=inp.value, role=inp.role, site=site, why=why,
                 condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
-                mentioned=named, held=guard.polarity if guard is not None else True,
+                mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
             )
+            causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             continue
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
             # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
@@ -679,16 +698,45 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
 CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
 
 
-def effective_rank(role: str, named: bool = False) -> float:
+def effective_rank(role: str, named: bool = False, drops: bool = False) -> float:
     """A role's place; among what the operator controls, an input SGLang's own message names comes
-    first (the message is SGLang's diagnosis)."""
+    first (the message is SGLang's diagnosis). A flag of yours whose only way out is to leave it
+    out comes after your other flags and env vars, unless the message names it: it is what you
+    asked for, and the outcome follows from it together with the choice that really decided;
+    it still comes before the hardware and the model, which you cannot change."""
     if named and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.5
+    if drops:
+        return ROLES.index("env") + 0.5
     return ROLES.index(role)
 
 
+def rank_key(cause: Cause) -> tuple:
+    """Causes that undo the outcome altogether first (the write does not happen), then those that only
+    change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
+    NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did."""
+    return (cause.effect, another_device(cause), effective_rank(cause.role, cause.mentioned, cause.drops),
+            not cause.mentioned)
+
+
+def another_device(cause: Cause) -> bool:
+    """The cause is that this machine is not some other kind of device."""
+    if cause.kind != "probe" or cause.alternative is not True:
+        return False
+    spec = PROBES.get(cause.field)
+    return spec is not None and spec.device_kind
+
+
 def rank(causes: list[Cause]) -> list[Cause]:
-    return sorted(causes, key=lambda c: (effective_rank(c.role, c.mentioned), not c.mentioned))
+    return sorted(causes, key=rank_key)
+
+
+def drops_flag(explanation: Explanation, cause: Cause) -> bool:
+    """The cause's change leaves out a flag the user gave (``without --speculative-algorithm``)."""
+    if cause.role != "user-flag" or cause.kind != "field":
+        return False
+    text = change_text(explanation, cause)
+    return text is not None and text.startswith("without ")
 
 
 # -- the fix -------------------------------------------------------------------------------------------------
@@ -794,6 +842,78 @@ def value_candidates(explanation: Explanation, write: Event, limit: int, exclude
     return [Candidate(inp, None, condition_text=site.value or "") for inp in inputs]
 
 
+def enclosing_conditions(function: ast.AST, line: int) -> list[tuple[ast.stmt, bool]]:
+    """The ``if``/``while`` statements of a function around ``line``, outermost first, each with the
+    outcome the line needs (True: in the body; False: in the ``else``)."""
+    out: list[tuple[ast.stmt, bool]] = []
+
+    def within(body: list[ast.stmt]) -> bool:
+        return any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for stmt in body)
+
+    def walk(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                continue
+            if isinstance(stmt, (ast.If, ast.While)):
+                if within(stmt.body):
+                    out.append((stmt, True))
+                    walk(stmt.body)
+                elif within(stmt.orelse):
+                    out.append((stmt, False))
+                    walk(stmt.orelse)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            else:
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(stmt, name, None)
+                    if isinstance(inner, list):
+                        walk([s for s in inner if isinstance(s, ast.stmt)] or
+                             [b for h in inner for b in getattr(h, "body", [])])
+            return
+
+    walk(getattr(function, "body", []))
+    return out
+
+
+def skipped_write_candidates(explanation: Explanation, name: str, limit: int, exclude: set[str],
+                             runner: Runner) -> list[Candidate]:
+    """The writes to ``name`` that did not fire although their function ran (the FA4 force to
+    ``page_size = 128`` whose condition read ``prefill_attention_backend``): for each, the first of
+    its conditions that came out against it on this launch (one run watches them all), and that
+    condition's inputs. Changed, the skipped write may fire and decide the value instead."""
+    trace = explanation.trace
+    fired = {(e.site.file, e.site.line) for e in trace.writes(name) if e.site is not None}
+    final = trace.final.get(name)
+    wanted: list[tuple[Any, list[tuple[str, int, str, bool]]]] = []
+    for site in explanation.extraction.sites_for(name, "write"):
+        where = site.location
+        if (where.file, where.line) in fired or (site.literal is not NOT_LITERAL_VALUE and same_value(site.literal, final)):
+            continue  # it fired, or it would write the value the field has anyway
+        found = runner.program.function(f"{where.file}::{where.function}")
+        if found is None:
+            continue
+        conditions = [(ast.unparse(stmt.test), stmt.lineno, where.function, needed)
+                      for stmt, needed in enclosing_conditions(found[1], where.line)]
+        if conditions:
+            wanted.append((site, [(where.file, *c) for c in conditions]))
+    if not wanted or runner.exhausted():
+        return []
+    _, hooks = runner.run([], track={(c[0], c[2]) for _, conditions in wanted for c in conditions})
+    out: list[Candidate] = []
+    for site, conditions in wanted:
+        for file, expr, line, function, needed in conditions:
+            seen = hooks.seen.get((file, line))
+            if not seen:
+                break  # not reached on this launch
+            if needed in seen:
+                continue
+            taken = GuardValue(expr, not needed, None, file, line, function)
+            out += [Candidate(inp, taken, skipped=site) for inp in condition_inputs(explanation, taken, limit)
+                    if not (inp.kind == "field" and inp.name in exclude)]
+            break
+    return out
+
+
 def later_write_causes(explanation: Explanation, candidates: list[Candidate], after: int, avoided, runner: Runner) -> list[Cause]:
     # ``avoided`` here judges the decision alone: the run with a later value moved first is SGLang's
     # order changed, not the operator's input, so a check it then trips further on does not count
@@ -844,8 +964,19 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         final = t.final.get(name)
         return not isinstance(final, Unknown) and (same_value(final, override.before) if override.given else not same_value(final, override.after))
 
+    def effect(t: Trace) -> int:
+        # 0: SGLang's write at that site does not happen; 1: it happens with another value
+        return int(any(e.kind == WRITE and e.field == name and e.site == last.site for e in t.events))
+
     causes = later_write_causes(explanation, candidates, limit, decided_otherwise, runner)
-    causes += find_causes(explanation, candidates, avoided, runner, exclude={name})
+    causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect)
+    if not override.given and not runner.exhausted():
+        # a value SGLang resolved for you: a write that did not fire may be why (tried after the
+        # conditions of the write that did)
+        skipped = skipped_write_candidates(explanation, name, limit, {name}, runner)
+        known = {c.field for c in causes}
+        causes += [c for c in find_causes(explanation, skipped, avoided, runner, exclude={name}, effect=effect)
+                   if c.field not in known]
     causes = rank(causes)
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,
                  why=f"SGLang sets {name} = {override.after!r} at {last.site.short()} in {last.site.function}"
