@@ -21,6 +21,8 @@ the maintainers or the reporter established the cause. Each case is a TOML file
     [expect]
     error = "a substring of the error message"   # kind = "raise"
     field = "page_size"                          # kind = "override"
+    before = "layer_first"                       # optional (override): the values the report shows;
+    after = "page_first_direct"                  #   when given, the engine's override must match them
     [cause]
     field = "mamba_scheduler_strategy"
     function = "ServerArgs._handle_missing_default_values"   # optional
@@ -37,8 +39,8 @@ figure "first cause = established cause in N of M reproduced cases (P%)"
 Held-out cases (``heldout = true``) measure how the verdict generalizes: each was
 chosen, and its ``[cause]`` written from what the maintainers or the reporter
 established, before the verdict was run on it, and is never edited to match the
-verdict's answer. ``tests/test_cases.py`` asserts their reproduction, not their
-verdict; the scorer reports their figure separately.
+verdict's answer (a miss is recorded with ``verdict_miss``, as for any case); the
+scorer reports their figure separately.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class Case:
     fix: str
     heldout: bool = False
     verdict_miss: str = ""  # a known miss of the verdict, and why
+    expect_before: Any = None  # the reported values of an override, when the report shows them
+    expect_after: Any = None
 
     def request(self):
         from .explain import ExplainRequest
@@ -165,6 +169,8 @@ def load_case(path: Path) -> Case:
         fix=data.get("fix", {}).get("accepted", ""),
         heldout=heldout,
         verdict_miss=_text(data, "verdict_miss", path),
+        expect_before=expect.get("before"),
+        expect_after=expect.get("after"),
     )
 
 
@@ -202,7 +208,12 @@ def outcome(case: Case, explanation) -> tuple[bool, str]:
         return False, f"raises {error.exc_type}: {(error.message or '')[:80]}"
     for override in explanation.overrides:
         if override.field == case.expect_field:
-            return True, f"{override.field}: {override.before!r} -> {override.after!r}"
+            what = f"{override.field}: {override.before!r} -> {override.after!r}"
+            for key, reported, engine in (("before", case.expect_before, override.before),
+                                          ("after", case.expect_after, override.after)):
+                if reported is not None and reported != engine:
+                    return False, f"{what}, not the reported {key} {reported!r}"
+            return True, what
     final = explanation.trace.final.get(case.expect_field)
     return False, f"{case.expect_field} not overridden (final {final!r})"
 

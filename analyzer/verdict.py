@@ -176,10 +176,10 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
     if not guard.file or not guard.function:
         return []
     table = shared_program(explanation.tree.root).local_assignments(f"{guard.file}::{guard.function}")
-    if not table:
-        return []
-    wanted = set(re.findall(r"\b[A-Za-z_]\w*\b", guard.expr)) & set(table)
-    out: list[str] = []
+    names = set(re.findall(r"\b[A-Za-z_]\w*\b", guard.expr))
+    out: list[str] = [text for name in sorted(names - set(table))
+                      for text in argument_sources(explanation, f"{guard.file}::{guard.function}", name)]
+    wanted = names & set(table)
     for _ in range(depth):
         texts = []
         for name in wanted:
@@ -193,11 +193,52 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
     return out
 
 
+def argument_sources(explanation: Explanation, function_id: str, name: str) -> list[str]:
+    """For a parameter ``name`` of a function: the argument each caller passes for it, and the
+    right-hand side of the caller's local it names (``gpu_mem = get_device_memory_capacity(...)``
+    for ``self._handle_gpu_memory_settings(gpu_mem)``)."""
+    from .symbolic.program import shared_program
+
+    program = shared_program(explanation.tree.root)
+    found = program.function(function_id)
+    if found is None:
+        return []
+    params = [a.arg for a in found[1].args.args]
+    if name not in params:
+        return []
+    position = params.index(name) - (1 if params and params[0] in ("self", "cls") else 0)
+    out: list[str] = []
+    for call in explanation.extraction.calls:
+        if call.callee != function_id or not call.location.line:
+            continue
+        caller = program.function(call.caller)
+        if caller is None:
+            continue
+        for node in ast.walk(caller[1]):
+            if not (isinstance(node, ast.Call) and node.lineno == call.location.line):
+                continue
+            given = [k.value for k in node.keywords if k.arg == name]
+            if not given and 0 <= position < len(node.args):
+                given = [node.args[position]]
+            if not given:
+                continue
+            text = ast.unparse(given[0])
+            out.append(text)
+            table = program.local_assignments(call.caller)
+            for local in set(re.findall(r"\b[A-Za-z_]\w*\b", text)) & set(table):
+                before = [t for line, t in table[local] if line < call.location.line]
+                if before:
+                    out.append(before[-1])
+            break
+    return out
+
+
 def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
     """The inputs of one condition, with the value each had when it was evaluated (events before
     ``limit``): what it reads itself, and through the locals it reads."""
     extraction = explanation.extraction
     texts = [through_views(t) for t in [guard.expr] + local_sources(explanation, guard)]
+    answered = [p["name"] for p in explanation.trace.probes]
     names: list[str] = []
     env_names: list[str] = []
     probes: list[str] = []
@@ -206,8 +247,9 @@ def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) ->
         names += expression_fields(extraction, guard, text)
         env_names += ENV_ATTR.findall(text)
         probes += PROBE_CALL.findall(text)
+        probes += [name for name in answered if re.search(rf"\b{re.escape(name)}\(", text)]  # with arguments too
         model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
-    return inputs_named(explanation, names, env_names, probes, model, limit)
+    return inputs_named(explanation, names, env_names, probes, model, limit, any_probe=True)
 
 
 VIEW_OF_RECORD = re.compile(r"\b(?:%s)\(\s*(\w+)\s*\)" % "|".join(map(re.escape, VIEW_CALLS)))
@@ -579,7 +621,7 @@ def candidates_of(explanation: Explanation, guards: list[GuardValue], limit: int
 def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: Callable[[Trace], bool],
                 runner: Runner, message: str = "", stop_after: str | None = None,
                 hints: list[Change] = (), exclude: set[str] = frozenset(),
-                effect: Callable[[Trace], int] | None = None) -> list[Cause]:
+                effect: Callable[[Trace, Any], int] | None = None) -> list[Cause]:
     """Each input, changed alone: a cause when its condition flips (an input of the written value
     itself has none) and the outcome goes away.
 
@@ -618,8 +660,10 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 unless = (guard.where(), guard.polarity) if guard is not None else None
                 trace, hooks = runner.run(changes, track=track, stop_after=stop_after, stop_unless=unless)
                 turned = guard is None or flipped(hooks, guard)
+                if turned and sets_off(trace, guard):
+                    break  # the change only trips the check it flips (another raise's own condition)
                 if turned and avoided(trace):
-                    found = (alternative, changes[1:], effect(trace) if effect is not None else 0)
+                    found = (alternative, changes[1:], effect(trace, hooks) if effect is not None else 0)
                     break
                 if not turned:
                     break  # the message's env cannot flip what this input did not
@@ -657,6 +701,15 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 track |= {c.guard.where() for c in more}
                 pending = sorted(pending + more, key=order)
     return list(causes.values())
+
+
+def sets_off(trace: Trace, guard: GuardValue | None) -> bool:
+    """The run raised right at the condition that was flipped: that condition is the new raise's own."""
+    error = trace.error
+    if error is None or guard is None:
+        return False
+    own = conditions_of(error.guards)
+    return bool(own) and own[-1].where() == guard.where()
 
 
 def ordering_causes(explanation: Explanation, error: Event, runner: Runner, exclude: set[tuple]) -> list[Cause]:
@@ -808,8 +861,8 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
         # error is not yet a fix: find_fix asks that the launch resolve)
         return not raises_at(t, where)
 
-    causes = find_causes(explanation, candidates, avoided, runner,
-                         message=error.message or "", stop_after=f"{error.site.file}::{error.site.function}", hints=hints)
+    causes = find_causes(explanation, candidates, avoided, runner, message=error.message or "",
+                         stop_after=f"{error.site.file}::{error.site.function}", hints=hints)
     causes += ordering_causes(explanation, error, runner, exclude=set())
     causes = rank(causes)
     fix, fix_env, verified = find_fix(explanation, causes, runner, error.message or "")
@@ -875,15 +928,23 @@ def enclosing_conditions(function: ast.AST, line: int) -> list[tuple[ast.stmt, b
     return out
 
 
+def string_literals(expr: str) -> set[str]:
+    tree = _parse(expr)
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)} if tree else set()
+
+
 def skipped_write_candidates(explanation: Explanation, name: str, limit: int, exclude: set[str],
                              runner: Runner) -> list[Candidate]:
     """The writes to ``name`` that did not fire although their function ran (the FA4 force to
     ``page_size = 128`` whose condition read ``prefill_attention_backend``): for each, the first of
     its conditions that came out against it on this launch (one run watches them all), and that
-    condition's inputs. Changed, the skipped write may fire and decide the value instead."""
+    condition's inputs. Changed, the skipped write may fire and decide the value instead. Only a
+    condition that compares with a value you gave counts (``== "fa4"`` for your ``fa4``): a rule
+    meant for what you asked for that did not apply, not one of the many for other choices."""
     trace = explanation.trace
     fired = {(e.site.file, e.site.line) for e in trace.writes(name) if e.site is not None}
     final = trace.final.get(name)
+    yours = {v for v in explanation.parsed.given.values() if isinstance(v, str)}
     wanted: list[tuple[Any, list[tuple[str, int, str, bool]]]] = []
     for site in explanation.extraction.sites_for(name, "write"):
         where = site.location
@@ -907,6 +968,8 @@ def skipped_write_candidates(explanation: Explanation, name: str, limit: int, ex
                 break  # not reached on this launch
             if needed in seen:
                 continue
+            if not yours & string_literals(expr):
+                break  # a rule about something you did not ask for (another backend's page size)
             taken = GuardValue(expr, not needed, None, file, line, function)
             out += [Candidate(inp, taken, skipped=site) for inp in condition_inputs(explanation, taken, limit)
                     if not (inp.kind == "field" and inp.name in exclude)]
@@ -968,14 +1031,17 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         # 0: SGLang's write at that site does not happen; 1: it happens with another value
         return int(any(e.kind == WRITE and e.field == name and e.site == last.site for e in t.events))
 
+    def effect_of(t: Trace, hooks) -> int:
+        return effect(t)
+
     causes = later_write_causes(explanation, candidates, limit, decided_otherwise, runner)
-    causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect)
+    causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect_of)
     if not override.given and not runner.exhausted():
         # a value SGLang resolved for you: a write that did not fire may be why (tried after the
         # conditions of the write that did)
         skipped = skipped_write_candidates(explanation, name, limit, {name}, runner)
         known = {c.field for c in causes}
-        causes += [c for c in find_causes(explanation, skipped, avoided, runner, exclude={name}, effect=effect)
+        causes += [c for c in find_causes(explanation, skipped, avoided, runner, exclude={name}, effect=effect_of)
                    if c.field not in known]
     causes = rank(causes)
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,

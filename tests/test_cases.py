@@ -5,9 +5,10 @@ Each case is a report from SGLang's public tracker (see its ``source``); the for
 ``analyzer/corpus.py``. The verdict assertions need ``analyzer.verdict``; they skip, saying so,
 only when that module cannot be imported.
 
-Held-out cases (``heldout = true``) are asserted to reproduce, never to match: they measure how
-the verdict generalizes to reports nobody tuned it for, and ``python -m analyzer.corpus`` prints
-their figure separately.
+Held-out cases (``heldout = true``) measure how the verdict generalizes to reports written down
+before it was run on them; ``python -m analyzer.corpus`` prints their figure separately. Once
+scored, they are held like the others: a miss is recorded with ``verdict_miss`` (asserted to
+stay a miss), never by editing the case's ``[cause]``.
 """
 
 from __future__ import annotations
@@ -145,6 +146,17 @@ def test_match_needs_field_and_function():
     assert not corpus.matches(case, wrong_site)
     assert not corpus.matches(case, types.SimpleNamespace(field="not_it", role="user-flag", site=site))
     assert not corpus.matches(case, None)
+
+
+def test_an_override_must_show_the_reported_values_when_the_case_gives_them():
+    case = dataclasses.replace(CASES[0], kind="override", expect_field="page_size", expect_error=None,
+                               expect_before="layer_first", expect_after=None)
+    override = types.SimpleNamespace(field="page_size", before="page_first", after="page_first_direct")
+    explanation = types.SimpleNamespace(trace=types.SimpleNamespace(error=None, final={}), overrides=[override])
+    ok, what = corpus.outcome(case, explanation)
+    assert not ok and "not the reported before 'layer_first'" in what
+    ok, _ = corpus.outcome(dataclasses.replace(case, expect_before="page_first", expect_after="page_first_direct"), explanation)
+    assert ok
 
 
 # -- the engine on each case (fetches the release's wheel once) -----------------------------------

@@ -235,3 +235,113 @@ def test_p4_diff_names_the_release_that_raises_its_cause_and_what_the_newer_one_
     assert "Verdict: 0.5.11 raises ValueError" in text and "0.5.14 resolves" in text
     assert "server_args.py:1082" in text
     assert "0.5.14: mamba_radix_cache_strategy 'auto' -> 'extra_buffer'" in text and "_handle_mamba_radix_cache" in text
+
+
+# -- a second miniature: rules the ranking and the candidates follow -------------------------------------
+
+MECHANISMS = '''
+"""A miniature ServerArgs written for sgtrace's verdict tests: skipped writes, parameters, env vars."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.environ import envs
+from sglang.srt.utils import get_device_memory_capacity, is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    attention_backend: Optional[str] = None
+    prefill_attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    speculative_algorithm: Optional[str] = None
+    disable_overlap_schedule: bool = False
+    chunked_prefill_size: Optional[int] = None
+
+    def __post_init__(self):
+        gpu_mem = get_device_memory_capacity()
+        self._handle_gpu_memory(gpu_mem)
+        self._handle_backends()
+        self._handle_page_size()
+        self._handle_overlap()
+
+    def _handle_gpu_memory(self, gpu_mem):
+        if gpu_mem < 40 * 1024 and self.chunked_prefill_size is None:
+            self.chunked_prefill_size = 2048
+
+    def _handle_backends(self):
+        if self.prefill_attention_backend == "fa4":
+            self.page_size = 128
+        if self.attention_backend == "flashmla":
+            self.page_size = 64
+
+    def _handle_page_size(self):
+        if self.page_size is None:
+            if not is_hip():
+                self.page_size = 1
+            else:
+                self.page_size = 16
+
+    def _handle_overlap(self):
+        if self.speculative_algorithm is not None and not envs.SGLANG_ENABLE_SPEC_V2.get():
+            self.disable_overlap_schedule = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--attention-backend", type=str, choices=["fa4", "flashmla", "triton"], default=None)
+        parser.add_argument("--prefill-attention-backend", type=str, choices=["fa4", "flashmla", "triton"], default=None)
+        parser.add_argument("--page-size", type=int, default=None)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE"], default=None)
+        parser.add_argument("--disable-overlap-schedule", action="store_true")
+        parser.add_argument("--chunked-prefill-size", type=int, default=None)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.fixture(scope="module")
+def mechanisms(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("verdict_mechanisms") / "tree"
+    shutil.copytree(FIXTURES / "sites" / "era_a", root)
+    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(MECHANISMS))
+    return root
+
+
+def test_a_write_meant_for_your_choice_that_did_not_fire_is_the_cause(mechanisms):
+    # --attention-backend fa4: the fa4 rule checks prefill_attention_backend only, so page_size gets the
+    # generic 1. The skipped write is the cause, not `not is_hip()` (every NVIDIA node takes it), and
+    # not the flashmla rule (about a backend you did not ask for).
+    verdict = verdict_of(explained(mechanisms, "--model-path /m --attention-backend fa4"), "page_size")
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.alternative) == ("prefill_attention_backend", "default", "fa4")
+    assert "skips its write page_size = 128" in top.why
+    assert top.site.function == "ServerArgs._handle_backends"
+    fields = [c.field for c in verdict.causes]
+    assert "attention_backend" not in fields  # switching your fa4 to flashmla is not why fa4 got page 1
+    assert fields[-1] == "is_hip"  # another kind of device comes last
+
+
+def test_a_probe_read_through_a_parameter_is_an_input(mechanisms):
+    # gpu_mem is a parameter; the caller passes get_device_memory_capacity()'s answer (h100: 80 GB, so no
+    # override there; the 32 GB RTX 5090 gets the small-GPU value)
+    small = explained(mechanisms, "--model-path /m", profile=str(Path(__file__).parent / "cases" / "profiles" / "rtx-5090.toml"))
+    verdict = verdict_of(small, "chunked_prefill_size")
+    assert verdict.outcome == "overrides"
+    top = verdict.causes[0]
+    assert (top.kind, top.field, top.role) == ("probe", "get_device_memory_capacity", "hardware")
+    assert top.alternative > 40 * 1024
+
+
+def test_an_env_var_you_set_ranks_before_the_flag_it_would_take_away(mechanisms):
+    explanation = explain(ExplainRequest(sglang=str(mechanisms), profile="h100", env=["SGLANG_ENABLE_SPEC_V2=0"],
+                                         args="--model-path /m --speculative-algorithm EAGLE"))
+    verdict = verdict_of(explanation, "disable_overlap_schedule")
+    causes = [(c.kind, c.field, c.drops) for c in verdict.causes]
+    assert causes == [("env", "SGLANG_ENABLE_SPEC_V2", False), ("field", "speculative_algorithm", True)]
