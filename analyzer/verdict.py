@@ -453,12 +453,14 @@ def env_alternatives(inp: Input) -> list[Any]:
 
 @dataclass
 class Change:
-    kind: str  # field | env | probe | model
+    kind: str  # field | env | probe | model | write (what one SGLang write site stores)
     name: str
     value: Any
+    site: SiteRef | None = None  # kind write: the site
 
     def key(self) -> tuple:
-        return (self.kind, self.name, repr(self.value))
+        where = (self.site.file, self.site.line) if self.site is not None else None
+        return (self.kind, self.name, repr(self.value), where)
 
 
 class Runner:
@@ -490,7 +492,10 @@ class Runner:
         env = dict(e.env)
         profile = e.profile
         model = e.model
+        replace = {}
         for change in changes:
+            if change.kind == "write" and change.site is not None:
+                replace[(change.site.file, change.site.line, change.name)] = change.value
             if change.kind == "field":
                 values[change.name] = change.value
                 given[change.name] = change.value
@@ -504,7 +509,8 @@ class Runner:
             elif change.kind == "model" and model is not None:
                 config = {**model.config, "architectures": [change.value]}
                 model = dataclasses.replace(model, architecture=change.value, config=config)
-        hooks = RunHooks(track=track, pass_sites=pass_sites, stop_after=stop_after, stop_unless=stop_unless)
+        hooks = RunHooks(track=track, pass_sites=pass_sites, stop_after=stop_after, stop_unless=stop_unless,
+                         replace_writes=replace)
         self.runs += 1
         trace = evaluate(e.extraction, e.tree.root, values, env, profile, model, given=given,
                          program=self.program, max_paths=8, hooks=hooks)
@@ -602,6 +608,7 @@ class Candidate:
     via: Event | None = None  # the SGLang write the condition guards, when the input is one step back
     condition_text: str = ""
     skipped: Any = None  # the write site (model.Site) the condition kept from firing, for a skipped write
+    pin: bool = False  # SGLang writes the value whatever you pass: try what its write stores instead
 
     @property
     def condition(self) -> str:
@@ -640,20 +647,34 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
 
     pending = sorted(candidates, key=order)
     stepped_back: set[tuple] = set()
-    while pending:
+    pinned_later: list[Candidate] = []  # values SGLang writes whatever you pass, tried last
+    explained: set[str] = set()  # values SGLang wrote whose own conditions gave a cause
+    while pending or pinned_later:
+        if not pending:
+            pending = [c for c in pinned_later if c.inp.name not in explained]
+            pinned_later = []
+            continue
         candidate = pending.pop(0)
         inp, guard = candidate.inp, candidate.guard
         rank_ = order(candidate)
         if inp.key in causes:
             continue
+        if len(causes) >= SHOWN_CAUSES and candidate.pin:
+            continue
         if len(causes) >= SHOWN_CAUSES and (0, False, rank_) > max(rank_key(c)[:3] for c in causes.values()):
             break  # nothing left could rank among the causes shown
         named = mentioned(inp, message, explanation.extraction)
         found = None
-        for alternative in _alternatives(explanation, inp, guard or GuardValue(candidate.condition_text), runner.program):
-            tries = [[Change(inp.kind, inp.name, alternative)]]
+        pinned = candidate.pin  # SGLang writes its value whatever you pass: only changing what it writes there tells
+        repinned = False
+        alternatives = _alternatives(explanation, inp, guard or GuardValue(candidate.condition_text), runner.program)
+        queue = list(alternatives)
+        while queue:
+            alternative = queue.pop(0)
+            change = (Change("write", inp.name, alternative, inp.site) if pinned else Change(inp.kind, inp.name, alternative))
+            tries = [[change]]
             if hints and named:
-                tries.append([Change(inp.kind, inp.name, alternative), *hints])
+                tries.append([change, *hints])
             for changes in tries:
                 if runner.exhausted():
                     break
@@ -663,24 +684,33 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 if turned and sets_off(trace, guard):
                     break  # the change only trips the check it flips (another raise's own condition)
                 if turned and avoided(trace):
-                    found = (alternative, changes[1:], effect(trace, hooks) if effect is not None else 0)
+                    found = (alternative, [c for c in changes[1:]], effect(trace, hooks) if effect is not None else 0, pinned)
                     break
                 if not turned:
+                    if (inp.role == "sglang-default" and not pinned and inp.site is not None and not repinned
+                            and any(same_value(w.new, inp.value) and w.site == inp.site for w in trace.writes(inp.name))):
+                        repinned = True
+                        # SGLang wrote its value again over yours: what its write stores, tried once the
+                        # conditions of that write (one step back) have had their turn
+                        pinned_later.append(dataclasses.replace(candidate, pin=True))
                     break  # the message's env cannot flip what this input did not
             if found or runner.exhausted():
                 break
         if found is not None:
-            alternative, extra, how_far = found
+            alternative, extra, how_far, was_pinned = found
             site = inp.site if inp.role == "sglang-default" else (
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
                 (candidate.via.site if candidate.via is not None else None))
             why = why_of(inp, guard, explanation, candidate.condition)
             if candidate.via is not None:
                 via = candidate.via
+                explained.add(via.field)
                 why += f", which made SGLang set {via.field} = {via.new!r} at {via.site.short()} in {via.site.function}"
             if candidate.skipped is not None:
                 why += (f", so SGLang skips its write {candidate.skipped.field} = {candidate.skipped.value} at "
                         f"{candidate.skipped.location.short()}")
+            if was_pinned:
+                why += f"; SGLang writes it there whatever you pass (had it written {alternative!r}, the outcome would differ)"
             if extra:
                 why += " (together with " + ", ".join(f"{c.name}={c.value}" for c in extra) + ", as SGLang's message asks)"
             causes[inp.key] = Cause(

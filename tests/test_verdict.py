@@ -259,10 +259,13 @@ class ServerArgs:
     speculative_algorithm: Optional[str] = None
     disable_overlap_schedule: bool = False
     chunked_prefill_size: Optional[int] = None
+    enable_deterministic_inference: bool = False
 
     def __post_init__(self):
         gpu_mem = get_device_memory_capacity()
         self._handle_gpu_memory(gpu_mem)
+        self._handle_pinned_backend()
+        self._handle_deterministic()
         self._handle_backends()
         self._handle_page_size()
         self._handle_overlap()
@@ -270,6 +273,14 @@ class ServerArgs:
     def _handle_gpu_memory(self, gpu_mem):
         if gpu_mem < 40 * 1024 and self.chunked_prefill_size is None:
             self.chunked_prefill_size = 2048
+
+    def _handle_pinned_backend(self):
+        if self.model_path.startswith("/pinned"):
+            self.attention_backend = "flashmla"  # whatever you pass
+
+    def _handle_deterministic(self):
+        if self.enable_deterministic_inference and self.attention_backend not in (None, "fa4", "triton"):
+            raise ValueError("deterministic inference supports only the fa4 and triton attention backends")
 
     def _handle_backends(self):
         if self.prefill_attention_backend == "fa4":
@@ -297,6 +308,7 @@ class ServerArgs:
         parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE"], default=None)
         parser.add_argument("--disable-overlap-schedule", action="store_true")
         parser.add_argument("--chunked-prefill-size", type=int, default=None)
+        parser.add_argument("--enable-deterministic-inference", action="store_true")
 
 
 def prepare_server_args(argv):
@@ -345,3 +357,15 @@ def test_an_env_var_you_set_ranks_before_the_flag_it_would_take_away(mechanisms)
     verdict = verdict_of(explanation, "disable_overlap_schedule")
     causes = [(c.kind, c.field, c.drops) for c in verdict.causes]
     assert causes == [("env", "SGLANG_ENABLE_SPEC_V2", False), ("field", "speculative_algorithm", True)]
+
+
+def test_a_value_sglang_writes_whatever_you_pass_is_tried_at_its_write(mechanisms):
+    # the model pins flashmla, so --attention-backend triton changes nothing; what the pinning write
+    # stores does: had it written triton, deterministic inference would start
+    explanation = explained(mechanisms, "--model-path /pinned/m --enable-deterministic-inference")
+    assert explanation.trace.error is not None
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.site.function) == ("attention_backend", "sglang-default", "ServerArgs._handle_pinned_backend")
+    assert top.alternative in (None, "fa4", "triton") and "whatever you pass" in top.why
+    assert verdict.fix is None or "attention-backend" not in verdict.fix  # a flag SGLang overwrites is no fix

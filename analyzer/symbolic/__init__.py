@@ -33,11 +33,14 @@ class RunHooks:
     ``stop_after``: a function id (``file::qualname``); the run stops when it first returns
     normally (``stopped`` is then True), for a question that is answered there; ``stop_unless``:
     ``((file, line), outcome)``, the run stops when that condition first comes out as ``outcome``.
+    ``replace_writes``: ``{(file, line, field): value}``, the value those write sites store instead.
     Only the first run of a forking evaluation is recorded.
     """
 
-    def __init__(self, track=(), pass_sites=(), stop_after: str | None = None, stop_unless=None):
+    def __init__(self, track=(), pass_sites=(), stop_after: str | None = None, stop_unless=None, replace_writes=None):
         self.stop_after = stop_after
+        # {(file, line, field): value}: what those write sites store instead ("had SGLang written V there")
+        self.replace_writes: dict[tuple[str, int, str], object] = dict(replace_writes or {})
         # ((file, line), outcome): stop at that condition when it comes out as ``outcome`` again
         # (a counterfactual that did not flip the condition it tests has its answer)
         self.stop_unless = stop_unless
@@ -121,6 +124,8 @@ def evaluate(
         world = World(program, extraction, record, profile, model, env)
         interp = Interpreter(program, world, decisions)
         world.interp = interp
+        if hooks is not None:
+            world.replace_writes = hooks.replace_writes  # a change of the launch: on every path
         if hooks is not None and not hooks.used:
             hooks.used = True
             world.hooks = hooks

@@ -76,14 +76,15 @@ def declare_resolution(interp, args, kwargs, node, frame):
 
 def declare(world, record: Record, source: str, fields: dict, frame, node, idiom: str, origins: dict | None = None) -> None:
     """``declare_resolution``: one write per field, then the declaration joins the stash."""
-    announce(world, source, fields, frame, node, idiom, origins)
+    fields = announce(world, source, fields, frame, node, idiom, origins)
     record.stash.append((source, dict(fields)))
 
 
-def announce(world, source: str, fields: dict, frame, node, idiom: str, origins: dict | None = None) -> None:
-    """Record each field of a declaration as a write (before it joins the stash, so ``old`` is the value before)."""
-    for name, value in fields.items():
-        world.write_field(name, value, frame, node, idiom, source=source, origin=(origins or {}).get(name))
+def announce(world, source: str, fields: dict, frame, node, idiom: str, origins: dict | None = None) -> dict:
+    """Record each field of a declaration as a write (before it joins the stash, so ``old`` is the value before);
+    the fields as they are to be stored (a counterfactual run may replace a site's value)."""
+    return {name: world.write_field(name, value, frame, node, idiom, source=source, origin=(origins or {}).get(name))
+            for name, value in fields.items()}
 
 
 def announce_entries(world, entries, frame, node, idiom: str) -> None:
@@ -91,7 +92,10 @@ def announce_entries(world, entries, frame, node, idiom: str) -> None:
     for entry in entries:
         if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], dict):
             source = entry[0] if isinstance(entry[0], str) else str(entry[0])
-            announce(world, source, entry[1], frame, node, idiom, world.origins_of(entry[1]))
+            stored = announce(world, source, entry[1], frame, node, idiom, world.origins_of(entry[1]))
+            for name, value in stored.items():
+                if value is not entry[1][name]:
+                    entry[1][name] = value  # a replaced write (counterfactual run)
 
 
 def stash_method(world, stash: Stash, attr: str):

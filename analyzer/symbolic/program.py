@@ -202,7 +202,7 @@ class Program:
 
 
     def local_assignments(self, function_id: str) -> dict[str, list[tuple[int, str]]]:
-        """Each local name a function assigns (``name = value``), with the line and the value's source, in order."""
+        """Each local name a function assigns (``name = value``, ``a, b = value``), with the line and the value's source, in order."""
         if function_id not in self._assignments:
             found = self.function(function_id)
             table: dict[str, list[tuple[int, str]]] = {}
@@ -211,8 +211,11 @@ class Program:
                 for child in ast.walk(node):
                     if isinstance(child, ast.Assign):
                         for target in child.targets:
-                            if isinstance(target, ast.Name):
-                                table.setdefault(target.id, []).append((child.lineno, module.source_of(child.value)))
+                            # ``a, b = f(x)``: each name is built from the whole right-hand side
+                            names = [target] if isinstance(target, ast.Name) else (
+                                [e for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else [])
+                            for name in names:
+                                table.setdefault(name.id, []).append((child.lineno, module.source_of(child.value)))
                 for entries in table.values():
                     entries.sort()
             self._assignments[function_id] = table

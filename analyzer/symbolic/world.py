@@ -136,6 +136,7 @@ class World:
         self.watched: set[str] = set()  # function ids whose conditions are recorded
         self.observed: dict[str, list[tuple]] = {}
         self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
+        self.replace_writes: dict = {}  # {(file, line, field): value} a counterfactual run stores instead
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
         self.intrinsics = intrinsics.table()
@@ -266,16 +267,23 @@ class World:
         self.events.append(event)
         return event
 
-    def write_field(self, name: str, value: Any, frame, node, idiom: str, source: str | None = None, origin: tuple | None = None) -> None:
+    def write_field(self, name: str, value: Any, frame, node, idiom: str, source: str | None = None, origin: tuple | None = None) -> Any:
+        """Record a write; returns the value to store (a counterfactual run may replace what one site writes:
+        ``RunHooks.replace_writes``)."""
         old = self.record.resolved(name) if self.record.era == "B" else self.record.fields.get(name, MISSING)
         old = None if old is MISSING else _snapshot(old)
         if origin is not None:
             # the decision was taken where the key was written (an override's dict), not where it was declared
             _dict, site, guards, how = origin
-            self.events.append(Event(kind=WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
-                                     idiom=f"{how} via {idiom}", source=source))
-            return
-        self.emit(WRITE, frame, node, field=name, old=old, new=_snapshot(value), idiom=idiom, source=source)
+        else:
+            site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname) if frame is not None else None
+            guards, how = (frame.chain() if frame is not None else []), None
+        replace = self.replace_writes
+        if replace and site is not None and (site.file, site.line, name) in replace:
+            value = replace[(site.file, site.line, name)]
+        self.events.append(Event(kind=WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
+                                 idiom=f"{how} via {idiom}" if how else idiom, source=source))
+        return value
 
     def remember_origin(self, container: dict, key: str, node, frame, how: str) -> None:
         site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
@@ -763,8 +771,7 @@ class World:
                 if isinstance(value, (Instance, ModelConfigObj)):
                     self._model_config_instance = value
                 return
-            self.write_field(attr, value, frame, stmt, idiom)
-            obj.fields[attr] = value
+            obj.fields[attr] = self.write_field(attr, value, frame, stmt, idiom)
         elif isinstance(obj, View):
             if obj.written is not None:
                 obj.written[attr] = value
