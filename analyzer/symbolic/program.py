@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .memo import CallMemo
 from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, parse_python, read_source, resolve_relative
 
 
@@ -117,6 +118,7 @@ class Program:
         self.references: dict[tuple[str, str], object] = {}  # (rel, name) -> the function/class/module ref it names
         self.field_objects: dict[tuple[str, ...], tuple] = {}  # ServerArgs' field names -> their ``Field`` objects
         self._assignments: dict[str, dict[str, list[tuple[int, str]]]] = {}  # function id -> local name -> (line, value source)
+        self.memo = CallMemo()  # calls shared between evaluations, keyed on the inputs each read (analyzer.symbolic.memo)
 
     @property
     def problems(self) -> list[str]:
@@ -153,6 +155,7 @@ class Program:
                 self._problems.pop(rel, None)
                 self._rels.clear()  # a file appeared or went away: look modules up again
                 self.references.clear()
+                self.memo.clear()  # what a call did was worked out on the old code
 
     def is_parsed(self, rel: str) -> bool:
         return rel in self._modules

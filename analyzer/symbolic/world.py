@@ -140,13 +140,19 @@ class World:
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
         self.intrinsics = intrinsics.table()
+        self.journal = None  # a memo.Journal while a shared call (Program.memo) is recorded
+
 
     # -- notes -----------------------------------------------------------------------
     def note(self, text: str) -> None:
+        if self.journal is not None:
+            self.journal.notes.append(text)
         if text not in self.notes and len(self.notes) < 200:
             self.notes.append(text)
 
     def on_enter(self, frame, call_node=None) -> None:
+        if self.journal is not None:
+            self.journal.entered.add(frame.function_id)
         if self.watched and frame.function_id in self.watched:
             self._invocations += 1
             frame.watched = self._invocations  # the interpreter records this call's conditions and statements
@@ -161,6 +167,8 @@ class World:
 
     def returned(self, frame) -> None:
         """A function returned normally: a counterfactual run that asked to stop there stops."""
+        if self.journal is not None:
+            self.journal.returned.add(frame.function_id)
         if self.hooks.stop_after is not None and frame.function_id == self.hooks.stop_after:
             from .interp import StopRun
 
@@ -169,6 +177,8 @@ class World:
 
     def passes(self, node, frame) -> bool:
         """A counterfactual run goes on past this raise or failed assert, as if its check had passed."""
+        if self.journal is not None:
+            self.journal.raises.add((frame.module.rel, getattr(node, "lineno", 0)))
         hooks = self.hooks
         if hooks is None or not hooks.pass_sites:
             return False
@@ -181,6 +191,8 @@ class World:
     def observe(self, frame, node, expr: str, held: bool, value: Any, guard=None, terms=None, start: int | None = None) -> None:
         """Record a condition: the outcomes a counterfactual run tracks (any frame), and in a watched
         function the condition for error diagnosis and, with ``details``, for ``explain --field``."""
+        if self.journal is not None:
+            self.journal.conditions.add((frame.module.rel, getattr(node, "lineno", 0)))
         hooks = self.hooks
         if hooks is not None and hooks.track:
             where = (frame.module.rel, getattr(node, "lineno", 0))
@@ -348,6 +360,8 @@ class World:
         self._module_values_read += 1  # what follows may depend on the inputs (see ``global_name``)
         key = (module.rel, name)
         if key in self._globals:
+            if self.journal is not None:
+                self.journal.globals_read.setdefault(key, self._globals[key])
             return self._globals[key]
         if key in self._evaluating:
             return Unknown(f"{name} refers to itself")
@@ -942,7 +956,8 @@ class World:
         return instance
 
     def model_config_for(self, record: Record, frame, node) -> Any:
-        """SGLang's own ``ModelConfig.from_server_args``, interpreted once per run over the model's config.json."""
+        """SGLang's own ``ModelConfig.from_server_args``, interpreted once per run over the model's config.json
+        (shared with an earlier run whose inputs it read were the same: ``Program.memo``)."""
         if self._model_config_instance is not None:
             return self._model_config_instance
         self._model_config_instance = self.model_config  # re-entrancy guard and fallback
@@ -952,7 +967,10 @@ class World:
             return self.model_config
         receiver = View(record) if record.era == "B" else record
         try:
-            built = self.interp.call(FunctionRef(rel, "ModelConfig.from_server_args"), [receiver], {}, node, frame)
+            if record is self.record:
+                built = self.program.memo.call(self, FunctionRef(rel, "ModelConfig.from_server_args"), [receiver], node, frame)
+            else:
+                built = self.interp.call(FunctionRef(rel, "ModelConfig.from_server_args"), [receiver], {}, node, frame)
         except SGLangError:
             self._model_config_instance = None  # SGLang raises here too: resolution stops (or a caller catches it)
             raise

@@ -1,0 +1,521 @@
+"""One interpreted call shared between runs of the engine: what it read recorded, what it did replayed.
+
+SGLang's ``ModelConfig.from_server_args`` is interpreted again on every run, and
+a verdict makes about eight runs of one launch that differ in one input each.
+``CallMemo.call`` interprets such a call once and records, while it runs, the
+exact inputs it read: each server-args field it looked at (through a dict that
+logs its reads), and the whole of the rest it could see (the environment, the
+hardware profile, the model's config.json, the probes already answered, the
+module constants it used). A later run whose recorded inputs are equal gets the
+result, and what the call did to the run (its events, notes, assumptions,
+probes, module constants, evaluation steps) replayed; a run where any of them
+differs interprets the call itself. A call that did anything a replay could not
+reproduce exactly (a write to the record or the environment, a forked decision,
+a counterfactual hook it triggered, an object tied to its run) is never stored.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+from typing import Any
+
+from ..trace import ENV_WRITE, WRITE, Unknown
+from ..profiles import Raises
+from .objects import (
+    MISSING,
+    ClassRef,
+    ConfigObj,
+    EnvironObj,
+    EnvsObj,
+    EnvVar,
+    ExternalRef,
+    FunctionRef,
+    Instance,
+    LoggerObj,
+    ModelConfigObj,
+    ModuleRef,
+    Opaque,
+    PathObj,
+    PlatformObj,
+    ProbedObject,
+    Record,
+    Stash,
+    View,
+)
+
+MAX_ENTRIES = 32  # results kept per Program (a verdict needs a handful)
+_ABSENT = ("absent",)
+_SCALARS = frozenset({type(None), bool, int, str, bytes})
+_SHARED_TYPES = (ClassRef, ModuleRef, ExternalRef, Opaque, PathObj, EnvVar, EnvsObj, EnvironObj, LoggerObj, PlatformObj,
+                 ProbedObject, Unknown)
+
+
+class Unsupported(Exception):
+    """A value the memo cannot compare or carry over to another run: the call is not shared."""
+
+
+def fingerprint(value: Any) -> Any:
+    """A hashable, type-strict stand-in for a value: equal only for values the interpreted code cannot tell apart."""
+    cls = value.__class__
+    if cls in _SCALARS:
+        return (cls.__name__, value)
+    if cls is float:
+        return ("float", repr(value))
+    if cls is list or cls is tuple or cls is Stash:
+        return (cls.__name__, tuple(fingerprint(v) for v in value))
+    if cls is dict:
+        return ("dict", tuple((fingerprint(k), fingerprint(v)) for k, v in value.items()))
+    if cls is set or cls is frozenset:
+        return (cls.__name__, frozenset(fingerprint(v) for v in value))
+    if cls is Unknown:
+        return ("unknown", value.reason, value.kind)
+    if cls is Raises:
+        return ("raises", value.exc_type, value.message)
+    if cls is Instance and set(value.attrs) == {"name", "value"}:  # an enum member
+        return ("enum", value.cls.module_rel, value.cls.name, fingerprint(value.attrs["name"]), fingerprint(value.attrs["value"]))
+    if cls is FunctionRef and value.bound is MISSING and value.closure is None and value.node is None:
+        return ("function", value.module_rel, value.qualname)
+    if cls is ClassRef:
+        return ("class", value.module_rel, value.name)
+    if cls is ModuleRef:
+        return ("module", value.dotted)
+    if cls is ExternalRef:
+        return ("external", value.path)
+    raise Unsupported(cls.__name__)
+
+
+class ReadLog(dict):
+    """The record's fields while a shared call runs: every key read is noted with its value's fingerprint,
+    a read of the whole dict (iteration, a copy) or any write is flagged."""
+
+    def start(self) -> "ReadLog":
+        self.reads: dict[Any, Any] = {}
+        self.whole = False
+        self.written = False
+        return self
+
+    def _note(self, key):
+        if key not in self.reads:
+            try:
+                self.reads[key] = fingerprint(dict.get(self, key, _ABSENT)) if dict.__contains__(self, key) else _ABSENT
+            except (Unsupported, TypeError):
+                self.whole = True
+
+    def __getitem__(self, key):
+        self._note(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        self._note(key)
+        return dict.get(self, key, default)
+
+    def __contains__(self, key):
+        self._note(key)
+        return dict.__contains__(self, key)
+
+    def _all(name):
+        def read_all(self, *args, **kwargs):
+            self.whole = True
+            return getattr(dict, name)(self, *args, **kwargs)
+        return read_all
+
+    def _write(name):
+        def write(self, *args, **kwargs):
+            self.written = True
+            return getattr(dict, name)(self, *args, **kwargs)
+        return write
+
+    __iter__ = _all("__iter__")
+    __len__ = _all("__len__")
+    __eq__ = _all("__eq__")
+    __ne__ = _all("__ne__")
+    __reduce_ex__ = _all("__reduce_ex__")
+    __or__ = _all("__or__")
+    __ror__ = _all("__ror__")
+    keys = _all("keys")
+    items = _all("items")
+    values = _all("values")
+    copy = _all("copy")
+    __setitem__ = _write("__setitem__")
+    __delitem__ = _write("__delitem__")
+    __ior__ = _write("__ior__")
+    pop = _write("pop")
+    popitem = _write("popitem")
+    setdefault = _write("setdefault")
+    update = _write("update")
+    clear = _write("clear")
+    __hash__ = None
+    del _all, _write
+
+
+class Journal:
+    """What the interpreted call did that the run's state does not show afterwards (``World.journal``)."""
+
+    def __init__(self):
+        self.notes: list[str] = []  # every ``World.note`` asked (a note already there is not added twice)
+        self.conditions: set[tuple[str, int]] = set()  # conditions evaluated (a counterfactual may track one)
+        self.raises: set[tuple[str, int]] = set()  # raise and failed-assert sites reached
+        self.returned: set[str] = set()  # functions that returned
+        self.entered: set[str] = set()  # functions called
+        self.globals_read: dict[tuple[str, str], Any] = {}  # module constants found already evaluated -> value
+
+
+class _InertHooks:
+    """Hooks that track nothing: while a call is recorded the interpreter reports its conditions and returns."""
+
+    track = frozenset()
+    pass_sites = frozenset()
+    stop_after = None
+    stop_unless = None
+
+
+class _Placeholder:
+    """Where a stored result points at an object of its run (the record, the model config, an enum member)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what):
+        self.what = what
+
+
+class _Entry:
+    __slots__ = ("profile", "reads", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
+                 "assumptions", "probes", "steps", "values_read", "journal", "origins")
+
+
+def _model_config_paths(data: Any, path: tuple, out: dict) -> None:
+    """Each container of config.json (as the run holds it) by its path, for placeholders both ways."""
+    out[path] = data
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, (dict, list)):
+                _model_config_paths(value, path + (key,), out)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            if isinstance(value, (dict, list)):
+                _model_config_paths(value, path + (i,), out)
+
+
+def _transplant(value: Any, memo: dict[int, Any], resolve) -> Any:
+    """A copy of ``value`` for another run: containers and SGLang instances copied, sharing kept, the objects
+    ``memo`` already maps replaced, references to code shared; anything tied to a run raises Unsupported."""
+    cls = value.__class__
+    if cls in _SCALARS or cls is float:
+        return value
+    found = memo.get(id(value), MISSING)
+    if found is not MISSING:
+        return found
+    if cls is _Placeholder:
+        out = resolve(value)
+        memo[id(value)] = out
+        return out
+    if cls is list:
+        out = memo[id(value)] = []
+        out.extend(_transplant(v, memo, resolve) for v in value)
+        return out
+    if cls is dict:
+        out = memo[id(value)] = {}
+        for k, v in value.items():
+            out[_transplant(k, memo, resolve)] = _transplant(v, memo, resolve)
+        return out
+    if cls is tuple:
+        out = tuple(_transplant(v, memo, resolve) for v in value)
+    elif cls is set or cls is frozenset:
+        out = cls(_transplant(v, memo, resolve) for v in value)
+    elif cls is Instance:
+        out = memo[id(value)] = Instance(value.cls, {})
+        out.attrs.update({k: _transplant(v, memo, resolve) for k, v in value.attrs.items()})
+        return out
+    elif cls is ConfigObj:
+        out = memo[id(value)] = ConfigObj({}, value.path)
+        out.data = _transplant(value.data, memo, resolve)
+        return out
+    elif cls is ModelConfigObj:
+        out = memo[id(value)] = ModelConfigObj(None, None)
+        out.hf_config = _transplant(value.hf_config, memo, resolve)
+        out.model_path = _transplant(value.model_path, memo, resolve)
+        return out
+    elif cls is View:
+        out = memo[id(value)] = View(None)
+        out.record = _transplant(value.record, memo, resolve)
+        out.overlay = _transplant(value.overlay, memo, resolve)
+        out.written = _transplant(value.written, memo, resolve) if value.written is not None else None
+        return out
+    elif cls is FunctionRef:
+        if value.closure is not None:
+            raise Unsupported("a nested function")
+        out = FunctionRef(value.module_rel, value.qualname, _transplant(value.bound, memo, resolve) if value.bound is not MISSING else MISSING,
+                          None, value.node)
+    elif isinstance(value, _SHARED_TYPES) or value is MISSING:
+        return value  # no state of its own: the same object serves every run
+    else:
+        raise Unsupported(cls.__name__)  # a Record not of the run, an intrinsic's closure, a builtin method...
+    memo[id(value)] = out
+    return out
+
+
+class CallMemo:
+    """Shared results of one interpreted call (``Program.memo``), keyed on the inputs each read."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES):
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple, list[_Entry]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return sum(len(entries) for entries in self._entries.values())
+
+    # -- the call -----------------------------------------------------------------------------------
+    def call(self, world, ref: FunctionRef, args: list, node, frame) -> Any:
+        """``world.interp.call(ref, args, {}, node, frame)``, shared with earlier runs whose recorded inputs are equal."""
+        interp = world.interp
+        key = self._key(world, ref, args, frame)
+        if key is None:
+            return interp.call(ref, args, {}, node, frame)
+        for entry in self._entries.get(key, ()):
+            if self._matches(entry, world):
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return self._replay(entry, world, frame)
+        self.misses += 1
+        return self._record(key, world, ref, args, node, frame)
+
+    def _key(self, world, ref: FunctionRef, args: list, frame) -> tuple | None:
+        """Everything but the record's fields the call can see, as one key; None where the call cannot be shared."""
+        record, interp, extraction = world.record, world.interp, world.extraction
+        if (world.journal is not None or interp.handling or not getattr(extraction, "content_hash", "") or frame is None
+                or len(args) != 1 or not (args[0] is record or (isinstance(args[0], View) and args[0].record is record and not args[0].overlay
+                                                                 and args[0].written is None))):
+            return None
+        try:
+            return (
+                ref.id, type(args[0]).__name__, extraction.content_hash, extraction.version, extraction.era, id(world.profile),
+                fingerprint(sorted(world.user_env.items())), fingerprint(world.env), fingerprint(world.probes),
+                fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
+                fingerprint(record.extra), fingerprint(record.stash), fingerprint(record.fallbacks), interp.depth,
+            )
+        except Unsupported:
+            return None
+
+    def _matches(self, entry: _Entry, world) -> bool:
+        if entry.profile is not world.profile or world.interp.steps + entry.steps > _max_steps():
+            return False
+        fields = world.record.fields
+        try:
+            for name, print_ in entry.reads.items():
+                if (fingerprint(fields[name]) if name in fields else _ABSENT) != print_:
+                    return False
+            for name, print_ in entry.globals_read.items():
+                if name not in world._globals or fingerprint(world._globals[name]) != print_:
+                    return False
+        except Unsupported:
+            return False
+        if any(name in world._globals for name in entry.globals_added):
+            return False
+        journal = entry.journal
+        if world.watched and not world.watched.isdisjoint(journal.entered):
+            return False
+        hooks = world.hooks
+        if hooks is not None and (
+            not journal.conditions.isdisjoint(hooks.track) or not journal.raises.isdisjoint(hooks.pass_sites)
+            or (hooks.stop_after is not None and hooks.stop_after in journal.returned)
+            or (hooks.stop_unless is not None and hooks.stop_unless[0] in journal.conditions)
+        ):
+            return False
+        return True
+
+    # -- recording ----------------------------------------------------------------------------------------
+    def _record(self, key: tuple, world, ref: FunctionRef, args: list, node, frame) -> Any:
+        interp, record = world.interp, world.record
+        journal = world.journal = Journal()
+        hooks = world.hooks
+        if hooks is None:
+            world.hooks = _InertHooks()  # the interpreter then reports conditions and returns to the journal
+        fields = record.fields
+        log = record.fields = ReadLog(fields).start()
+        config_paths: dict[tuple, Any] = {}
+        _model_config_paths(world.model_config.hf_config.data, (), config_paths)
+        before = (len(world.events), len(world.assumptions), len(interp.decisions.taken), interp.steps, world._module_values_read,
+                  set(world._globals), set(world._enum_members), set(world.probes), len(world._origins),
+                  len(hooks.passed) if hooks is not None else 0, getattr(hooks, "stopped", False), config_paths)
+        try:
+            result = interp.call(ref, args, {}, node, frame)
+            try:
+                self._store(key, world, journal, log, before, result, frame)
+            except Unsupported:
+                pass
+            return result
+        finally:
+            world.journal = None
+            world.hooks = hooks
+            record.fields = dict.copy(log)
+
+    def _store(self, key, world, journal: Journal, log: ReadLog, before, result, frame) -> bool:
+        interp, record = world.interp, world.record
+        (events_at, assumptions_at, decisions_at, steps_at, values_at, globals_at, enums_at, probes_at, origins_at, passed_at,
+         stopped_at, config_paths) = before
+        hooks = world.hooks
+        if log.whole or log.written or len(interp.decisions.taken) != decisions_at:
+            return False
+        if hooks is not None and not isinstance(hooks, _InertHooks) and (len(hooks.passed) != passed_at or hooks.stopped != stopped_at):
+            return False
+        if world.watched and not world.watched.isdisjoint(journal.entered):
+            return False
+        new_events = world.events[events_at:]
+        if any(e.kind in (WRITE, ENV_WRITE) for e in new_events):
+            return False
+        after = self._key_after(world, key)
+        if after is None or key[:9] + key[10:] != after[:9] + after[10:]:
+            return False  # the call changed what it could see (the env, the record's bookkeeping): not replayable
+        chain = frame.chain()
+        events = []
+        for event in new_events:
+            proto = copy.copy(event)
+            proto.guards = _relative(event.guards, chain)
+            proto.condition = list(event.condition)
+            events.append(proto)
+        # placeholders for the objects of this run the result may point at (config.json's containers as they
+        # were before the call: the call may add keys to them, as transformers' config objects do)
+        memo: dict[int, Any] = {}
+        memo[id(record)] = _Placeholder(("record",))
+        memo[id(world.model_config)] = _Placeholder(("model_config",))
+        memo[id(world.model_config.hf_config)] = _Placeholder(("hf_config",))
+        for path, container in config_paths.items():
+            memo[id(container)] = _Placeholder(("config",) + path)
+        for enum_key, member in world._enum_members.items():
+            memo[id(member)] = _Placeholder(("enum", enum_key))
+        keep = lambda p: p  # noqa: E731  (a placeholder stays one until the replay)
+        entry = _Entry()
+        entry.profile = world.profile
+        entry.reads = dict(log.reads)
+        entry.globals_read = {name: fingerprint(value) for name, value in journal.globals_read.items() if name in globals_at}
+        entry.globals_added = {name: _transplant(world._globals[name], memo, keep) for name in set(world._globals) - globals_at}
+        entry.enums = {k: _transplant(dict(member.attrs), memo, keep) for k, member in world._enum_members.items()}
+        entry.enums_added = [k for k in world._enum_members if k not in enums_at]
+        entry.result = _transplant(result, memo, keep)
+        entry.config = {path: _contents(container, memo, keep) for path, container in config_paths.items()}
+        # where the keys of the dicts it built were written (``World.remember_origin``), for those a run can reach
+        entry.origins = []
+        for (_id, name), (container, site, guards, how) in list(world._origins.items())[origins_at:]:
+            copied = memo.get(id(container))
+            if copied is not None and not isinstance(copied, _Placeholder):
+                entry.origins.append((copied, name, site, _relative(guards, chain), how))
+        entry.events = events
+        entry.notes = list(journal.notes)
+        entry.assumptions = list(world.assumptions[assumptions_at:])
+        entry.probes = {name: world.probes[name] for name in set(world.probes) - probes_at}
+        entry.steps = interp.steps - steps_at
+        entry.values_read = world._module_values_read - values_at
+        entry.journal = journal
+        entries = self._entries.setdefault(key, [])
+        entries.append(entry)
+        self._entries.move_to_end(key)
+        while len(self) > self.max_entries:
+            oldest = next(iter(self._entries))
+            self._entries[oldest].pop(0)
+            if not self._entries[oldest]:
+                del self._entries[oldest]
+        return True
+
+    def _key_after(self, world, key: tuple) -> tuple | None:
+        """The key again once the call returned (the fields restored to a plain dict are not part of it)."""
+        try:
+            return key[:6] + (
+                fingerprint(sorted(world.user_env.items())), fingerprint(world.env), key[8],
+                fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
+                fingerprint(world.record.extra), fingerprint(world.record.stash), fingerprint(world.record.fallbacks), world.interp.depth,
+            )
+        except Unsupported:
+            return None
+
+    # -- replaying ---------------------------------------------------------------------------------------
+    def _replay(self, entry: _Entry, world, frame) -> Any:
+        interp = world.interp
+        paths: dict[tuple, Any] = {}
+        _model_config_paths(world.model_config.hf_config.data, (), paths)
+        memo: dict[int, Any] = {}
+
+        def resolve(placeholder: _Placeholder):
+            what = placeholder.what
+            if what[0] == "record":
+                return world.record
+            if what[0] == "model_config":
+                return world.model_config
+            if what[0] == "hf_config":
+                return world.model_config.hf_config
+            if what[0] == "config":
+                return paths[what[1:]]
+            enum_key = what[1]
+            member = world._enum_members.get(enum_key)
+            if member is None:
+                member = Instance(ClassRef(enum_key[0], enum_key[1]), {})
+                world._enum_members[enum_key] = member
+                member.attrs.update(_transplant(entry.enums[enum_key], memo, resolve))
+            return member
+
+        chain = frame.chain()
+        for proto in entry.events:
+            event = copy.copy(proto)
+            event.guards = _absolute(proto.guards, chain)
+            event.condition = list(proto.condition)
+            world.events.append(event)
+        for text in entry.notes:
+            world.note(text)
+        world.assumptions.extend(entry.assumptions)
+        for name, answer in entry.probes.items():
+            world.probes.setdefault(name, answer)
+        interp.steps += entry.steps
+        world._module_values_read += entry.values_read
+        for name, template in entry.globals_added.items():
+            world._globals[name] = _transplant(template, memo, resolve)
+        for enum_key in entry.enums_added:
+            if enum_key not in world._enum_members:
+                resolve(_Placeholder(("enum", enum_key)))
+        result = _transplant(entry.result, memo, resolve)
+        contents = {path: _transplant(template, memo, resolve) for path, template in entry.config.items()}
+        for path, content in contents.items():  # config.json's containers as the call left them
+            container = paths[path]
+            if isinstance(container, dict):
+                container.clear()
+                container.update(content)
+            else:
+                container[:] = content
+        for template, name, site, guards, how in entry.origins:
+            copied = memo.get(id(template))
+            if copied is not None:
+                world._origins[(id(copied), name)] = (copied, site, _absolute(guards, chain), how)
+        return result
+
+
+def _contents(container, memo: dict, resolve):
+    """What a container of config.json holds, each value carried over (the container itself stays the run's)."""
+    if isinstance(container, dict):
+        return {_transplant(k, memo, resolve): _transplant(v, memo, resolve) for k, v in container.items()}
+    return [_transplant(v, memo, resolve) for v in container]
+
+
+def _relative(guards: list, chain: list) -> tuple[bool, list]:
+    """A guard chain recorded inside the call: below the caller's (``True``, what the call added) or its own
+    (a module's top level, a class body: ``False``, the chain as it is)."""
+    n = len(chain)
+    if n and len(guards) >= n and all(a is b for a, b in zip(guards, chain)):
+        return True, list(guards[n:])
+    if any(g is c for g in guards for c in chain):
+        raise Unsupported("a guard chain that shares part of the caller's")
+    return False, list(guards)
+
+
+def _absolute(recorded: tuple[bool, list], chain: list) -> list:
+    below, guards = recorded
+    return chain + guards if below else list(guards)
+
+
+def _max_steps() -> int:
+    from .interp import MAX_STEPS
+
+    return MAX_STEPS
