@@ -175,7 +175,8 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
 
     if not guard.file or not guard.function:
         return []
-    table = shared_program(explanation.tree.root).local_assignments(f"{guard.file}::{guard.function}")
+    # the code the explanation ran (no stat of its files for each condition asked about)
+    table = shared_program(explanation.tree.root, refresh=False).local_assignments(f"{guard.file}::{guard.function}")
     names = set(re.findall(r"\b[A-Za-z_]\w*\b", guard.expr))
     out: list[str] = [text for name in sorted(names - set(table))
                       for text in argument_sources(explanation, f"{guard.file}::{guard.function}", name)]
@@ -199,7 +200,7 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
     for ``self._handle_gpu_memory_settings(gpu_mem)``)."""
     from .symbolic.program import shared_program
 
-    program = shared_program(explanation.tree.root)
+    program = shared_program(explanation.tree.root, refresh=False)  # the code the explanation ran
     found = program.function(function_id)
     if found is None:
         return []

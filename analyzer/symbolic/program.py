@@ -261,15 +261,16 @@ _SHARED: dict[str, Program] = {}
 MAX_SHARED = 8  # trees kept parsed in one process (a few releases side by side)
 
 
-def shared_program(root: Path) -> Program:
+def shared_program(root: Path, refresh: bool = True) -> Program:
     """The Program of a tree, kept between evaluations in this process (``explain --fix`` re-runs,
-    the agreement matrix); a file changed on disk since it was parsed is parsed again."""
+    the agreement matrix); a file changed on disk since it was parsed is parsed again. ``refresh=False``
+    skips that check (one stat per parsed file), for a lookup in the code an evaluation just ran."""
     key = str(Path(root).resolve())
     program = _SHARED.get(key)
     if program is None:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.pop(next(iter(_SHARED)))
         program = _SHARED[key] = Program(Path(root))
-    else:
+    elif refresh:
         program.refresh()
     return program
