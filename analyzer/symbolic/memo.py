@@ -5,8 +5,8 @@ a verdict makes about eight runs of one launch that differ in one input each.
 ``CallMemo.call`` interprets such a call once and records, while it runs, the
 exact inputs it read: each server-args field it looked at (through a dict that
 logs its reads), and the whole of the rest it could see (the environment, the
-hardware profile, the model's config.json, the probes already answered, the
-module constants it used). A later run whose recorded inputs are equal gets the
+hardware profile, the model's config.json, the module constants it used, and for
+each probe it asked whether the run had asked it already). A later run whose recorded inputs are equal gets the
 result, and what the call did to the run (its events, notes, assumptions,
 probes, module constants, evaluation steps) replayed; a run where any of them
 differs interprets the call itself. A call that did anything a replay could not
@@ -159,6 +159,7 @@ class Journal:
         self.returned: set[str] = set()  # functions that returned
         self.entered: set[str] = set()  # functions called
         self.globals_read: dict[tuple[str, str], Any] = {}  # module constants found already evaluated -> value
+        self.probes_asked: dict[str, bool] = {}  # probes asked -> whether the run had asked it before (no second event)
 
 
 class _InertHooks:
@@ -295,7 +296,7 @@ class CallMemo:
         try:
             return (
                 ref.id, type(args[0]).__name__, extraction.content_hash, extraction.version, extraction.era, id(world.profile),
-                fingerprint(sorted(world.user_env.items())), fingerprint(world.env), fingerprint(world.probes),
+                fingerprint(sorted(world.user_env.items())), fingerprint(world.env), "probes: see _matches",
                 fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
                 fingerprint(record.extra), fingerprint(record.stash), fingerprint(record.fallbacks), interp.depth,
             )
@@ -316,6 +317,10 @@ class CallMemo:
         except Unsupported:
             return False
         if any(name in world._globals for name in entry.globals_added):
+            return False
+        # a probe's answer follows from the profile and the env (both in the key); whether the run had
+        # asked it already decides whether the call records it
+        if any((name in world.probes) != asked_before for name, asked_before in entry.journal.probes_asked.items()):
             return False
         journal = entry.journal
         if world.watched and not world.watched.isdisjoint(journal.entered):

@@ -433,6 +433,8 @@ class World:
         answer = self.profile.probe(name, self.effective_env()) if self.profile is not None else Unknown("no hardware profile")
         if isinstance(answer, tuple) and name == "get_device_capability" and args:
             pass
+        if self.journal is not None:
+            self.journal.probes_asked.setdefault(name, name in self.probes)
         if name not in self.probes:
             self.probes[name] = answer
             how = "profile" if not isinstance(answer, Unknown) else "unknown"
