@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .trace import WRITE, Trace, Unknown, same_value
+from .trace import Trace, Unknown, same_value
+from .knowledge.kinds import EventKind
 
 SKIPPED_FIELDS = {"random_seed"}
 
@@ -56,7 +57,7 @@ def _sites(trace: Trace, name: str) -> list[str]:
     declarations at the line of the function that returned them, the symbolic engine at the dict key)."""
     out = []
     for event in trace.events:
-        if event.kind == WRITE and event.field == name and event.site is not None:
+        if event.kind == EventKind.WRITE and event.field == name and event.site is not None:
             where = f"{event.site.file}:{event.site.function.split('.')[-1]}"
             if not out or out[-1] != where:
                 out.append(where)

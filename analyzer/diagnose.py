@@ -22,9 +22,10 @@ from . import sources
 from .controls import strip_escapes
 from .errors import SgtraceError
 from .explain import Explanation, ExplainRequest, guard_inputs
-from .model import RAISE, Extraction, Guard, Site
+from .model import Extraction, Guard, Site
 from .safe_read import MAX_LOG_BYTES, read_text
 from .trace import GuardValue
+from .knowledge.kinds import SiteKind
 
 JOURNAL_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: |\[[\d\- :,.]+\] |\d{4}-\d\d-\d\d[ T][\d:.,]+\s+)")
 EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(?P<type>[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?:: (?P<message>.*))?$")
@@ -176,7 +177,7 @@ def match_site(site: Site, observed: ObservedError) -> SiteMatch | None:
 
 
 def match_error(extraction: Extraction, observed: ObservedError) -> list[SiteMatch]:
-    matches = [m for m in (match_site(s, observed) for s in extraction.sites if s.kind == RAISE) if m is not None]
+    matches = [m for m in (match_site(s, observed) for s in extraction.sites if s.kind == SiteKind.RAISE) if m is not None]
     matches.sort(key=lambda m: m.score, reverse=True)
     best = [m for m in matches if m.score[:2] == matches[0].score[:2]] if matches else []
     return best
@@ -299,7 +300,7 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
             at = order.get(function_id(write))
             return raise_at is None or at is None or at <= raise_at
 
-        diagnosis.writes_elsewhere = [s for s in extraction.sites if s.kind == "write" and s.field in fields and may_precede(s)]
+        diagnosis.writes_elsewhere = [s for s in extraction.sites if s.kind == SiteKind.WRITE and s.field in fields and may_precede(s)]
     if find_producers:
         diagnosis.producers = producing_inputs(request, explanation, diagnosis, target)
     return diagnosis

@@ -30,18 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import SgtraceError, UnknownFieldError
-from .model import NOT_LITERAL, RAISE, WARN, WRITE, Extraction, FieldDecl, Flag, Site
-from .trace import ENV_WRITE as EVENT_ENV
-from .trace import RAISE as EVENT_RAISE
-from .trace import WARNING as EVENT_WARNING
-from .trace import WRITE as EVENT_WRITE
+from .knowledge.kinds import EventKind, SiteKind
+from .knowledge.receivers import RECEIVER_DOT, RECEIVERS, VIEW_CALLS
+from .model import NOT_LITERAL, Extraction, FieldDecl, Flag, Site
 from .trace import Event, same_value
 
-# Objects a guard reads fields through: ``self.x`` (era A), ``server_args.x``,
-# ``cfg.x`` / ``view.x`` (era B hooks and overrides) all mean the field ``x``.
-RECEIVERS = frozenset({"self", "server_args", "cfg", "view", "args", "sa"})
-VIEW_CALLS = frozenset({"resolved_view", "resolving_view"})
-RECEIVER_RE = re.compile(r"\b(?:self|server_args|cfg|view|args|sa)\.")
+# Objects a guard reads fields through (``self.x`` in era A, ``server_args.x``, ``cfg.x`` /
+# ``view.x`` in era B hooks and overrides, a view call's result) all mean the field ``x``:
+# knowledge.receivers.RECEIVERS, VIEW_CALLS and RECEIVER_DOT.
 WORD_RE = re.compile(r"[a-z0-9]+")
 # Words too common in conditions to say anything about which condition it is.
 STOP_WORDS = frozenset({"not", "and", "or", "is", "in", "if", "else", "none", "true", "false", "the", "a", "to", "of"})
@@ -69,7 +65,7 @@ RENAME_MARGIN = 0.05
 
 UNKNOWN_CHOICES = "\x00unknown-choices"
 
-SITE_TO_EVENT = {WRITE: EVENT_WRITE, RAISE: EVENT_RAISE, WARN: EVENT_WARNING, "env": EVENT_ENV}
+SITE_TO_EVENT = {SiteKind.WRITE: EventKind.WRITE, SiteKind.RAISE: EventKind.RAISE, SiteKind.WARN: EventKind.WARNING, SiteKind.ENV_WRITE: EventKind.ENV_WRITE}
 EVENT_TO_SITE = {v: k for k, v in SITE_TO_EVENT.items()}
 
 
@@ -278,7 +274,7 @@ class Normalizer:
 
     def _text(self, text: str) -> str:
         """Regex fallback for text that is not a Python expression (``for x in y``)."""
-        text = RECEIVER_RE.sub("", " ".join(text.split()))
+        text = RECEIVER_DOT.sub("", " ".join(text.split()))
         text = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", text))
         return self._name_re.sub(lambda m: self.names[m.group(0)], text) if self.names else text
 
@@ -295,7 +291,7 @@ class Normalizer:
 
     def message(self, site: Site) -> str:
         text = " ".join((site.message or "").split())
-        text = RECEIVER_RE.sub("", text)
+        text = RECEIVER_DOT.sub("", text)
         if self.names:
             text = self._name_re.sub(lambda m: self.names[m.group(0)], text)
         if self.options:
@@ -642,8 +638,8 @@ class _SiteView:
 
 
 def _view(site: Site, norm: Normalizer, names: dict[str, str], contexts: dict[str, list[str]]) -> _SiteView:
-    target = site.env if site.kind == "env" else site.field
-    if site.kind == WRITE and site.field:
+    target = site.env if site.kind == SiteKind.ENV_WRITE else site.field
+    if site.kind == SiteKind.WRITE and site.field:
         target = names.get(site.field, site.field) + (f".{site.path}" if site.path else "")
     guards = norm.guards(site)
     message = norm.message(site)
@@ -748,7 +744,7 @@ class _Group:
             self.guard_postings.setdefault(word, []).append(index)
 
     def candidates(self, view: _SiteView) -> list[tuple[int, _SiteView]]:
-        if view.site.kind not in (RAISE, WARN):
+        if view.site.kind not in (SiteKind.RAISE, SiteKind.WARN):
             return list(enumerate(self.views))
         found: set[int] = set()
         if view.message_tokens:
@@ -775,7 +771,7 @@ class _Group:
 def _group(view: _SiteView) -> tuple:
     """Raises and warnings pair with any raise or warning; writes only with writes of the same field."""
     kind = view.site.kind
-    return (kind,) if kind in (RAISE, WARN) else (kind, view.target)
+    return (kind,) if kind in (SiteKind.RAISE, SiteKind.WARN) else (kind, view.target)
 
 
 def guard_similarity(a: list[frozenset[str]], b: list[frozenset[str]]) -> float:
@@ -804,7 +800,7 @@ def guard_similarity(a: list[frozenset[str]], b: list[frozenset[str]]) -> float:
 def _pair_score(a: _SiteView, b: _SiteView) -> float | None:
     """How alike two sites are (0..1), or None when they should not pair at all."""
     function = jaccard(a.function, b.function)
-    if a.site.kind in (RAISE, WARN):
+    if a.site.kind in (SiteKind.RAISE, SiteKind.WARN):
         if not (a.message_tokens and b.message_tokens):
             return _bare_assert_score(a, b, function)
         message = jaccard(a.message_tokens, b.message_tokens)
@@ -858,7 +854,7 @@ def _pair_change(a: _SiteView, b: _SiteView, score: float) -> SiteChange:
                       guards_new=b.guards, value_old=a.value, value_new=b.value, score=round(score, 3))
 
 
-_KIND_ORDER = {WRITE: 0, "env": 1, RAISE: 2, WARN: 3}
+_KIND_ORDER = {SiteKind.WRITE: 0, SiteKind.ENV_WRITE: 1, SiteKind.RAISE: 2, SiteKind.WARN: 3}
 _CHANGE_ORDER = {"changed": 0, "removed": 1, "added": 2}
 
 
@@ -1139,11 +1135,11 @@ def _mark_decisive(behaviour: BehaviourDiff, static: VersionDiff) -> None:
         trace = run.explanation.trace
         events = list(trace.events) + ([trace.error] if trace.error is not None and trace.error not in trace.events else [])
         for event in events:
-            if event.site is None or event.kind not in (EVENT_WRITE, EVENT_RAISE):
+            if event.site is None or event.kind not in (EventKind.WRITE, EventKind.RAISE):
                 continue
-            if event.kind == EVENT_WRITE and event.field not in fields:
+            if event.kind == EventKind.WRITE and event.field not in fields:
                 continue
-            change = index.get((event.site.file, event.site.line, EVENT_TO_SITE[event.kind], event.field if event.kind == EVENT_WRITE else None))
+            change = index.get((event.site.file, event.site.line, EVENT_TO_SITE[event.kind], event.field if event.kind == EventKind.WRITE else None))
             if change is not None:
                 run.decisive.append(Decisive(event, change))
 
@@ -1153,5 +1149,5 @@ def _change_index(changes: list[SiteChange], side: str) -> dict[tuple, SiteChang
     for change in changes:
         site = change.old if side == "old" else change.new
         if site is not None:
-            index[(site.location.file, site.location.line, site.kind, site.field if site.kind == WRITE else None)] = change
+            index[(site.location.file, site.location.line, site.kind, site.field if site.kind == SiteKind.WRITE else None)] = change
     return index

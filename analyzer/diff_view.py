@@ -22,15 +22,15 @@ from .diff import (
     ValueRow,
     VersionDiff,
 )
-from .model import RAISE, WARN, WRITE
 from .trace import Unknown, encode_value
+from .knowledge.kinds import EventKind, SiteKind
 
 MAX_GUARDS = 8  # per list of a site, in the text view
 MAX_KEPT_GUARDS = 3
 MAX_EVENT_GUARDS = 4
 GUARD_WORD = re.compile(r"'[^']*'|\"[^\"]*\"|\w+")
 MAX_TEXT = 160
-SITE_KIND_TITLES = {WRITE: "writes to {target}", "env": "env writes to {target}", RAISE: "raises", WARN: "log messages"}
+SITE_KIND_TITLES = {SiteKind.WRITE: "writes to {target}", SiteKind.ENV_WRITE: "env writes to {target}", SiteKind.RAISE: "raises", SiteKind.WARN: "log messages"}
 
 
 # -- values --------------------------------------------------------------------------------------
@@ -135,11 +135,11 @@ def field_text(change: FieldChange) -> str:
 def site_what(change: SiteChange) -> str:
     """What the site does: ``= 'no_buffer'``, ``raise ValueError: ...``, ``log.warning: ...``."""
     site = change.new or change.old
-    if site.kind in (WRITE, "env"):
+    if site.kind in (SiteKind.WRITE, SiteKind.ENV_WRITE):
         if "value" in change.aspects:
             return f"= {change.value_old} -> {change.value_new}"
         return f"= {change.value_new or change.value_old}"
-    label = f"raise {site.exc_type}" if site.kind == RAISE else f"log.{site.level}"
+    label = f"raise {site.exc_type}" if site.kind == SiteKind.RAISE else f"log.{site.level}"
     if "message" in change.aspects:
         return f"{label}: {_message(change.old)} -> {_message(change.new)}"
     return f"{label}: {_message(site)}"
@@ -214,7 +214,7 @@ def sites_section(diff: VersionDiff) -> list[str]:
     counts = {k: sum(1 for c in diff.sites if c.kind == k) for k in ("changed", "removed", "added")}
     lines = [f"Sites ({counts['changed']} changed, {counts['removed']} removed, {counts['added']} added; matched by "
              "function, field and normalized guards, not by line)"]
-    for (kind, target), changes in _grouped(diff.sites, lambda c: (c.site_kind, c.target if c.site_kind in (WRITE, "env") else None)):
+    for (kind, target), changes in _grouped(diff.sites, lambda c: (c.site_kind, c.target if c.site_kind in (SiteKind.WRITE, "env") else None)):
         lines.append("  " + SITE_KIND_TITLES.get(kind, kind).format(target=target))
         for change in changes:
             lines.extend(_site_lines(change, diff))
@@ -365,7 +365,7 @@ def _row_value(name: str | None, value: Any, outcome: Outcome) -> str:
 def _decisive_lines(version: str, item: Decisive, diff: VersionDiff) -> list[str]:
     event, change = item.event, item.change
     site = event.site
-    if event.kind == "raise":
+    if event.kind == EventKind.RAISE:
         what = f"raise {event.exc_type}"
     else:
         what = f"write {event.field}: {value_text(event.old)} -> {value_text(event.new)}"

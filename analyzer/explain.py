@@ -17,10 +17,11 @@ from typing import Any
 
 from . import sources
 from .errors import SgtraceError
+from .knowledge.kinds import EventKind
+from .knowledge.receivers import RECEIVER_ATTR
 from .model import NOT_LITERAL, Extraction
-from .trace import WRITE, Event, GuardValue, Trace, Unknown, same_value
+from .trace import Event, GuardValue, Trace, Unknown, same_value
 
-RECEIVER_ATTR = re.compile(r"\b(?:self|server_args|cfg|view|args|sa)\.(\w+)(\(\))?")
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
 PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")
 
@@ -231,7 +232,7 @@ def baseline(name: str, extraction: Extraction, parsed) -> Any:
 def silent_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Override]:
     writes_by_field: dict[str, list[Event]] = {}
     for event in trace.events:
-        if event.kind == WRITE and event.field:
+        if event.kind == EventKind.WRITE and event.field:
             writes_by_field.setdefault(event.field, []).append(event)
     out = []
     for name, writes in writes_by_field.items():
@@ -269,7 +270,7 @@ def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | No
     if limit is None:
         limit = trace.events.index(before) if before in trace.events else len(trace.events)
     for name in dict.fromkeys(fields):
-        writes = [e for e in trace.events[:limit] if e.kind == WRITE and e.field == name]
+        writes = [e for e in trace.events[:limit] if e.kind == EventKind.WRITE and e.field == name]
         if name in parsed.given and not writes:
             words.append(f"{name} = {parsed.given[name]!r}: your {parsed.given_flags.get(name, '--' + name.replace('_', '-'))}")
         elif writes:
@@ -300,4 +301,4 @@ def cause_chain(explanation: Explanation, error: Event) -> list[CauseStep]:
 
 
 def field_chain(trace: Trace, name: str) -> list[Event]:
-    return [e for e in trace.events if e.kind == WRITE and e.field == name]
+    return [e for e in trace.events if e.kind == EventKind.WRITE and e.field == name]

@@ -6,7 +6,8 @@ import shlex
 from typing import Any
 
 from .explain import Explanation
-from .trace import WARNING, Event, Unknown, encode_value
+from .trace import Event, Unknown, encode_value
+from .knowledge.kinds import EventKind
 
 
 def show(value: Any) -> str:
@@ -134,7 +135,7 @@ def _override_lines(override, label: str) -> list[str]:
 
 
 def warnings_section(explanation: Explanation) -> list[str]:
-    warnings = [e for e in explanation.trace.events if e.kind == WARNING]
+    warnings = [e for e in explanation.trace.events if e.kind == EventKind.WARNING]
     if not warnings:
         return []
     lines = ["Warnings SGLang logs on the way:"]
@@ -385,13 +386,13 @@ def all_events(explanation: Explanation) -> list[str]:
     lines = ["Every event, in order:"]
     for event in explanation.trace.events:
         place = event.site.short() if event.site else ""
-        if event.kind == "write":
+        if event.kind == EventKind.WRITE:
             lines.append(f"  write {event.field}: {show(event.old)} -> {show(event.new)}  ({place} {event.site.function if event.site else ''})")
-        elif event.kind == "env_write":
+        elif event.kind == EventKind.ENV_WRITE:
             lines.append(f"  env {event.field}: {show(event.old)} -> {show(event.new)}  ({place})")
-        elif event.kind == "warning":
+        elif event.kind == EventKind.WARNING:
             lines.append(f"  log.{event.level}: {event.message}  ({place})")
-        elif event.kind == "probe":
+        elif event.kind == EventKind.PROBE:
             lines.append(f"  probe {event.field}() = {event.new}  ({place})")
     return lines
 

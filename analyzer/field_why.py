@@ -24,9 +24,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import WRITE as SITE_WRITE
 from .model import Site
-from .trace import WRITE, Event, Trace, decode_value, encode_value
+from .trace import Event, Trace, decode_value, encode_value
+from .knowledge.kinds import EventKind, SiteKind
 
 MAX_DEPTH = 3  # how far a local is followed back through the statements that built it
 NOT_SHOWN = ("global", "attr", "item")  # operands not worth a line of their own
@@ -140,7 +140,7 @@ def function_id(site: Site) -> str:
 
 
 def write_sites(extraction, name: str) -> list[Site]:
-    return [s for s in extraction.sites if s.kind == SITE_WRITE and s.field == name]
+    return [s for s in extraction.sites if s.kind == SiteKind.WRITE and s.field == name]
 
 
 def watched_functions(extraction, sites: list[Site]) -> set[str]:
@@ -194,7 +194,7 @@ class _Reader:
 
     def read(self, name: str) -> FieldWhy:
         sites = write_sites(self.extraction, name)
-        events = [e for e in self.trace.events if e.kind == WRITE and e.field == name]
+        events = [e for e in self.trace.events if e.kind == EventKind.WRITE and e.field == name]
         fired_at = {(e.site.file, e.site.line) for e in events if e.site is not None}
         fired = [self.fired(event) for event in events]  # in order; the last one made the final value
         skipped: dict[tuple, Skipped] = {}
@@ -259,7 +259,7 @@ class _Reader:
 
     def site_of(self, event: Event) -> Site | None:
         for site in self.extraction.sites:
-            if site.kind == SITE_WRITE and site.field == event.field and site.location.file == event.site.file and site.location.line == event.site.line:
+            if site.kind == SiteKind.WRITE and site.field == event.field and site.location.file == event.site.file and site.location.line == event.site.line:
                 return site
         return None
 
@@ -377,7 +377,7 @@ class _Reader:
         return Term(name, value, "param", origin, where, [], _unique(inputs))
 
     def field_origin(self, name: str, at: int) -> tuple[str, str | None]:
-        writes = [e for e in self.trace.events[:at] if e.kind == WRITE and e.field == name]
+        writes = [e for e in self.trace.events[:at] if e.kind == EventKind.WRITE and e.field == name]
         given = self.parsed.given
         if writes:
             last = writes[-1]
@@ -390,7 +390,7 @@ class _Reader:
         return "the default; you did not set it", None
 
     def _value_at(self, name: str, at: int) -> Any:
-        writes = [e for e in self.trace.events[:at] if e.kind == WRITE and e.field == name]
+        writes = [e for e in self.trace.events[:at] if e.kind == EventKind.WRITE and e.field == name]
         if writes:
             return writes[-1].new
         return self.parsed.values.get(name)

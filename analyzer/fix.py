@@ -23,6 +23,7 @@ from typing import Any
 
 from .explain import Explanation, ExplainRequest, explain_with
 from .inputs.launch import ArgOrigin
+from .knowledge.receivers import RECEIVER_ATTR
 from .model import Flag
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -139,7 +140,7 @@ def message_hints(message: str, explanation: Explanation) -> list[Change]:
 
 
 def _fields_in(expr: str) -> list[str]:
-    return re.findall(r"\b(?:self|server_args|cfg|view|args)\.(\w+)", expr)
+    return [m.group(1) for m in RECEIVER_ATTR.finditer(expr)]
 
 
 def _reads_through_helpers(explanation: Explanation, expr: str) -> list[str]:

@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .knowledge.kinds import SiteKind
+
 # A literal value we could not (or chose not to) evaluate statically. A string
 # sentinel (not an object) so that it survives the JSON cache unchanged.
 NOT_LITERAL = "\x00not-literal"
@@ -130,12 +132,8 @@ class Guard:
         return f"not {self.expr}" if simple else f"not ({self.expr})"
 
 
-# Site kinds
-WRITE = "write"
-ENV_WRITE = "env"
-RAISE = "raise"
-WARN = "warn"
-SITE_KINDS = (WRITE, ENV_WRITE, RAISE, WARN)
+# Site kinds: the members of SiteKind
+SITE_KINDS = tuple(kind.value for kind in SiteKind)  # plain strings (click choices, help)
 
 
 @dataclass
@@ -239,7 +237,7 @@ class Extraction:
         for site in self.sites:
             if kind and site.kind != kind:
                 continue
-            if site.field == field_name or (kind != "write" and field_name in site.reads.fields):
+            if site.field == field_name or (kind != SiteKind.WRITE and field_name in site.reads.fields):
                 out.append(site)
         return out
 

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .graph import sites_in
+from .knowledge.kinds import SiteKind
 from .model import NOT_LITERAL, Extraction, Flag, Site
 
 if TYPE_CHECKING:
@@ -88,13 +89,13 @@ def site_json(site: Site) -> dict:
 def site_headline(site: Site) -> str:
     where = f"{site.location.file}:{site.location.line}"
     function = site.location.function
-    if site.kind == "write":
+    if site.kind == SiteKind.WRITE:
         target = site.field + (f".{site.path}" if site.path else "")
         how = f" [{site.idiom}" + (f", source {site.source}" if site.source else "") + "]"
         return f"{where} {function}: {target} = {site.value}{how}"
-    if site.kind == "env":
+    if site.kind == SiteKind.ENV_WRITE:
         return f"{where} {function}: env {site.env} = {site.value} [{site.idiom}]"
-    if site.kind == "raise":
+    if site.kind == SiteKind.RAISE:
         return f"{where} {function}: raise {site.exc_type}: {site.message or ''}"
     return f"{where} {function}: log.{site.level}: {site.message or ''}"
 
@@ -135,7 +136,7 @@ def graph_json(graph: nx.MultiDiGraph, extraction: Extraction, field: str, direc
 def graph_text(graph: nx.MultiDiGraph, field: str, direction: str) -> str:
     lines = [f"{field} ({direction})"]
     sites = sites_in(graph)
-    writes = [s for s in sites if s.kind == "write" and s.field == field]
+    writes = [s for s in sites if s.kind == SiteKind.WRITE and s.field == field]
     others = [s for s in sites if s not in writes]
     if writes:
         lines.append(f"\nwrites to {field}:")

@@ -21,7 +21,8 @@ from typing import Any
 
 from .compare import Comparison
 from .explain_view import show
-from .trace import ENV_WRITE, WARNING, WRITE, Event, Trace, encode_value
+from .trace import Event, Trace, encode_value
+from .knowledge.kinds import EventKind
 
 PROBES_SHOWN = 40
 NOTES_SHOWN = 20
@@ -92,7 +93,7 @@ def outcome_section(trace: Trace) -> list[str]:
 def _writes_by_field(trace: Trace) -> dict[str, list[Event]]:
     grouped: dict[str, list[Event]] = {}
     for event in trace.events:
-        if event.kind == WRITE and event.field:
+        if event.kind == EventKind.WRITE and event.field:
             grouped.setdefault(event.field, []).append(event)
     return grouped
 
@@ -127,7 +128,7 @@ def writes_section(trace: Trace) -> list[str]:
 
 
 def env_writes_section(trace: Trace) -> list[str]:
-    writes = [e for e in trace.events if e.kind == ENV_WRITE]
+    writes = [e for e in trace.events if e.kind == EventKind.ENV_WRITE]
     if not writes:
         return []
     lines = ["Env writes:"]
@@ -137,7 +138,7 @@ def env_writes_section(trace: Trace) -> list[str]:
 
 
 def warnings_section(trace: Trace) -> list[str]:
-    warnings = [e for e in trace.events if e.kind == WARNING]
+    warnings = [e for e in trace.events if e.kind == EventKind.WARNING]
     if not warnings:
         return []
     lines = ["Warnings SGLang logged:"]

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .explain import ENV_ATTR, PROBE_CALL, RECEIVER_ATTR, Explanation, baseline
-from .trace import WRITE, Event, GuardValue, same_value
+from .explain import ENV_ATTR, PROBE_CALL, Explanation, baseline
+from .trace import Event, GuardValue, same_value
+from .knowledge.kinds import EventKind
+from .knowledge.receivers import RECEIVER_ATTR
 
 FIELD = "field"
 ENV = "env"
@@ -66,7 +68,7 @@ def field_story(explanation: Explanation, name: str) -> FieldStory:
     parsed = explanation.parsed
     given = name in parsed.given
     start = parsed.given[name] if given else baseline(name, explanation.extraction, parsed)
-    writes = tuple(e for e in explanation.trace.events if e.kind == WRITE and e.field == name)
+    writes = tuple(e for e in explanation.trace.events if e.kind == EventKind.WRITE and e.field == name)
     final = explanation.trace.final.get(name, writes[-1].new if writes else start)
     flag = (parsed.given_flags.get(name) or "--" + name.replace("_", "-")) if given else None
     return FieldStory(name, flag, start, writes, final)

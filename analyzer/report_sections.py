@@ -35,7 +35,8 @@ from .report_doc import (
     merge_text,
 )
 from .report_mermaid import error_flowchart, fields_flowchart
-from .trace import ENV_WRITE, PROBE, WRITE, Event, GuardValue, SiteRef
+from .trace import Event, GuardValue, SiteRef
+from .knowledge.kinds import EventKind
 
 PERMALINK = "https://github.com/sgl-project/sglang/blob/v{version}/python/{path}#L{line}"
 SITE_IN_TEXT = re.compile(r"(sglang/[\w./-]+\.py):(\d+)")
@@ -595,9 +596,9 @@ def _event_conditions(event: Event, detail: str) -> tuple:
 
 
 def _event_row(index: int, event: Event, version: str, detail: str) -> tuple:
-    if event.kind in (WRITE, ENV_WRITE):
+    if event.kind in (EventKind.WRITE, EventKind.ENV_WRITE):
         what = fill(words.EVENT_WRITE, field=Code(event.field or "?"), old=Code(show(event.old)), new=Code(show(event.new)))
-    elif event.kind == PROBE:
+    elif event.kind == EventKind.PROBE:
         what = (Code(f"{event.field}() = {show(event.new)}"),)
     else:
         what = fill(words.EVENT_MESSAGE, kind=Code(event.exc_type or event.level or event.kind), message=Code(event.message or ""))
@@ -612,7 +613,7 @@ def _final_values(trace, detail: str) -> Details:
         names = list(trace.final)
         summary = words.SUMMARY_FINAL.format(count=len(names))
     else:
-        written = {e.field for e in trace.events if e.kind == WRITE}
+        written = {e.field for e in trace.events if e.kind == EventKind.WRITE}
         names = [name for name in trace.final if name in written]
         summary = words.SUMMARY_FINAL_WRITTEN.format(count=len(names))
     text = "\n".join(f"{name} = {show(trace.final[name])}" for name in names)

@@ -15,15 +15,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .knowledge.kinds import EventKind
+
 SCHEMA_VERSION = 2
 
-# Event kinds
-WRITE = "write"
-ENV_WRITE = "env_write"
-WARNING = "warning"
-RAISE = "raise"
-PROBE = "probe"
-EVENT_KINDS = (WRITE, ENV_WRITE, WARNING, RAISE, PROBE)
+# Event kinds: the members of EventKind
+EVENT_KINDS = tuple(kind.value for kind in EventKind)  # plain strings
 
 
 class Unknown:
@@ -175,10 +172,10 @@ class Trace:
 
     # -- convenience -------------------------------------------------------
     def writes(self, field_name: str | None = None) -> list[Event]:
-        return [e for e in self.events if e.kind == WRITE and (field_name is None or e.field == field_name)]
+        return [e for e in self.events if e.kind == EventKind.WRITE and (field_name is None or e.field == field_name)]
 
     def warnings(self) -> list[Event]:
-        return [e for e in self.events if e.kind == WARNING]
+        return [e for e in self.events if e.kind == EventKind.WARNING]
 
     # -- JSON --------------------------------------------------------------
     def to_dict(self) -> dict:

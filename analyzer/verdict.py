@@ -30,11 +30,12 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .explain import ENV_ATTR, PROBE_CALL, RECEIVER_ATTR, Explanation, Override
-from .extract.reads import VIEW_CALLS
+from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override
+from .knowledge.kinds import EventKind
+from .knowledge.probes import PROBES
+from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .profiles import PROBES
-from .trace import WRITE, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
+from .trace import Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -43,7 +44,6 @@ from .trace import WRITE, Event, GuardValue, SiteRef, Trace, Unknown, encode_val
 ROLES = ("ordering", "sglang-default", "user-flag", "env", "hardware", "model", "default")
 MAX_RUNS = 24  # engine runs for one outcome (each 5-20 ms)
 MAX_ALTERNATIVES = 4  # values tried for one input
-RECEIVERS = {"self", "server_args", "cfg", "view", "args", "sa"}
 TRUTHY = {"1", "true", "yes", "on"}
 # a neutral architecture for the model counterfactual: SGLang's plainest dense decoder
 NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
@@ -293,7 +293,7 @@ def inputs_named(explanation: Explanation, names, env_names, probe_names, model:
             continue
         start = parsed.given[name] if name in parsed.given else parsed.values.get(name)
         # a write that leaves the value as it started (SGLang re-declaring your EAGLE) changes no origin
-        writes = [e for e in events if e.kind == WRITE and e.field == name]
+        writes = [e for e in events if e.kind == EventKind.WRITE and e.field == name]
         if writes and not same_value(writes[-1].new, start):
             last = writes[-1]
             out.append(Input("field", name, last.new, "sglang-default", last.site, last.old, parsed.given_flags.get(name)))
@@ -724,7 +724,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
             # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
             stepped_back.add(inp.key)
-            write = next((e for e in reversed(explanation.trace.events) if e.kind == WRITE and e.field == inp.name
+            write = next((e for e in reversed(explanation.trace.events) if e.kind == EventKind.WRITE and e.field == inp.name
                           and e.site == inp.site and same_value(e.new, inp.value)), None)
             if write is not None:
                 index = explanation.trace.events.index(write)
@@ -762,7 +762,7 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
     after = hooks.passed[0][1]
     out: list[Cause] = []
     for event in trace.events[after:]:
-        if event.kind != WRITE or event.field not in read or ("field", event.field) in exclude:
+        if event.kind != EventKind.WRITE or event.field not in read or ("field", event.field) in exclude:
             continue
         inp, guard = read[event.field]
         if same_value(event.new, inp.value) or any(c.field == event.field for c in out) or runner.exhausted():
@@ -1017,7 +1017,7 @@ def later_write_causes(explanation: Explanation, candidates: list[Candidate], af
     fields = {c.inp.name: c for c in candidates if c.inp.kind == "field"}
     out: list[Cause] = []
     for event in trace.events[after + 1:]:
-        if event.kind != WRITE or event.field not in fields or any(c.field == event.field for c in out) or runner.exhausted():
+        if event.kind != EventKind.WRITE or event.field not in fields or any(c.field == event.field for c in out) or runner.exhausted():
             continue
         candidate = fields[event.field]
         if same_value(event.new, candidate.inp.value) or isinstance(event.new, Unknown):
@@ -1060,7 +1060,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
 
     def effect(t: Trace) -> int:
         # 0: SGLang's write at that site does not happen; 1: it happens with another value
-        return int(any(e.kind == WRITE and e.field == name and e.site == last.site for e in t.events))
+        return int(any(e.kind == EventKind.WRITE and e.field == name and e.site == last.site for e in t.events))
 
     def effect_of(t: Trace, hooks) -> int:
         return effect(t)

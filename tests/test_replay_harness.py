@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.knowledge import probes
 from analyzer.replay import harness, runner
 from analyzer.replay.runner import (
     ReplayCrash,
@@ -760,3 +761,114 @@ def test_p1_on_0_5_14_and_0_5_18(replay_env, qwen35_dir, version):
     assert trace.complete and trace.sglang_version == version
     assert "mamba_radix_cache_strategy" in trace.final
     assert isinstance(Trace.from_json(trace.to_json()), Trace)
+
+
+# ---------------------------------------------------------------------------
+# Which of SGLang's functions the harness wraps: the names sgtrace sends
+# ---------------------------------------------------------------------------
+
+# Probes the harness's own name pattern once missed (it now has none: the names come in its input),
+# and a helper with a probe-like name that is not about the hardware.
+FAKE_COMMON_MORE_PROBES = FAKE_COMMON + """
+    def is_sm120():
+        return False
+
+    def is_sm121():
+        return False
+
+    def get_hip_version():
+        return (0, 0, 0)
+
+    def is_mnnvl_fabric_device():
+        return False
+
+    def is_port_available(port):
+        return True
+"""
+
+FAKE_SERVER_ARGS_PROBES = """
+    import argparse, dataclasses
+    from sglang.srt.utils import is_sm120, is_sm121, get_hip_version, is_mnnvl_fabric_device, is_port_available
+
+    @dataclasses.dataclass
+    class ServerArgs:
+        model_path: str = None
+        notes: str = None
+
+        def __post_init__(self):
+            seen = [is_sm120(), is_sm121(), get_hip_version(), is_mnnvl_fabric_device(), is_port_available(30000)]
+            self.notes = repr(seen)
+
+    def prepare_server_args(argv):
+        parser = argparse.ArgumentParser(prog="sglang serve")
+        parser.add_argument("--model-path")
+        return ServerArgs(**vars(parser.parse_args(argv)))
+"""
+
+
+@pytest.fixture
+def fake_probes(tmp_path):
+    site = tmp_path / "site"
+    files = dict(FAKE_TORCH)
+    files.update(
+        {
+            "sglang/__init__.py": "",
+            "sglang/srt/__init__.py": "",
+            "sglang/srt/utils/__init__.py": "from sglang.srt.utils.common import *\n",
+            "sglang/srt/utils/common.py": FAKE_COMMON_MORE_PROBES,
+            "sglang/srt/environ.py": FAKE_ENVIRON,
+            "sglang/srt/server_args.py": FAKE_SERVER_ARGS_PROBES,
+        }
+    )
+    files.update(_metadata("0.5.98", ["torch==2.11.0"]))
+    _write(site, files)
+    return _fake_python(tmp_path, site)
+
+
+def test_harness_wraps_the_probes_the_knowledge_package_names(fake_probes):
+    trace = replay(["--model-path", "/m"], {}, B200, python=fake_probes, timeout_s=30)
+    assert trace.error is None and trace.complete
+    recorded = {p["name"].split("(")[0] for p in trace.probes}
+    # each was missed by the harness's former pattern; PROBES names them all
+    assert {"is_sm120", "is_sm121", "get_hip_version", "is_mnnvl_fabric_device"} <= recorded
+    # answered on the emulated B200 (sm_100): not sm_120, no HIP
+    answers = {p["name"]: p["answer"] for p in trace.probes}
+    assert answers["is_sm120()"] is False and answers["get_hip_version()"] == [0, 0, 0]
+    # a helper with a probe-like name that asks no hardware question is not wrapped
+    assert "is_port_available" not in recorded
+
+
+def test_harness_takes_its_probe_names_from_its_input(monkeypatch):
+    sent = runner_input_probes(monkeypatch)
+    names = harness.ProbeNames(sent)
+    assert set(sent["names"]) == set(probes.PROBE_FUNCTIONS)
+    for name in probes.PROBE_FUNCTIONS:
+        assert name in names, name
+    for name in ("is_sm120", "is_sm121", "get_hip_version", "is_mnnvl_fabric_device", "get_nvidia_driver_version_str",
+                 "is_port_available", "get_bool_env_var", "supports_custom_op", "is_shm_available"):
+        assert (name in names) == probes.is_wrapped_probe(name), name
+    assert tuple(sent["modules"]) == probes.WRAPPED_PROBE_MODULES
+    # without the input's list the harness wraps nothing: it holds no list of its own
+    assert "is_cuda" not in harness.ProbeNames(None)
+
+
+def test_harness_names_no_probe_pattern_of_its_own():
+    tree = ast.parse(HARNESS_FILE.read_text(encoding="utf-8"))
+    compiled = [node.lineno for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and ast.unparse(node.func) == "re.compile"
+                and node.args and isinstance(node.args[0], ast.Constant) and "is_" in str(node.args[0].value)]
+    assert compiled == [], f"a probe-name pattern in harness.py at line(s) {compiled}"
+
+
+def runner_input_probes(monkeypatch) -> dict:
+    """The ``probes`` entry of the input the runner sends (captured, not run)."""
+    captured = {}
+
+    def capture(target, inp, timeout_s, memory_mib):
+        captured.update(inp)
+        raise ReplaySetupError("captured")
+
+    monkeypatch.setattr(runner, "_send", capture)
+    with pytest.raises(ReplaySetupError):
+        replay(["--x"], {}, None, python=sys.executable, timeout_s=5)
+    return captured["probes"]

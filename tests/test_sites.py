@@ -6,7 +6,7 @@ import pytest
 
 from analyzer import sources
 from analyzer.extract import extract_uncached
-from analyzer.model import ENV_WRITE, RAISE, WARN, WRITE
+from analyzer.knowledge.kinds import SiteKind
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +39,10 @@ def test_era_a_detected_and_versioned(era_a):
 
 
 def test_if_elif_else_guards(era_a):
-    auto = one(era_a.sites, kind=WRITE, field="strategy")
+    auto = one(era_a.sites, kind=SiteKind.WRITE, field="strategy")
     assert auto.literal == "no_buffer"
     assert guards(auto) == ['self.strategy == "auto"']
-    info = one(era_a.sites, kind=WARN, level="info")
+    info = one(era_a.sites, kind=SiteKind.WARN, level="info")
     assert guards(info) == ['not (self.strategy == "auto")', 'self.strategy == "extra_buffer"']
     else_write = [s for s in era_a.sites if s.field == "page_size" and s.location.function == "ServerArgs._handle_defaults"][0]
     assert [g.kind for g in else_write.guards] == ["else", "else"]
@@ -66,7 +66,7 @@ def test_early_return_becomes_a_guard(era_a):
 
 
 def test_raise_with_template_guards_and_reads(era_a):
-    raise_site = one(era_a.sites, kind=RAISE, exc_type="ValueError")
+    raise_site = one(era_a.sites, kind=SiteKind.RAISE, exc_type="ValueError")
     assert raise_site.message.startswith("Speculative decoding for {model_arch} is not compatible with radix cache when using --strategy no_buffer")
     assert raise_site.message_parts[1] == {"expr": "model_arch"}
     assert guards(raise_site) == [
@@ -82,17 +82,17 @@ def test_raise_with_template_guards_and_reads(era_a):
 
 
 def test_assert_is_a_raise_guarded_by_its_negation(era_a):
-    site = one(era_a.sites, kind=RAISE, exc_type="AssertionError")
+    site = one(era_a.sites, kind=SiteKind.RAISE, exc_type="AssertionError")
     assert site.guards[-1].kind == "assert" and site.guards[-1].polarity is False
     assert site.message == "extra_buffer needs CUDA, not {model_arch}"
     assert "is_cuda()" in site.guard_reads.probes
 
 
 def test_env_writes_and_reads(era_a):
-    env = one(era_a.sites, kind=ENV_WRITE, env="SGLANG_MAMBA_TRACK")
+    env = one(era_a.sites, kind=SiteKind.ENV_WRITE, env="SGLANG_MAMBA_TRACK")
     assert env.literal == 64 and env.idiom == "envs.set"
     assert "SGLANG_ENABLE_SPEC_V2" in env.guard_reads.env
-    assert one(era_a.sites, kind=ENV_WRITE, env="NCCL_CUMEM_ENABLE").literal == "0"
+    assert one(era_a.sites, kind=SiteKind.ENV_WRITE, env="NCCL_CUMEM_ENABLE").literal == "0"
 
 
 def test_write_from_another_module_with_probe_guard(era_a):
@@ -194,7 +194,7 @@ def test_0511_auto_becomes_no_buffer(v0511):
 
 @pytest.mark.network
 def test_0511_mamba_radix_cache_raise(v0511):
-    raises = [s for s in v0511.sites if s.kind == RAISE and s.message and
+    raises = [s for s in v0511.sites if s.kind == SiteKind.RAISE and s.message and
               "is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer" in s.message]
     assert len(raises) == 1
     site = raises[0]

@@ -31,7 +31,8 @@ EXTRACTOR_VERSION = 1
 
 @functools.lru_cache(maxsize=1)
 def extractor_hash() -> str:
-    """A hash of the extraction code itself (``extract/*.py``, ``model.py``): part of every cache key.
+    """A hash of the extraction code itself (``extract/*.py``, ``model.py``, the ``knowledge`` package
+    it reads SGLang's names from): part of every cache key.
 
     Entries written by an older extractor are then never served, even when a change
     forgot to bump ``EXTRACTOR_VERSION`` (field help and choices were once served
@@ -39,7 +40,7 @@ def extractor_hash() -> str:
     """
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for path in sorted(here.glob("*.py")) + [here.parent / "model.py"]:
+    for path in sorted(here.glob("*.py")) + [here.parent / "model.py"] + sorted((here.parent / "knowledge").glob("*.py")):
         digest.update(path.name.encode())
         try:
             digest.update(path.read_bytes())

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..knowledge.receivers import RECEIVER_PARAMS, VIEW_CALLS
 from .parse import code_of, walk
-from .reads import RECEIVER_PARAMS, VIEW_CALLS, literal_string
+from .reads import literal_string
 
 DECLARE_CALLS = ("declare_resolution",)
 

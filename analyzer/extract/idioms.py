@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..model import ENV_WRITE, NOT_LITERAL, RAISE, WARN, WRITE, Guard, Reads, Site
+from ..knowledge.kinds import SiteKind
+from ..knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
+from ..model import NOT_LITERAL, Guard, Reads, Site
 from .facts import DECLARE_CALLS, FunctionFacts
 from .message import message_of
 from .parse import code_of, walk
@@ -20,16 +22,6 @@ from .reads import ReadScope, env_name_of, literal_string, reads_of
 from .scan import FunctionContext
 
 MUTATING_METHODS = ("append", "extend", "insert", "update", "add", "remove", "pop", "clear", "setdefault", "discard")
-LOG_LEVELS = {
-    "warning": "warning",
-    "warn": "warning",
-    "warning_once": "warning",
-    "info": "info",
-    "info_once": "info",
-    "error": "error",
-    "critical": "error",
-}
-LOG_FUNCTIONS = {"print_deprecated_warning": "warning", "print_warning_once": "warning", "print_info_once": "info", "warnings.warn": "warning"}
 
 
 @dataclass
@@ -133,9 +125,9 @@ class AttributeAssign(Recognizer):
     """``self.f = v``, ``server_args.f = v``, ``self.a, self.b = x, y``."""
 
     EXAMPLES = (
-        ("self.page_size = 1", [(WRITE, "page_size")]),
-        ("server_args.page_size = 64", [(WRITE, "page_size")]),
-        ("self.tp_size, self.dp_size = 2, 4", [(WRITE, "tp_size"), (WRITE, "dp_size")]),
+        ("self.page_size = 1", [(SiteKind.WRITE, "page_size")]),
+        ("server_args.page_size = 64", [(SiteKind.WRITE, "page_size")]),
+        ("self.tp_size, self.dp_size = 2, 4", [(SiteKind.WRITE, "tp_size"), (SiteKind.WRITE, "dp_size")]),
         ("other.page_size = 1", []),
     )
 
@@ -144,21 +136,21 @@ class AttributeAssign(Recognizer):
         for target, value, how in _assign_pairs(node):
             name = _receiver_field(target, ctx)
             if name:
-                found.append(Found(WRITE, how, node, field=name, value=value))
+                found.append(Found(SiteKind.WRITE, how, node, field=name, value=value))
         return found
 
 
 class AugmentedAssign(Recognizer):
     """``self.f += v``."""
 
-    EXAMPLES = (("self.mem_fraction_static -= 0.1", [(WRITE, "mem_fraction_static")]),)
+    EXAMPLES = (("self.mem_fraction_static -= 0.1", [(SiteKind.WRITE, "mem_fraction_static")]),)
 
     def match(self, node, ctx):
         if isinstance(node, cst.AugAssign):
             name = _receiver_field(node.target, ctx)
             if name:
                 op = code_of(node.operator).strip()
-                return [Found(WRITE, "augassign", node, field=name, value=node.value, value_text=f"{name} {op} {code_of(node.value)}")]
+                return [Found(SiteKind.WRITE, "augassign", node, field=name, value=node.value, value_text=f"{name} {op} {code_of(node.value)}")]
         return []
 
 
@@ -166,8 +158,8 @@ class InPlaceMutation(Recognizer):
     """``self.f.append(x)``, ``self.f[k] = v``, ``self.f.update(...)``."""
 
     EXAMPLES = (
-        ("self.lora_paths.append(p)", [(WRITE, "lora_paths")]),
-        ("self.json_model_override_args['x'] = 1", [(WRITE, "json_model_override_args")]),
+        ("self.lora_paths.append(p)", [(SiteKind.WRITE, "lora_paths")]),
+        ("self.json_model_override_args['x'] = 1", [(SiteKind.WRITE, "json_model_override_args")]),
         ("self.lora_paths.count(p)", []),
     )
 
@@ -177,25 +169,25 @@ class InPlaceMutation(Recognizer):
             if isinstance(target, cst.Subscript):
                 name = _receiver_field(target.value, ctx)
                 if name:
-                    found.append(Found(WRITE, "mutate", node, field=name, value=value, value_text=f"{code_of(target)} = {code_of(value)}"))
+                    found.append(Found(SiteKind.WRITE, "mutate", node, field=name, value=value, value_text=f"{code_of(target)} = {code_of(value)}"))
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in MUTATING_METHODS:
             name = _receiver_field(node.func.value, ctx)
             if name:
-                found.append(Found(WRITE, "mutate", node, field=name, value=node, value_text=code_of(node)))
+                found.append(Found(SiteKind.WRITE, "mutate", node, field=name, value=node, value_text=code_of(node)))
         return found
 
 
 class SetattrLiteral(Recognizer):
     """``setattr(self, "f", v)`` with a literal name."""
 
-    EXAMPLES = (('setattr(self, "page_size", 16)', [(WRITE, "page_size")]), ("setattr(self, name, 16)", []))
+    EXAMPLES = (('setattr(self, "page_size", 16)', [(SiteKind.WRITE, "page_size")]), ("setattr(self, name, 16)", []))
 
     def match(self, node, ctx):
         if isinstance(node, cst.Call) and code_of(node.func) == "setattr" and len(node.args) == 3:
             if _scope(ctx).is_receiver(node.args[0].value):
                 name = literal_string(node.args[1].value)
                 if name:
-                    return [Found(WRITE, "setattr", node, field=name, value=node.args[2].value)]
+                    return [Found(SiteKind.WRITE, "setattr", node, field=name, value=node.args[2].value)]
         return []
 
 
@@ -203,7 +195,7 @@ class DeclareResolution(Recognizer):
     """``declare_resolution(server_args, "source", f=v, ...)`` (era B)."""
 
     EXAMPLES = (
-        ('declare_resolution(server_args, "_handle_x", page_size=1, disable_radix_cache=True)', [(WRITE, "page_size"), (WRITE, "disable_radix_cache")]),
+        ('declare_resolution(server_args, "_handle_x", page_size=1, disable_radix_cache=True)', [(SiteKind.WRITE, "page_size"), (SiteKind.WRITE, "disable_radix_cache")]),
     )
 
     def match(self, node, ctx):
@@ -216,7 +208,7 @@ class DeclareResolution(Recognizer):
         found = []
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in ("source",):
-                found.append(Found(WRITE, "declare", node, field=arg.keyword.value, value=arg.value, source=source))
+                found.append(Found(SiteKind.WRITE, "declare", node, field=arg.keyword.value, value=arg.value, source=source))
         return found
 
 
@@ -224,7 +216,7 @@ class DictKeyWrite(Recognizer):
     """``overrides["f"] = v`` / ``d.update(f=v)`` on a local dict that is returned or declared."""
 
     EXAMPLES = (
-        ('overrides["page_size"] = 64', [(WRITE, "page_size")]),
+        ('overrides["page_size"] = 64', [(SiteKind.WRITE, "page_size")]),
         ('unrelated["page_size"] = 64', []),
     )
 
@@ -238,7 +230,7 @@ class DictKeyWrite(Recognizer):
                 element = target.slice[0].slice
                 key = literal_string(element.value) if isinstance(element, cst.Index) else None
                 if key in field_names and var in facts.dict_vars and var in facts.declared_dicts:
-                    found.append(Found(WRITE, "dict-key", node, field=key, value=value, source=_dict_source(var, ctx)))
+                    found.append(Found(SiteKind.WRITE, "dict-key", node, field=key, value=value, source=_dict_source(var, ctx)))
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             var = node.func.value.value
             if var in facts.dict_vars and var in facts.declared_dicts:
@@ -246,14 +238,14 @@ class DictKeyWrite(Recognizer):
                 if method == "update":
                     for arg in node.args:
                         if arg.keyword is not None and arg.keyword.value in field_names:
-                            found.append(Found(WRITE, "dict-key", node, field=arg.keyword.value, value=arg.value, source=_dict_source(var, ctx)))
+                            found.append(Found(SiteKind.WRITE, "dict-key", node, field=arg.keyword.value, value=arg.value, source=_dict_source(var, ctx)))
                         elif isinstance(arg.value, cst.Dict):
                             found.extend(_dict_literal_writes(arg.value, node, ctx, "dict-key", _dict_source(var, ctx)))
                 elif method == "setdefault" and node.args:
                     key = literal_string(node.args[0].value)
                     if key in field_names:
                         value = node.args[1].value if len(node.args) > 1 else None
-                        found.append(Found(WRITE, "dict-key", node, field=key, value=value, source=_dict_source(var, ctx)))
+                        found.append(Found(SiteKind.WRITE, "dict-key", node, field=key, value=value, source=_dict_source(var, ctx)))
         return found
 
 
@@ -268,7 +260,7 @@ def _dict_literal_writes(node: cst.Dict, anchor, ctx, idiom, source):
         if isinstance(element, cst.DictElement):
             key = literal_string(element.key)
             if key in _scope(ctx).field_names:
-                found.append(Found(WRITE, idiom, element, field=key, value=element.value, source=source))
+                found.append(Found(SiteKind.WRITE, idiom, element, field=key, value=element.value, source=source))
     return found
 
 
@@ -276,8 +268,8 @@ class DictLiteralWrite(Recognizer):
     """``return {"f": v}`` or ``d = {"f": v}`` where ``d`` is returned or declared."""
 
     EXAMPLES = (
-        ('return {"page_size": 1}', [(WRITE, "page_size")]),
-        ('declared = {"uses_mamba_radix_cache": True}', [(WRITE, "uses_mamba_radix_cache")]),
+        ('return {"page_size": 1}', [(SiteKind.WRITE, "page_size")]),
+        ('declared = {"uses_mamba_radix_cache": True}', [(SiteKind.WRITE, "uses_mamba_radix_cache")]),
         ('table = {"page_size": 1}', []),
     )
 
@@ -296,7 +288,7 @@ class CopiedObjectEdit(Recognizer):
     """``c = copy.deepcopy(cfg.cuda_graph_config); d = c.decode; d.max_bs = 8`` edits field ``cuda_graph_config``."""
 
     EXAMPLES = (
-        ("decode_cfg.max_bs = 8", [(WRITE, "cuda_graph_config")]),
+        ("decode_cfg.max_bs = 8", [(SiteKind.WRITE, "cuda_graph_config")]),
     )
 
     def match(self, node, ctx):
@@ -306,7 +298,7 @@ class CopiedObjectEdit(Recognizer):
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value in aliases:
                 field_name, path = aliases[target.value.value]
                 full = f"{path}.{target.attr.value}".lstrip(".")
-                found.append(Found(WRITE, "copy-edit", node, field=field_name, value=value, path=full))
+                found.append(Found(SiteKind.WRITE, "copy-edit", node, field=field_name, value=value, path=full))
         return found
 
 
@@ -314,9 +306,9 @@ class EnvWrite(Recognizer):
     """``envs.X.set(v)``, ``os.environ["X"] = v``, ``os.environ.setdefault("X", v)``."""
 
     EXAMPLES = (
-        ("envs.SGLANG_ENABLE_SPEC_V2.set(True)", [(ENV_WRITE, "SGLANG_ENABLE_SPEC_V2")]),
-        ('os.environ["NCCL_CUMEM_ENABLE"] = "0"', [(ENV_WRITE, "NCCL_CUMEM_ENABLE")]),
-        ('os.environ.setdefault("X_Y", "1")', [(ENV_WRITE, "X_Y")]),
+        ("envs.SGLANG_ENABLE_SPEC_V2.set(True)", [(SiteKind.ENV_WRITE, "SGLANG_ENABLE_SPEC_V2")]),
+        ('os.environ["NCCL_CUMEM_ENABLE"] = "0"', [(SiteKind.ENV_WRITE, "NCCL_CUMEM_ENABLE")]),
+        ('os.environ.setdefault("X_Y", "1")', [(SiteKind.ENV_WRITE, "X_Y")]),
         ("envs.SGLANG_ENABLE_SPEC_V2.get()", []),
     )
 
@@ -326,25 +318,25 @@ class EnvWrite(Recognizer):
             if isinstance(target, cst.Subscript) and code_of(target.value) == "os.environ":
                 element = target.slice[0].slice
                 key = literal_string(element.value) if isinstance(element, cst.Index) else None
-                found.append(Found(ENV_WRITE, "os.environ", node, env=key or code_of(target.slice[0]), value=value))
+                found.append(Found(SiteKind.ENV_WRITE, "os.environ", node, env=key or code_of(target.slice[0]), value=value))
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             env = env_name_of(node.func.value)
             if env is not None and method in ("set", "override", "clear"):
                 value = node.args[0].value if node.args else None
-                found.append(Found(ENV_WRITE, f"envs.{method}", node, env=env, value=value, value_text=None if value is not None else "<cleared>"))
+                found.append(Found(SiteKind.ENV_WRITE, f"envs.{method}", node, env=env, value=value, value_text=None if value is not None else "<cleared>"))
             elif code_of(node.func.value) == "os.environ" and method in ("setdefault", "update", "pop") and node.args:
                 key = literal_string(node.args[0].value)
                 if key:
                     value = node.args[1].value if len(node.args) > 1 else None
-                    found.append(Found(ENV_WRITE, f"os.environ.{method}", node, env=key, value=value))
+                    found.append(Found(SiteKind.ENV_WRITE, f"os.environ.{method}", node, env=key, value=value))
         return found
 
 
 class RaiseStatement(Recognizer):
     """``raise ValueError(f"...")``."""
 
-    EXAMPLES = (('raise ValueError(f"bad {x}")', [(RAISE, "ValueError")]),)
+    EXAMPLES = (('raise ValueError(f"bad {x}")', [(SiteKind.RAISE, "ValueError")]),)
 
     def match(self, node, ctx):
         if isinstance(node, cst.Raise) and node.exc is not None:
@@ -356,19 +348,19 @@ class RaiseStatement(Recognizer):
                     message = exc.args[0].value
             else:
                 exc_type = code_of(exc).split(".")[-1]
-            return [Found(RAISE, "raise", node, exc_type=exc_type, message_node=message)]
+            return [Found(SiteKind.RAISE, "raise", node, exc_type=exc_type, message_node=message)]
         return []
 
 
 class AssertStatement(Recognizer):
     """``assert cond, msg``: raises AssertionError when the condition fails."""
 
-    EXAMPLES = (('assert self.page_size == 1, "need 1"', [(RAISE, "AssertionError")]),)
+    EXAMPLES = (('assert self.page_size == 1, "need 1"', [(SiteKind.RAISE, "AssertionError")]),)
 
     def match(self, node, ctx):
         if isinstance(node, cst.Assert):
             guard = Guard(expr=code_of(node.test), polarity=False, kind="assert", location=ctx.module.location(node.test, ctx.qualname))
-            return [Found(RAISE, "assert", node, exc_type="AssertionError", message_node=node.msg, extra_guard=guard, value=node.test)]
+            return [Found(SiteKind.RAISE, "assert", node, exc_type="AssertionError", message_node=node.msg, extra_guard=guard, value=node.test)]
         return []
 
 
@@ -376,8 +368,8 @@ class LogMessage(Recognizer):
     """``logger.warning(...)``, ``logger.info(...)``, ``warnings.warn(...)``, ``print_deprecated_warning(...)``."""
 
     EXAMPLES = (
-        ('logger.warning(f"Disabling {x}")', [(WARN, "warning")]),
-        ('logger.info("Use fa3")', [(WARN, "info")]),
+        ('logger.warning(f"Disabling {x}")', [(SiteKind.WARN, "warning")]),
+        ('logger.info("Use fa3")', [(SiteKind.WARN, "info")]),
         ('logger.debug("x")', []),
     )
 
@@ -387,13 +379,13 @@ class LogMessage(Recognizer):
         name = code_of(node.func)
         level = None
         if isinstance(node.func, cst.Attribute) and "log" in code_of(node.func.value).lower():
-            level = LOG_LEVELS.get(node.func.attr.value)
+            level = LOGGER_METHODS.get(node.func.attr.value)
         elif name in LOG_FUNCTIONS:
             level = LOG_FUNCTIONS[name]
         if level is None:
             return []
         message = node.args[0].value if node.args and not node.args[0].keyword else None
-        return [Found(WARN, name.split(".")[-1], node, level=level, message_node=message)]
+        return [Found(SiteKind.WARN, name.split(".")[-1], node, level=level, message_node=message)]
 
 
 STATEMENT_RECOGNIZERS: tuple[Recognizer, ...] = (
@@ -468,13 +460,13 @@ def to_site(item: Found, guards: list[Guard], ctx: FunctionContext) -> Site:
         guard_reads = guard_reads.merge(guard.reads)
     if item.extra_guard is not None and item.value is not None:
         guard_reads = guard_reads.merge(reads_of(item.value, scope))
-    value_reads = reads_of(item.value, scope) if item.value is not None and item.kind != RAISE else Reads()
+    value_reads = reads_of(item.value, scope) if item.value is not None and item.kind != SiteKind.RAISE else Reads()
     message = parts = None
     if item.message_node is not None:
         message, parts = message_of(item.message_node, ctx)
         value_reads = value_reads.merge(reads_of(item.message_node, scope))
     value_text = item.value_text
-    if value_text is None and item.value is not None and item.kind != RAISE:
+    if value_text is None and item.value is not None and item.kind != SiteKind.RAISE:
         value_text = code_of(item.value)
     return Site(
         kind=item.kind,
@@ -483,7 +475,7 @@ def to_site(item: Found, guards: list[Guard], ctx: FunctionContext) -> Site:
         field=item.field,
         env=item.env,
         value=value_text,
-        literal=literal_value(item.value) if item.kind in (WRITE, ENV_WRITE) else NOT_LITERAL,
+        literal=literal_value(item.value) if item.kind in (SiteKind.WRITE, SiteKind.ENV_WRITE) else NOT_LITERAL,
         guards=all_guards,
         reads=guard_reads.merge(value_reads),
         guard_reads=guard_reads,

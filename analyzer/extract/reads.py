@@ -8,38 +8,19 @@ expression once and sorts every input it meets into a ``Reads``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..knowledge import probes
 from ..model import Reads
 from .parse import ImportedName, code_of, walk
 
-# Modules whose functions answer hardware/platform questions.
-PROBE_MODULES = (
-    "sglang.srt.utils",
-    "sglang.srt.utils.common",
-    "sglang.srt.platforms",
-    "sglang.srt.runtime_context",
-    "sglang.srt.hardware_backend",
-    "sglang.srt.layers.quantization.fp8_utils",
-)
-PROBE_NAME = re.compile(
-    r"^(_?is_[a-z0-9_]*(supported|available|cuda|hip|npu|cpu|xpu|musa|mps|hpu|blackwell|hopper|sm\d+[a-z_]*|gfx\d*[a-z_]*|cuda_alike|host_cpu_[a-z0-9_]+)|"
-    r"get_device[a-z_]*|get_platform|get_nvgpu_memory_capacity|get_amdgpu_memory_capacity|get_gpu_memory_capacity|"
-    r"get_cuda_version|get_device_sm|get_device_capability|get_device_name|get_bool_env_var|cpu_has_[a-z0-9_]+|"
-    r"xpu_has_[a-z0-9_]+|supports_[a-z0-9_]+|use_mlx|get_compiler_backend|check_cuda_result)$"
-)
 # Calls that read an env var by literal name: name -> positional index of the var name.
 ENV_READ_CALLS = {"get_bool_env_var": 0, "get_int_env_var": 0, "getenv": 0, "get_env": 0}
 # Names and calls that stand for the model's config.
 MODEL_ROOT_NAMES = ("hf_config", "model_config", "text_config", "hf_text_config")
 MODEL_ROOT_CALLS = ("get_model_config", "model_config_of", "get_hf_config", "get_config")
-# Calls that return a view of the server-args record.
-VIEW_CALLS = ("resolving_view", "resolved_view", "ResolvedView", "record_of", "get_server_args", "get_global_server_args")
-# Parameters that hold the record, by name.
-RECEIVER_PARAMS = ("server_args", "view", "cfg", "sa", "resolved", "record")
 
 
 @dataclass
@@ -59,13 +40,13 @@ class ReadScope:
     def is_probe_name(self, name: str) -> bool:
         imported = self.imports.get(name)
         if imported is not None:
-            module = imported.module
-            if any(module == m or module.startswith(m + ".") for m in PROBE_MODULES):
-                return PROBE_NAME.match(imported.name or name) is not None or module.endswith("runtime_context")
+            module, own = imported.module, imported.name or name
+            if probes.is_probe_module(module):
+                return probes.is_probe_call(own) or module == probes.PLATFORM_MODULE
             if module.startswith("sglang."):
-                return PROBE_NAME.match(imported.name or name) is not None and "env" not in name
+                return probes.is_probe_call(own) and "env" not in name
             return False
-        return PROBE_NAME.match(name) is not None and name != "get_bool_env_var"
+        return probes.is_probe_call(name)
 
 
 def literal_string(node: cst.BaseExpression) -> str | None:

@@ -13,13 +13,14 @@ import ast
 
 import libcst as cst
 
-from ..model import WRITE, Call, Extraction, Function, Guard, Location, Site
+from ..model import Call, Extraction, Function, Guard, Location, Site
 from .calls import CallResolver, is_leaf
 from .facts import gather_facts
 from .idioms import calls_in, literal_value, recognize
 from .parse import ModuleIndex, SourceIndex, code_of
 from .reads import ReadScope, literal_string, reads_of
 from .scan import FunctionContext, StatementWalker, nested_functions
+from ..knowledge.kinds import SiteKind
 
 SERVER_ARGS_FILE = "sglang/srt/server_args.py"
 SERVER_ARGS_CLASSES = {"ServerArgs"}
@@ -194,7 +195,7 @@ class SiteExtractor:
                 guard.reads.model.append("architectures")
                 self.extraction.sites.append(
                     Site(
-                        kind=WRITE,
+                        kind=SiteKind.WRITE,
                         location=module.location(entry, "MODEL_OVERRIDES"),
                         idiom="model-overrides-table",
                         field=field_name,

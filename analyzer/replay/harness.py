@@ -15,7 +15,11 @@ For debugging it also runs as ``python harness.py < input.json``.
 Input JSON::
 
     {"argv": [...], "env": {...}, "profile": {...} | null, "model_dir": path | null,
-     "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags"}
+     "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags",
+     "probes": {"names": [...], "shape": regex, "modules": [...]}}
+
+``probes`` says which of SGLang's functions are hardware probes to wrap and record
+(``analyzer.knowledge.probes.harness_input()``); without it none is wrapped.
 
 ``model_config`` is the model's config.json, written into the harness's own
 temporary folder and used as ``model_dir`` (so it works over ssh too).
@@ -204,18 +208,19 @@ STAND_IN_DEFAULT_VERSIONS = {
     "kernels": "0.14.1",
 }
 
-# Names in sglang/srt/utils/common.py (and friends) that are hardware probes.
-PROBE_NAME_RE = re.compile(
-    r"^(is_(cuda|hip|cuda_alike|hpu|xpu|npu|cpu|musa|mps|host_cpu_x86|host_cpu_arm64|"
-    r"blackwell|flashinfer_available|triton_kernels_available|gfx95_supported|"
-    r"nvidia_cublas_version_ge_12_9|fa3_default_architecture|fi_a2a_supported)"
-    r"|is_.*_supported|is_.*_with_cuda_.*|get_device_sm|get_device_sm_nvidia_smi|get_device_capability|"
-    r"get_device_name|get_device_core_count|get_device_count|get_device_memory_capacity|"
-    r"get_.*gpu_memory_capacity|get_cpu_memory_capacity|get_nvidia_driver_version(_str)?|"
-    r"get_cuda_version|cpu_has_amx_support|xpu_has_xmx_support|get_cuda_driver_version|"
-    r"get_compiler_backend|get_device|get_torch_cuda_version)$"
-)
-PROBE_MODULES = ("sglang.srt.utils.common", "sglang.srt.utils")
+class ProbeNames:
+    """Which of SGLang's functions are hardware probes, as sgtrace sends it (the input's ``"probes"``:
+    the probe functions by name, the shape of a probe's name, the modules whose probes are wrapped).
+    The harness holds no list of its own: ``analyzer.knowledge.probes`` is the one place."""
+
+    def __init__(self, spec):
+        spec = spec or {}
+        self.names = frozenset(spec.get("names") or ())
+        self.shape = re.compile(spec["shape"]) if spec.get("shape") else None
+        self.modules = tuple(spec.get("modules") or ())
+
+    def __contains__(self, name):
+        return name in self.names or (self.shape is not None and self.shape.match(name) is not None)
 
 
 
@@ -1323,11 +1328,11 @@ def _probe_wrapper(modname, name, fn, rec, override=None):
     return wrapper
 
 
-def wrap_probes(module, rec, overrides):
+def wrap_probes(module, rec, overrides, probes):
     for name, fn in list(vars(module).items()):
         if not callable(fn) or isinstance(fn, type) or getattr(fn, "__sgtrace_wrapped__", None) is not None:
             continue
-        if not (PROBE_NAME_RE.match(name) or name in overrides):
+        if not (name in probes or name in overrides):
             continue
         if getattr(fn, "__module__", module.__name__) not in (module.__name__, None) and not isinstance(fn, functools.partial):
             # imported from elsewhere (e.g. torch): wrap only SGLang's own functions
@@ -1358,7 +1363,7 @@ def rebind_everywhere(originals_to_wrappers, prefix="sglang"):
                     pass
 
 
-def clear_probe_caches():
+def clear_probe_caches(probes):
     for modname, mod in list(sys.modules.items()):
         if mod is None or not modname.startswith("sglang"):
             continue
@@ -1367,7 +1372,7 @@ def clear_probe_caches():
         except TypeError:
             continue
         for name, fn in items:
-            if PROBE_NAME_RE.match(name) and hasattr(fn, "cache_clear"):
+            if name in probes and hasattr(fn, "cache_clear"):
                 try:
                     fn.cache_clear()
                 except Exception:
@@ -2011,6 +2016,7 @@ def main(input_text):
     profile = inp.get("profile")
     model_dir = inp.get("model_dir")
     timeout_s = float(inp.get("timeout_s") or 120)
+    probes = ProbeNames(inp.get("probes"))
     t = rec.trace
     t["argv"] = argv_in
     t["env"] = env_in
@@ -2130,7 +2136,7 @@ def main(input_text):
                             setattr(mod, attr, bool(profile[key]))
                             rec.probe("%s.%s" % (mod.__name__.rsplit(".", 1)[-1], attr), bool(profile[key]),
                                       "profile %r (%s)" % (profile.get("name"), key))
-                wrap_probes(mod, rec, probe_overrides)
+                wrap_probes(mod, rec, probe_overrides, probes)
 
             def on_environ(mod):
                 hooks.hook_envs_module(mod)
@@ -2142,7 +2148,7 @@ def main(input_text):
             def on_runtime_context(mod):
                 hook_platform(mod, rec, probe_overrides)
 
-            for name in PROBE_MODULES:
+            for name in probes.modules:
                 post.hooks.setdefault(name, []).append(on_common)
             post.hooks.setdefault("sglang.srt.environ", []).append(on_environ)
             post.hooks.setdefault("sglang.srt.arg_groups.overrides", []).append(on_overrides)
@@ -2172,7 +2178,7 @@ def main(input_text):
             hooks.rebind_declaration_passes()
             rebind_everywhere(_WRAPPED)
             hooks.hook_env()
-            clear_probe_caches()
+            clear_probe_caches(probes)
             rec.note("imports took %.1f s" % (time.monotonic() - started))
 
             # -- the resolution itself

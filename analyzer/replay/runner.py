@@ -27,9 +27,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import SgtraceError
-from ..trace import RAISE, Event, Trace, same_value
+from ..knowledge import probes
+from ..knowledge.kinds import EventKind
+from ..trace import Event, Trace, same_value
 from . import process
 from .process import DEFAULT_MEMORY_MIB
+
 
 HARNESS_PATH = Path(__file__).with_name("harness.py")
 MARK = "@@sgtrace@@ "
@@ -203,6 +206,7 @@ def replay(
         "model_dir": str(model_dir) if model_dir is not None else None,
         "model_config": dict(model_config) if model_config is not None else None,
         "timeout_s": float(timeout_s),
+        "probes": probes.harness_input(),
     }
     target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, memory_mib=memory_mib,
                      create_missing=create_missing, log=log)
@@ -234,7 +238,8 @@ def flag_table(
     """SGLang's own flag table in the target: one dict per argparse action of
     ``ServerArgs.add_cli_args`` (option_strings, dest, action, default, choices,
     nargs, const, required; values encoded as in a Trace). Targets as for :func:`replay`."""
-    inp = {"mode": "flags", "argv": [], "env": {}, "profile": None, "model_dir": None, "timeout_s": float(timeout_s)}
+    inp = {"mode": "flags", "argv": [], "env": {}, "profile": None, "model_dir": None, "timeout_s": float(timeout_s),
+           "probes": probes.harness_input()}
     target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, memory_mib=memory_mib,
                      create_missing=create_missing, log=log)
     result = _send(target, inp, timeout_s, memory_mib)
@@ -481,7 +486,7 @@ def error_event(trace: Trace) -> Event | None:
     if trace.error is not None:
         return trace.error
     for ev in trace.events:
-        if ev.kind == RAISE:
+        if ev.kind == EventKind.RAISE:
             return ev
     return None
 

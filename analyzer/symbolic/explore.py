@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..trace import RAISE, Alternative, Event, Trace, Unknown, encode_value
+from ..trace import Alternative, Event, Trace, Unknown, encode_value
 from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError, StopRun
+from ..knowledge.kinds import EventKind
 
 MAX_PATHS = 32
 
@@ -60,7 +61,7 @@ def execute(interp_factory: Callable[[Decisions], tuple[Interpreter, Callable[[I
     try:
         entry(interp)
     except SGLangError as exc:
-        error = Event(kind=RAISE, site=exc.site, message=exc.message, exc_type=exc.exc_type, guards=exc.guards)
+        error = Event(kind=EventKind.RAISE, site=exc.site, message=exc.message, exc_type=exc.exc_type, guards=exc.guards)
     except StopRun:
         complete = False  # a counterfactual run stopped where its question was answered
     except BudgetExceeded as exc:

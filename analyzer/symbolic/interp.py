@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import ENV_WRITE, PROBE, RAISE, WARNING, WRITE, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import Event, GuardValue, SiteRef, Unknown, encode_value
 from .objects import (
     MISSING,
     AttrMissing,
@@ -44,6 +44,7 @@ from .objects import (
     View,
 )
 from .program import Module, Program, resolve_relative
+from ..knowledge.kinds import EventKind
 
 MAX_DEPTH = 60
 MAX_STEPS = 400_000

@@ -20,6 +20,7 @@ import json
 import math
 from typing import Any
 
+from ..knowledge.log_levels import LOGGER_METHODS
 from ..trace import SiteRef, Unknown
 from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
 from . import modeldir
@@ -42,10 +43,13 @@ from .objects import (
     Record,
     Stash,
     View,
+    is_sub_config,
 )
 
-LOG_LEVELS = {"warning": "warning", "warn": "warning", "warning_once": "warning", "info": "info", "info_once": "info",
-              "error": "error", "critical": "error", "debug": None, "exception": "error"}
+
+def module_frame(module) -> Frame:
+    """The frame a module's top-level code runs in."""
+    return Frame(module=module, qualname="<module>", class_name=None)
 
 
 def _interp_error(interp, exc_type: str, message: str, node, frame):
@@ -461,8 +465,6 @@ def _is_exception(node_cls) -> bool:
 
 
 def _dataclass_instance(world, cls, node_cls, args, kwargs, frame):
-    from .world import _module_frame
-
     module = world.program.module(cls.module_rel)
     names = [s.target.id for s in node_cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
     attrs = {}
@@ -479,9 +481,9 @@ def _dataclass_instance(world, cls, node_cls, args, kwargs, frame):
                 factory = next((k.value for k in stmt.value.keywords if k.arg == "default_factory"), None)
                 default = next((k.value for k in stmt.value.keywords if k.arg == "default"), None)
                 if default is not None:
-                    attrs[name] = world.interp.eval(default, _module_frame(module))
+                    attrs[name] = world.interp.eval(default, module_frame(module))
                 elif factory is not None:
-                    made = world.interp.eval(factory, _module_frame(module))
+                    made = world.interp.eval(factory, module_frame(module))
                     if made in (list, dict, set, tuple):
                         attrs[name] = made()
                     elif isinstance(made, (ClassRef, FunctionRef)):
@@ -491,7 +493,7 @@ def _dataclass_instance(world, cls, node_cls, args, kwargs, frame):
                 else:
                     attrs[name] = Unknown(f"{cls.name}.{name} default factory")
             else:
-                attrs[name] = world.interp.eval(stmt.value, _module_frame(module))
+                attrs[name] = world.interp.eval(stmt.value, module_frame(module))
     return Instance(cls, attrs)
 
 
@@ -572,7 +574,7 @@ def environ_method(attr: str):
 
 
 def logger_method(attr: str):
-    level = LOG_LEVELS.get(attr, MISSING)
+    level = LOGGER_METHODS.get(attr, MISSING)
     if level is MISSING:
         return Intrinsic(f"logger.{attr}", lambda interp, args, kwargs, node, frame: None)
 
@@ -669,8 +671,6 @@ def _instance_of(world, value, kind):
 
 def _instance_of_builtin(world, value, kind: type):
     """``isinstance(value, dict)`` and the like for the evaluator's own objects."""
-    from .world import is_sub_config
-
     if is_plain_value(value):
         return isinstance(value, kind)
     if isinstance(value, ConfigObj):

@@ -202,7 +202,18 @@ def is_unknown(value: Any) -> bool:
     return isinstance(value, Unknown)
 
 
+# Parts of config.json that transformers reads as config objects of their own.
+SUB_CONFIG_SUFFIXES = ("text_config", "vision_config", "audio_config", "speech_config", "llm_config", "language_config")
+
+
+def is_sub_config(config: ConfigObj) -> bool:
+    """Whether transformers reads this part of config.json as a config object (not a plain dict)."""
+    last = config.path.split(".")[-1]
+    return last in ("hf_config", "hf_text_config") or last.endswith(SUB_CONFIG_SUFFIXES) or "model_type" in config.data
+
+
 __all__ = [
+    "is_sub_config",
     "AttrMissing",
     "ClassRef",
     "ConfigObj",
@@ -227,3 +238,4 @@ __all__ = [
     "View",
     "is_unknown",
 ]
+

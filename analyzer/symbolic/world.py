@@ -18,9 +18,10 @@ import math
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
-from ..trace import ENV_WRITE, PROBE, WARNING, WRITE, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import Event, GuardValue, SiteRef, Unknown, encode_value
 from . import intrinsics
-from ..profiles import PROBES, Raises
+from .intrinsics import module_frame
+from ..knowledge.probes import PROBES, Raises
 from .interp import _CMPOPS, Frame, SGLangError, _source, contains_unknown, is_plain
 from .objects import (
     MISSING,
@@ -44,9 +45,11 @@ from .objects import (
     Record,
     Stash,
     View,
+    is_sub_config,
 )
 from . import modeldir
 from .program import Module, Program
+from ..knowledge.kinds import EventKind
 
 LEAF_MODULE_PREFIXES = ("sglang/srt/utils", "sglang/srt/platforms", "sglang/srt/runtime_context", "sglang/srt/hardware_backend")
 STR_METHODS = {
@@ -63,7 +66,6 @@ STASH = "_resolved_overrides"  # the record attribute that holds SGLang's declar
 # transformers: these methods answer on it. Sub-configs (``text_config``) are objects but
 # are read through the same wrapper; a key of the same name still wins.
 CONFIG_DICT_METHODS = ("get", "keys", "items", "values", "copy")
-SUB_CONFIG_SUFFIXES = ("text_config", "vision_config", "audio_config", "speech_config", "llm_config", "language_config")
 
 
 def _env_convert(raw: str, kind: str | None) -> Any:
@@ -293,7 +295,7 @@ class World:
         replace = self.replace_writes
         if replace and site is not None and (site.file, site.line, name) in replace:
             value = replace[(site.file, site.line, name)]
-        self.events.append(Event(kind=WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
+        self.events.append(Event(kind=EventKind.WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
                                  idiom=f"{how} via {idiom}" if how else idiom, source=source))
         return value
 
@@ -438,7 +440,7 @@ class World:
         if name not in self.probes:
             self.probes[name] = answer
             how = "profile" if not isinstance(answer, Unknown) else "unknown"
-            self.emit(PROBE, frame, node, field=name, new=encode_value(answer) if not isinstance(answer, Raises) else f"raises {answer.exc_type}", source=how)
+            self.emit(EventKind.PROBE, frame, node, field=name, new=encode_value(answer) if not isinstance(answer, Raises) else f"raises {answer.exc_type}", source=how)
         if isinstance(answer, Raises):
             raise SGLangError(answer.exc_type, answer.message, SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
         if isinstance(answer, list):
@@ -486,7 +488,7 @@ class World:
     def env_set(self, name: str, value: Any, frame, node, how: str) -> None:
         old = self.env_get(name)
         self.env[name] = value
-        self.emit(ENV_WRITE, frame, node, field=name, old=_snapshot(old), new=_snapshot(value), idiom=how)
+        self.emit(EventKind.ENV_WRITE, frame, node, field=name, old=_snapshot(old), new=_snapshot(value), idiom=how)
 
     # -- logging ----------------------------------------------------------------------------
     def log(self, level: str, args: list, frame, node) -> None:
@@ -498,7 +500,7 @@ class World:
                 message = message % tuple(self.format_value(a, node, frame) for a in args[1:])
             except (TypeError, ValueError):
                 pass
-        self.emit(WARNING, frame, node, message=message, level=level)
+        self.emit(EventKind.WARNING, frame, node, message=message, level=level)
 
     def format_value(self, value: Any, node, frame) -> str:
         spec = getattr(node, "format_spec", None)
@@ -746,7 +748,7 @@ class World:
         key = (cls.module_rel, cls.name, name)
         member = self._enum_members.get(key)
         if member is None:
-            value = self.interp.eval(value_node, _module_frame(module))
+            value = self.interp.eval(value_node, module_frame(module))
             if isinstance(value, Instance) or type(value).__name__ == "Intrinsic":
                 value = name.lower()  # enum.auto(): SGLang compares names, not auto values
             member = Instance(cls, {"name": name, "value": value})
@@ -985,12 +987,6 @@ class World:
         return intrinsics.call_external(self, ref, args, kwargs, node, frame)
 
 
-def is_sub_config(config: ConfigObj) -> bool:
-    """Whether transformers reads this part of config.json as a config object (not a plain dict)."""
-    last = config.path.split(".")[-1]
-    return last in ("hf_config", "hf_text_config") or last.endswith(SUB_CONFIG_SUFFIXES) or "model_type" in config.data
-
-
 def _dict_method(config: ConfigObj, attr: str) -> Intrinsic:
     """A dict method of a nested config dict; values that are dicts stay wrapped."""
 
@@ -1069,10 +1065,6 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [stmt.name]
     return []
-
-
-def _module_frame(module: Module):
-    return Frame(module=module, qualname="<module>", class_name=None)
 
 
 def _is_str_enum(world, member: Instance) -> bool:

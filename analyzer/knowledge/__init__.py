@@ -1,0 +1,11 @@
+"""What sgtrace knows about SGLang by name, written once.
+
+Every SGLang identifier the analyzer relies on is named in one of these modules, and only there:
+
+* ``probes``: hardware probes (the names, the rule that answers each on a node, the recognizers).
+* ``receivers``: the names that hold the server-args record, and the calls that return a view of it.
+* ``log_levels``: SGLang's logging calls and the level of the message each logs.
+* ``kinds``: the kinds of extracted sites and of Trace events (their JSON strings).
+
+The package imports nothing else from ``analyzer``: any layer may read it.
+"""

@@ -1,0 +1,19 @@
+"""The names that hold SGLang's server-args record, and the calls that return a view of it."""
+
+from __future__ import annotations
+
+import re
+
+# Names that hold the record in a condition's text: ``self.x``, ``server_args.x``, ``cfg.x`` ...
+RECEIVERS = frozenset({"self", "server_args", "cfg", "view", "args", "sa"})
+# Parameters that hold the record, by name (extraction; a method's ``self`` is found from its class,
+# and ``args`` is left out: in SGLang a parameter named ``args`` is an argparse namespace).
+RECEIVER_PARAMS = ("server_args", "view", "cfg", "sa", "resolved", "record")
+# Calls that return a view of the record.
+VIEW_CALLS = ("resolving_view", "resolved_view", "ResolvedView", "record_of", "get_server_args", "get_global_server_args")
+
+_ALTERNATIVES = "|".join(sorted(RECEIVERS))
+# ``self.`` (any receiver followed by a dot), to strip from a condition's text.
+RECEIVER_DOT = re.compile(rf"\b(?:{_ALTERNATIVES})\.")
+# ``self.name`` or ``self.name()``: group 1 the attribute, group 2 ``()`` for a helper method call.
+RECEIVER_ATTR = re.compile(rf"\b(?:{_ALTERNATIVES})\.(\w+)(\(\))?")
