@@ -253,7 +253,7 @@ def _same_test(observed: str, static: str) -> bool:
 
 
 def _explain_guard_words(explanation: Explanation, guard: Guard, limit: int | None = None) -> list[str]:
-    return guard_inputs(GuardValue(guard.expr, guard.polarity, None), explanation, None, limit)
+    return guard_inputs(GuardValue(guard.expr, guard.polarity, None, reads=guard.reads), explanation, None, limit)
 
 
 def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: bool = True) -> Diagnosis:

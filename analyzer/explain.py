@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sources
+from . import guard_reads, sources
 from .errors import SgtraceError
 from .knowledge.kinds import EventKind
-from .knowledge.receivers import RECEIVER_ATTR
 from .model import NOT_LITERAL, Extraction
 from .trace import Event, GuardValue, Trace, Unknown, same_value
 
@@ -196,6 +195,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
         watch=watch,
         observed=observed,
     )
+    guard_reads.attach_reads(trace, extraction)
     trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
     trace.notes += [n for n in problem_notes(extraction) if not any(n.split(":", 1)[0] in seen for seen in trace.notes)]
     explanation = Explanation(
@@ -248,25 +248,13 @@ def silent_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Overr
     return out
 
 
-def _helper_reads(extraction: Extraction, method: str) -> list[str]:
-    for function in extraction.functions.values():
-        if function.qualname.endswith(f"ServerArgs.{method}"):
-            return [f for f in function.reads.fields if not f.endswith("()")]
-    return []
-
-
 def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | None, limit: int | None = None) -> list[str]:
     """In words, what drives one condition: the user's flags, SGLang's own writes, defaults, env, hardware."""
     trace = explanation.trace
     parsed = explanation.parsed
     words: list[str] = []
-    fields: list[str] = []
-    for match in RECEIVER_ATTR.finditer(guard.expr):
-        name, call = match.group(1), match.group(2)
-        if call:
-            fields.extend(_helper_reads(explanation.extraction, name))
-        else:
-            fields.append(name)
+    reads = guard_reads.reads_of(guard)
+    fields = guard_reads.fields_read(explanation.extraction, reads)
     if limit is None:
         limit = trace.events.index(before) if before in trace.events else len(trace.events)
     for name in dict.fromkeys(fields):
@@ -282,15 +270,15 @@ def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | No
             )
         elif name in parsed.values:
             words.append(f"{name} = {parsed.values[name]!r}: the default (you did not set it)")
-    for env_name in dict.fromkeys(ENV_ATTR.findall(guard.expr)):
+    for env_name in reads.env:
         source = "your environment" if env_name in explanation.env else "its default in environ.py"
         words.append(f"env {env_name}: {source}")
-    for probe in dict.fromkeys(PROBE_CALL.findall(guard.expr)):
-        answers = {p["name"]: p["answer"] for p in trace.probes}
+    answers = {p["name"]: p["answer"] for p in trace.probes}
+    for probe in guard_reads.probes_called(reads):
         if probe in answers:
             profile = explanation.profile.name if explanation.profile is not None else "no profile"
             words.append(f"hardware: {probe}() = {answers[probe]!r} ({profile})")
-    if "model_arch" in guard.expr or "hf_config" in guard.expr or "architectures" in guard.expr:
+    if reads.model:
         arch = explanation.model.architecture if explanation.model is not None else "unknown"
         words.append(f"model: architecture {arch}")
     return words

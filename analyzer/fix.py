@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import guard_reads
 from .explain import Explanation, ExplainRequest, explain_with
 from .inputs.launch import ArgOrigin
-from .knowledge.receivers import RECEIVER_ATTR
 from .model import Flag
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -139,26 +139,11 @@ def message_hints(message: str, explanation: Explanation) -> list[Change]:
     return list(unique.values())
 
 
-def _fields_in(expr: str) -> list[str]:
-    return [m.group(1) for m in RECEIVER_ATTR.finditer(expr)]
-
-
-def _reads_through_helpers(explanation: Explanation, expr: str) -> list[str]:
-    names = []
-    for name in _fields_in(expr):
-        helper = [f for f in explanation.extraction.functions.values() if f.qualname.endswith(f"ServerArgs.{name}")]
-        if helper and "(" in expr.split(name, 1)[1][:2]:
-            names += [f for f in helper[0].reads.fields if not f.endswith("()")]
-        else:
-            names.append(name)
-    return list(dict.fromkeys(names))
-
-
 def condition_changes(explanation: Explanation, guards) -> list[Change]:
     """Flip one condition on the way by changing an input it reads."""
     changes: list[Change] = []
     for guard in guards:
-        for name in _reads_through_helpers(explanation, guard.expr):
+        for name in guard_reads.fields_read(explanation.extraction, guard_reads.reads_of(guard)):
             for flag in explanation.extraction.flags_for_dest(name):
                 if flag.deprecated or flag.suppressed:
                     continue

@@ -11,17 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .explain import ENV_ATTR, PROBE_CALL, Explanation, baseline
+from . import guard_reads
+from .explain import Explanation, baseline
 from .trace import Event, GuardValue, same_value
 from .knowledge.kinds import EventKind
-from .knowledge.receivers import RECEIVER_ATTR
 
 FIELD = "field"
 ENV = "env"
 HARDWARE = "hardware"
 MODEL = "model"
 
-_MODEL_WORDS = ("model_arch", "hf_config", "architectures")
 
 
 @dataclass(frozen=True)
@@ -74,34 +73,24 @@ def field_story(explanation: Explanation, name: str) -> FieldStory:
     return FieldStory(name, flag, start, writes, final)
 
 
-def helper_fields(explanation: Explanation, method: str) -> list[str]:
-    """The fields a ``self.helper()`` call in a condition reads (``enable_mamba_extra_buffer``)."""
-    for function in explanation.extraction.functions.values():
-        if function.qualname.endswith(f"ServerArgs.{method}"):
-            return [f for f in function.reads.fields if not f.endswith("()")]
-    return []
-
-
-def guard_fields(explanation: Explanation, expr: str) -> list[str]:
+def guard_fields(explanation: Explanation, guard: GuardValue) -> list[str]:
     """Server-argument fields a condition reads, directly or through a helper method."""
-    names: list[str] = []
-    for match in RECEIVER_ATTR.finditer(expr):
-        name, call = match.group(1), match.group(2)
-        names.extend(helper_fields(explanation, name) if call else [name])
+    names = guard_reads.fields_read(explanation.extraction, guard_reads.reads_of(guard))
     known = set(explanation.extraction.fields) | set(explanation.parsed.values)
-    return [n for n in dict.fromkeys(names) if n in known]
+    return [n for n in names if n in known]
 
 
-def guard_drivers(explanation: Explanation, expr: str) -> tuple[Driver, ...]:
+def guard_drivers(explanation: Explanation, guard: GuardValue) -> tuple[Driver, ...]:
     """Every input a condition reads, in the order: fields, env vars, hardware, model."""
-    drivers = [Driver(FIELD, name, story=field_story(explanation, name)) for name in guard_fields(explanation, expr)]
-    for name in dict.fromkeys(ENV_ATTR.findall(expr)):
+    reads = guard_reads.reads_of(guard)
+    drivers = [Driver(FIELD, name, story=field_story(explanation, name)) for name in guard_fields(explanation, guard)]
+    for name in reads.env:
         drivers.append(Driver(ENV, name, explanation.env.get(name), set_by_you=name in explanation.env))
     answers = {p.get("name"): p.get("answer") for p in explanation.trace.probes if isinstance(p, dict)}
-    for probe in dict.fromkeys(PROBE_CALL.findall(expr)):
+    for probe in guard_reads.probes_called(reads):
         if probe in answers:
             drivers.append(Driver(HARDWARE, probe, answers[probe]))
-    if any(word in expr for word in _MODEL_WORDS):
+    if reads.model:
         arch = explanation.model.architecture if explanation.model is not None else None
         drivers.append(Driver(MODEL, "architecture", arch))
     return tuple(drivers)
@@ -110,7 +99,7 @@ def guard_drivers(explanation: Explanation, expr: str) -> tuple[Driver, ...]:
 def error_chain(explanation: Explanation) -> list[ChainStep]:
     """The conditions on the way to the raise, numbered, each with its drivers."""
     return [
-        ChainStep(number, step.guard, tuple(step.inputs), guard_drivers(explanation, step.guard.expr))
+        ChainStep(number, step.guard, tuple(step.inputs), guard_drivers(explanation, step.guard))
         for number, step in enumerate(explanation.cause, start=1)
     ]
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .knowledge.kinds import EventKind
+from .model import Reads
 
 SCHEMA_VERSION = 2
 
@@ -118,6 +119,7 @@ class GuardValue:
     file: str = ""  # where the condition is (symbolic engine; empty when not known)
     line: int = 0
     function: str = ""
+    reads: Reads | None = None  # the inputs the condition reads, as extraction found them (None: not known)
 
     def where(self) -> tuple[str, int]:
         return (self.file, self.line)
@@ -209,6 +211,11 @@ class Trace:
         def site(d):
             return SiteRef(**d) if d else None
 
+        def guard(g):
+            reads = g.get("reads")
+            return GuardValue(**{**g, "value": decode_value(g.get("value")),
+                                 "reads": Reads(**reads) if isinstance(reads, dict) else None})
+
         def event(d):
             if d is None:
                 return None
@@ -218,9 +225,7 @@ class Trace:
                     "site": site(d.get("site")),
                     "old": decode_value(d.get("old")),
                     "new": decode_value(d.get("new")),
-                    "guards": [
-                        GuardValue(**{**g, "value": decode_value(g.get("value"))}) for g in d.get("guards", [])
-                    ],
+                    "guards": [guard(g) for g in d.get("guards", [])],
                 }
             )
 

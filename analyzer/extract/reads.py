@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..knowledge import probes
+from ..knowledge.receivers import RECEIVERS
 from ..model import Reads
 from .parse import ImportedName, code_of, walk
 
@@ -220,3 +221,14 @@ def reads_of(node: cst.CSTNode | None, scope: ReadScope) -> Reads:
     if node is not None:
         _Reader(scope, reads, set()).visit(node)
     return reads
+
+
+def reads_of_text(expr: str) -> Reads:
+    """What a condition's text reads when the extraction has no guard at its place (a Trace read
+    from JSON, a condition of code outside the scanned functions): the record through any of
+    SGLang's receiver names, no locals followed. Text that is not an expression reads nothing."""
+    try:
+        node = cst.parse_expression(expr)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return Reads()
+    return reads_of(node, ReadScope(receivers=set(RECEIVERS), field_names=set()))
