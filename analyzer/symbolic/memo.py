@@ -20,8 +20,9 @@ import copy
 from collections import OrderedDict
 from typing import Any
 
-from ..trace import ENV_WRITE, WRITE, Unknown
-from ..profiles import Raises
+from ..knowledge.kinds import EventKind
+from ..knowledge.probes import Raises
+from ..trace import Unknown
 from .objects import (
     MISSING,
     ClassRef,
@@ -372,7 +373,7 @@ class CallMemo:
         if world.watched and not world.watched.isdisjoint(journal.entered):
             return False
         new_events = world.events[events_at:]
-        if any(e.kind in (WRITE, ENV_WRITE) for e in new_events):
+        if any(e.kind in (EventKind.WRITE, EventKind.ENV_WRITE) for e in new_events):
             return False
         after = self._key_after(world, key)
         if after is None or key[:9] + key[10:] != after[:9] + after[10:]:
