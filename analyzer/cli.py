@@ -4,7 +4,7 @@ Exit codes:
   0  success (explain: the arguments resolve)
   1  a regression check failed
   2  bad input: unknown flag, version, field, file or profile (one-line error with a hint)
-  3  explain, replay: SGLang's resolution raises for these arguments
+  3  explain, replay: SGLang's resolution (or the engine's check_server_args) raises for these arguments
   4  explain --replay: the symbolic trace and the replay disagree
   5  internal error in sgtrace itself (set SGTRACE_DEBUG=1 for the traceback)
   141  the reader of standard output went away (| head): a quiet stop, as for SIGPIPE
@@ -65,7 +65,7 @@ def check_field(extraction: Extraction, name: str) -> None:
 
 
 EXIT_CODES_EPILOG = (
-    "Exit codes: 0 ok (explain: resolves), 1 a check failed, 2 bad input, 3 resolution raises, "
+    "Exit codes: 0 ok (explain: resolves), 1 a check failed, 2 bad input, 3 resolution or check_server_args raises, "
     "4 replay disagrees with the prediction, 5 internal error, 141 the reader of stdout went away."
 )
 

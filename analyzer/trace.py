@@ -22,6 +22,11 @@ SCHEMA_VERSION = 2
 
 # Event kinds: the members of EventKind
 EVENT_KINDS = tuple(kind.value for kind in EventKind)  # plain strings
+# when an event happened: while the arguments resolve (prepare_server_args / resolve_once), or in the
+# checks the engine runs on the resolved arguments when it starts (ServerArgs.check_server_args)
+RESOLUTION = "resolution"
+ENGINE_CHECK = "engine-check"
+PHASES = (RESOLUTION, ENGINE_CHECK)
 
 
 class Unknown:
@@ -140,6 +145,7 @@ class Event:
     level: str | None = None
     source: str | None = None  # declare_resolution source, model override, etc.
     idiom: str | None = None
+    phase: str = RESOLUTION  # one of PHASES (in JSON only when not resolution)
 
 
 @dataclass
@@ -201,6 +207,9 @@ class Trace:
                     g_data["value"] = encode_value(g.value)
         data["resolved_overrides"] = encode_value(self.resolved_overrides)
         data["probes"] = encode_value(self.probes)
+        for ev_data in [*data["events"], data["error"], *(a["error"] for a in data["alternatives"])]:
+            if ev_data is not None and ev_data.get("phase") == RESOLUTION:
+                del ev_data["phase"]  # the usual case: JSON as before engine checks were evaluated
         return data
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -63,6 +63,7 @@ class Cause:
     mentioned: bool = False  # SGLang's message names it
     held: bool = True  # how the condition came out on this launch
     effect: int = 0  # how far the change undid the outcome: 0 it did not happen at all, 1 it came out otherwise
+    prescribed: bool = False  # SGLang's message names the value that avoided it ("only compatible with NGRAM")
     drops: bool = False  # the change leaves out a flag the user gave (gives up what they asked for)
 
     def to_dict(self) -> dict:
@@ -359,6 +360,13 @@ def _parse(expr: str) -> ast.AST | None:
         return None
 
 
+def names_value(help_text: str, value: str) -> bool:
+    """The flag's help names the value: quoted, or as a word in a list (``Builtins: EAGLE, NGRAM``)."""
+    if any(q + value + q in help_text for q in ("'", '"', "`")):
+        return True
+    return len(value) >= 3 and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", help_text) is not None
+
+
 def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, program) -> list[Any]:
     """Values of a field worth trying: what the condition (or the helper it calls) compares it with,
     the flag's choices, the other boolean; a string without declared choices only where the flag's
@@ -386,7 +394,7 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
             choices = flag.choices if flag is not None and flag.choices else None
             if choices is not None and value not in choices:
                 return
-            if choices is None and (flag is None or f"'{value}'" not in flag.help and f'"{value}"' not in flag.help and f"`{value}`" not in flag.help):
+            if choices is None and (flag is None or not names_value(flag.help, value)):
                 return
         out.append(value)
 
@@ -400,6 +408,13 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     if flag is not None and flag.choices:
         for value in flag.choices:
             add(value)
+    if not out and isinstance(current, int) and not isinstance(current, bool):
+        # an integer in arithmetic (``(tp_size * pp_size) % nnodes == 0``): its default, then its neighbours
+        if declared is not None and isinstance(declared.default, int) and not isinstance(declared.default, bool):
+            add(declared.default)
+        for value in (current + 1, current - 1, current * 2):
+            if value > 0:
+                add(value)
     return out[:MAX_ALTERNATIVES]
 
 
@@ -558,7 +573,7 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
             if any(option.lower() in text for option in flag.option_strings):
                 return True
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
-        return words in text
+        return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     return inp.name.lower() in text
 
 
@@ -720,6 +735,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
+            causes[inp.key].prescribed = isinstance(alternative, str) and names_value(message or "", alternative)
             continue
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
             # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
@@ -782,12 +798,15 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
 CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
 
 
-def effective_rank(role: str, named: bool = False, drops: bool = False) -> float:
+def effective_rank(role: str, named: bool = False, drops: bool = False, prescribed: bool = False) -> float:
     """A role's place; among what the operator controls, an input SGLang's own message names comes
-    first (the message is SGLang's diagnosis). A flag of yours whose only way out is to leave it
+    first (the message is SGLang's diagnosis), and before it the one whose avoiding value the message
+    names (``only compatible with NGRAM``: SGLang's own prescription). A flag of yours whose only way out is to leave it
     out comes after your other flags and env vars, unless the message names it: it is what you
     asked for, and the outcome follows from it together with the choice that really decided;
     it still comes before the hardware and the model, which you cannot change."""
+    if prescribed and role in CONTROLLED:
+        return ROLES.index("user-flag") - 0.75  # the message names the very value that avoids it
     if named and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.5
     if drops:
@@ -799,8 +818,8 @@ def rank_key(cause: Cause) -> tuple:
     """Causes that undo the outcome altogether first (the write does not happen), then those that only
     change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
     NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did."""
-    return (cause.effect, another_device(cause), effective_rank(cause.role, cause.mentioned, cause.drops),
-            not cause.mentioned)
+    return (cause.effect, another_device(cause),
+            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not cause.mentioned)
 
 
 def another_device(cause: Cause) -> bool:
@@ -835,6 +854,10 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
     if cause.kind != "field":
         return None
     flags = [f for f in explanation.extraction.flags_for_dest(cause.field) if not f.deprecated] or explanation.extraction.flags_for_dest(cause.field)
+    if not flags and cause.flag:
+        # a flag whose parser dest SGLang renames to the field (``args.tp_size = args.tensor_parallel_size``
+        # in from_cli_args): the option the user typed
+        flags = [f for f in explanation.extraction.flags if cause.flag in f.option_strings]
     if not flags:
         return None
     flag = flags[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .trace import Unknown
+from .trace import ENGINE_CHECK, RESOLUTION, Unknown
 from .verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
@@ -79,7 +79,12 @@ def fix_line(verdict: Verdict, fix_command: str) -> str:
 
 
 def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
-    lines = [f"Verdict: resolution raises {error.exc_type} at {error.site.short()} in {error.site.function}."]
+    where = f"{error.exc_type} at {error.site.short()} in {error.site.function}"
+    if getattr(error, "phase", RESOLUTION) == ENGINE_CHECK:
+        lines = [f"Verdict: the arguments resolve, but the engine's start-up check raises {where}",
+                 "  (check_server_args, run on the resolved arguments when the engine starts)."]
+    else:
+        lines = [f"Verdict: resolution raises {where}."]
     if verdict.causes:
         top = verdict.causes[0]
         lines.extend(f"  Cause: {cause_headline(top)};".split("\n"))

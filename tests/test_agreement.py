@@ -39,6 +39,8 @@ REPLAYED = [
     "qwen3next-h200-no-buffer-0.5.18",
     "llama-h200-eagle-specv2-0.5.14",
     "nemotronh-h100-page16-0.5.23",
+    "engine-check-tp-not-divisible-by-nnodes-0.5.11",
+    "engine-check-tp-not-divisible-by-nnodes-0.5.23",
 ]
 
 

@@ -49,7 +49,8 @@ What it does, in order:
    holds it), ``envs.X.set``/``os.environ`` writes, sglang loggers,
    ``warnings.warn`` and argparse errors;
 5. runs ``prepare_server_args(argv)`` and, where it exists,
-   ``server_args.resolve_once()``; records the raise (innermost sglang frame),
+   ``server_args.resolve_once()``, then ``server_args.check_server_args()`` (the engine's
+   start-up check; its events carry ``phase: engine-check``); records the raise (innermost sglang frame),
    the final value of every field (through ``resolution_result`` where SGLang has
    it) and SGLang's own ``_resolved_overrides``.
 """
@@ -332,6 +333,8 @@ class Recorder:
             "source": kw.get("source"),
             "idiom": kw.get("idiom"),
         }
+        if self.phase == "check":
+            ev["phase"] = "engine-check"  # in ServerArgs.check_server_args (Trace events: phase)
         with self.lock:
             self.trace["events"].append(ev)
             self.send({"t": "event", "event": ev})
@@ -2193,6 +2196,10 @@ def main(input_text):
             else:
                 rec.phase = "resolve"
             rec.note("resolution took %.2f s" % (time.monotonic() - t0))
+            if inp.get("engine_checks", True) and hasattr(server_args, "check_server_args"):
+                # what entrypoints/engine.py runs on the resolved arguments when the engine starts
+                rec.phase = "check"
+                server_args.check_server_args()
             rec.phase = "done"
             rec.outcome = "resolved"
         except _Stop:

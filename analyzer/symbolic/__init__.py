@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
-from ..trace import Trace, Unknown
+from ..trace import ENGINE_CHECK, Trace, Unknown
 from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter
 from .objects import MISSING, FunctionRef, Record
@@ -22,6 +22,7 @@ from .program import Program, shared_program
 from .world import World
 
 SERVER_ARGS = "sglang/srt/server_args.py"
+ENGINE_CHECK_ENTRY = "ServerArgs.check_server_args"  # called by the engine after prepare_server_args
 
 
 class RunHooks:
@@ -112,8 +113,10 @@ def evaluate(
     observed: list | None = None,
     hooks: RunHooks | None = None,
     details: list | None = None,
+    engine_checks: bool = True,
 ) -> Trace:
-    """Run resolution symbolically. ``watch``: function ids whose conditions each run appends to ``observed``;
+    """Run resolution symbolically, then (``engine_checks``) the checks the engine runs on the resolved
+    arguments when it starts (``ServerArgs.check_server_args``; its events carry ``phase`` engine-check). ``watch``: function ids whose conditions each run appends to ``observed``;
     with ``details``, each run also appends what those functions did, operand by operand (``World.details``,
     read by ``analyzer.field_why``)."""
     program = program or shared_program(Path(root))
@@ -139,6 +142,10 @@ def evaluate(
 
         def entry(interpreter: Interpreter) -> None:
             interpreter.call_function(FunctionRef(SERVER_ARGS, entry_name, bound=record), [], {}, None)
+            if engine_checks and program.function(f"{SERVER_ARGS}::{ENGINE_CHECK_ENTRY}") is not None:
+                # what the engine runs on the resolved arguments when it starts (entrypoints/engine.py)
+                world.phase = ENGINE_CHECK
+                interpreter.call_function(FunctionRef(SERVER_ARGS, ENGINE_CHECK_ENTRY, bound=record), [], {}, None)
 
         return interp, entry, lambda: final_values(record)
 

@@ -61,7 +61,8 @@ def execute(interp_factory: Callable[[Decisions], tuple[Interpreter, Callable[[I
     try:
         entry(interp)
     except SGLangError as exc:
-        error = Event(kind=EventKind.RAISE, site=exc.site, message=exc.message, exc_type=exc.exc_type, guards=exc.guards)
+        error = Event(kind=EventKind.RAISE, site=exc.site, message=exc.message, exc_type=exc.exc_type, guards=exc.guards,
+                      phase=world.phase)
     except StopRun:
         complete = False  # a counterfactual run stopped where its question was answered
     except BudgetExceeded as exc:

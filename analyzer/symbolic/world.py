@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
-from ..trace import Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import RESOLUTION, Event, GuardValue, SiteRef, Unknown, encode_value
 from . import intrinsics
 from .intrinsics import module_frame
 from ..knowledge.probes import PROBES, Raises
@@ -139,6 +139,7 @@ class World:
         self.observed: dict[str, list[tuple]] = {}
         self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
         self.replace_writes: dict = {}  # {(file, line, field): value} a counterfactual run stores instead
+        self.phase = RESOLUTION  # ENGINE_CHECK while ServerArgs.check_server_args runs
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
         self.intrinsics = intrinsics.table()
@@ -277,7 +278,7 @@ class World:
     # -- events ------------------------------------------------------------------------
     def emit(self, kind: str, frame, node: ast.AST | None, **data) -> Event:
         site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname) if frame is not None else None
-        event = Event(kind=kind, site=site, guards=frame.chain() if frame is not None else [], **data)
+        event = Event(kind=kind, site=site, guards=frame.chain() if frame is not None else [], phase=self.phase, **data)
         self.events.append(event)
         return event
 
@@ -296,7 +297,7 @@ class World:
         if replace and site is not None and (site.file, site.line, name) in replace:
             value = replace[(site.file, site.line, name)]
         self.events.append(Event(kind=EventKind.WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
-                                 idiom=f"{how} via {idiom}" if how else idiom, source=source))
+                                 idiom=f"{how} via {idiom}" if how else idiom, source=source, phase=self.phase))
         return value
 
     def remember_origin(self, container: dict, key: str, node, frame, how: str) -> None:
