@@ -35,7 +35,7 @@ from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .trace import Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
+from .trace import RESOLUTION, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -360,6 +360,18 @@ def _parse(expr: str) -> ast.AST | None:
         return None
 
 
+def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
+    """The field is an operand of arithmetic inside a comparison (``(self.tp_size * self.pp_size) % self.nnodes == 0``)."""
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                if isinstance(side, ast.BinOp) and any(_is_field(n, name) for n in ast.walk(side)):
+                    return True
+    return False
+
+
 def names_value(help_text: str, value: str) -> bool:
     """The flag's help names the value: quoted, or as a word in a list (``Builtins: EAGLE, NGRAM``)."""
     if any(q + value + q in help_text for q in ("'", '"', "`")):
@@ -408,8 +420,8 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     if flag is not None and flag.choices:
         for value in flag.choices:
             add(value)
-    if not out and isinstance(current, int) and not isinstance(current, bool):
-        # an integer in arithmetic (``(tp_size * pp_size) % nnodes == 0``): its default, then its neighbours
+    if not out and isinstance(current, int) and not isinstance(current, bool) and in_arithmetic_check(tree, inp.name):
+        # an integer in a check's arithmetic (``(tp_size * pp_size) % nnodes == 0``): its default, then its neighbours
         if declared is not None and isinstance(declared.default, int) and not isinstance(declared.default, bool):
             add(declared.default)
         for value in (current + 1, current - 1, current * 2):
@@ -778,6 +790,8 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
     after = hooks.passed[0][1]
     out: list[Cause] = []
     for event in trace.events[after:]:
+        if event.phase != RESOLUTION:
+            break  # the engine's checks run after resolution: nothing there is SGLang's order of resolving
         if event.kind != EventKind.WRITE or event.field not in read or ("field", event.field) in exclude:
             continue
         inp, guard = read[event.field]
@@ -1042,6 +1056,8 @@ def later_write_causes(explanation: Explanation, candidates: list[Candidate], af
     for event in trace.events[after + 1:]:
         if event.kind != EventKind.WRITE or event.field not in fields or any(c.field == event.field for c in out) or runner.exhausted():
             continue
+        if event.phase != RESOLUTION:
+            break  # the engine's checks run after resolution: nothing there is SGLang's order of resolving
         candidate = fields[event.field]
         if same_value(event.new, candidate.inp.value) or isinstance(event.new, Unknown):
             continue
