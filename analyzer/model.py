@@ -231,6 +231,16 @@ class Extraction:
     def flags_for_dest(self, dest: str) -> list[Flag]:
         return [f for f in self.flags if f.dest == dest]
 
+    def callers(self, function_id: str) -> list[Call]:
+        """The calls whose target is ``function_id`` (indexed on first use)."""
+        index = self.__dict__.get("_callers")
+        if index is None:
+            index = {}
+            for call in self.calls:
+                index.setdefault(call.callee, []).append(call)
+            self.__dict__["_callers"] = index
+        return index.get(function_id, [])
+
     def sites_for(self, field_name: str, kind: str | None = None) -> list[Site]:
         """Writes to the field, and (unless ``kind`` is write) the sites whose guards or values read it."""
         out = []

@@ -201,7 +201,7 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
     for ``self._handle_gpu_memory_settings(gpu_mem)``)."""
     from .symbolic.program import shared_program
 
-    program = shared_program(explanation.tree.root, refresh=False)  # the code the explanation ran
+    program = shared_program(explanation.tree.root, refresh=False)
     found = program.function(function_id)
     if found is None:
         return []
@@ -210,15 +210,10 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
         return []
     position = params.index(name) - (1 if params and params[0] in ("self", "cls") else 0)
     out: list[str] = []
-    for call in explanation.extraction.calls:
-        if call.callee != function_id or not call.location.line:
+    for call in explanation.extraction.callers(function_id):
+        if not call.location.line:
             continue
-        caller = program.function(call.caller)
-        if caller is None:
-            continue
-        for node in ast.walk(caller[1]):
-            if not (isinstance(node, ast.Call) and node.lineno == call.location.line):
-                continue
+        for node in program.calls_at(call.caller, call.location.line):
             given = [k.value for k in node.keywords if k.arg == name]
             if not given and 0 <= position < len(node.args):
                 given = [node.args[position]]

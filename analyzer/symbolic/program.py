@@ -118,6 +118,7 @@ class Program:
         self.references: dict[tuple[str, str], object] = {}  # (rel, name) -> the function/class/module ref it names
         self.field_objects: dict[tuple[str, ...], tuple] = {}  # ServerArgs' field names -> their ``Field`` objects
         self._assignments: dict[str, dict[str, list[tuple[int, str]]]] = {}  # function id -> local name -> (line, value source)
+        self._calls_by_line: dict[str, dict[int, list[ast.Call]]] = {}  # function id -> line -> the calls there
         self.memo = CallMemo()  # calls shared between evaluations, keyed on the inputs each read (analyzer.symbolic.memo)
 
     @property
@@ -203,6 +204,18 @@ class Program:
         node = module.functions.get(qualname)
         return (module, node) if node is not None else None
 
+
+    def calls_at(self, function_id: str, line: int) -> list[ast.Call]:
+        """The call expressions a function has on ``line`` (the function is walked once)."""
+        if function_id not in self._calls_by_line:
+            found = self.function(function_id)
+            table: dict[int, list[ast.Call]] = {}
+            if found is not None:
+                for node in ast.walk(found[1]):
+                    if isinstance(node, ast.Call):
+                        table.setdefault(node.lineno, []).append(node)
+            self._calls_by_line[function_id] = table
+        return self._calls_by_line[function_id].get(line, [])
 
     def local_assignments(self, function_id: str) -> dict[str, list[tuple[int, str]]]:
         """Each local name a function assigns (``name = value``, ``a, b = value``), with the line and the value's source, in order."""
