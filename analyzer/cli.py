@@ -631,11 +631,17 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
     observed = read_error(error_text, log_file)
     diagnosis = diagnose(request, observed)
     explanation = diagnosis.explanation
-    verdict = diagnosis_verdict(diagnosis)
+    # a verdict is about a raise the engine held against the inputs: none for a site outside it
+    verdict = diagnosis_verdict(diagnosis) if diagnosis.outside is None and diagnosis.matches and diagnosis.matches[0].site.kind == "raise" else None
     if as_json:
+        outside = diagnosis.outside
         data = {
             "observed": {"exc_type": observed.exc_type, "message": observed.message},
-            "matches": [{"site": site_json(m.site), "values": m.values, "exact": m.exact} for m in diagnosis.matches],
+            "matches": [{"site": site_json(m.site), "values": m.values, "exact": m.exact, "phase": m.phase, "loose": m.loose,
+                         "literal": m.literal, "total": m.total} for m in diagnosis.matches],
+            "outside": None if outside is None else {
+                "phase": outside.phase, "loose": outside.loose, "conditions": outside.conditions,
+                "reads": [{"kind": r.kind, "name": r.name, "value": r.value, "origin": r.origin} for r in outside.reads]},
             "consistent": diagnosis.consistent,
             "conditional": diagnosis.conditional,
             "failing": None if diagnosis.failing is None else {

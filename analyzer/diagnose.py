@@ -13,21 +13,26 @@ the inputs that would produce the error (verified by the engine).
 from __future__ import annotations
 
 import ast
-import functools
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import sources
+from . import message_match, sources
 from .controls import strip_escapes
 from .errors import SgtraceError
 from .explain import Explanation, ExplainRequest, guard_inputs
-from .model import Extraction, Guard, Site
+from .message_index import ASSERT, LOG, MessageIndex, MessageSite, message_index
+from .message_match import Normalized
+from .model import Extraction, Guard, Location, Reads, Site
+from .phases import RESOLUTION, Phases
 from .safe_read import MAX_LOG_BYTES, read_text
 from .trace import GuardValue
 from .knowledge.kinds import SiteKind
 
-JOURNAL_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: |\[[\d\- :,.]+\] |\d{4}-\d\d-\d\d[ T][\d:.,]+\s+)")
+JOURNAL_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: |\[[\d\- :,.]+(?: [A-Z]+\d+)*\] |\d{4}-\d\d-\d\d[ T][\d:.,]+\s+)")
+# SGLang's own log line: ``[2026-11-29 10:00:01 TP0] message`` (the rank tags are optional)
+SGLANG_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:.,]+(?: [A-Z]+\d+)*\] (?P<message>\S.*)$")
 EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(?P<type>[A-Z]\w*(?:Error|Exception|Exit|Interrupt))(?:: (?P<message>.*))?$")
 
 
@@ -44,10 +49,22 @@ class SiteMatch:
     values: dict[str, str]
     exact: bool  # the whole message matched the template
     type_matches: bool
+    literal: int = 0  # normalised characters of the message that are the template's own text
+    total: int = 0  # normalised characters of the message
+    phase: str = RESOLUTION  # resolution, engine check, model config, start-up, runtime
+
+    @property
+    def loose(self) -> bool:
+        return self.total > 0 and self.literal / self.total < message_match.LOOSE
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the engine evaluates this site (resolution); any other phase is located and described."""
+        return self.phase == RESOLUTION
 
     @property
     def score(self) -> tuple:
-        return (self.type_matches, self.exact, len(self.site.message or ""))
+        return (not self.loose, self.type_matches, self.literal, self.exact)
 
 
 @dataclass
@@ -77,6 +94,7 @@ class Diagnosis:
     writes_elsewhere: list[Site] = field(default_factory=list)  # writes to the failing guard's fields
     producers: list[Producer] = field(default_factory=list)
     other_versions: list[str] = field(default_factory=list)
+    outside: "Outside | None" = None  # the best match is a site the engine does not evaluate (or a loose match)
 
 
 # -- reading the error ----------------------------------------------------------------------
@@ -103,14 +121,25 @@ def _strip_prefix(line: str) -> str:
 
 def _last_exception(content: str, origin: str) -> ObservedError:
     found: ObservedError | None = None
+    logged: ObservedError | None = None  # without an exception, the last line SGLang's logger wrote
     for raw in content.splitlines():
+        journal = _strip_journal(raw)
+        log_line = SGLANG_LOG_LINE.match(journal)
+        if log_line:
+            logged = ObservedError(None, log_line.group("message").strip(), journal)
         line = _strip_prefix(raw)
         match = EXCEPTION_LINE.match(line)
         if match and (match.group("message") is not None or line.endswith(("Error", "Exception"))):
             found = ObservedError(match.group("type"), (match.group("message") or "").strip(), line)
-    if found is None:
-        raise SgtraceError(f"no exception found in {origin}", hint="the log should hold a line such as 'ValueError: ...' (journalctl -u UNIT)")
-    return found
+    if found is None and logged is None:
+        raise SgtraceError(f"no exception or SGLang log line found in {origin}",
+                           hint="the log should hold a line such as 'ValueError: ...' or '[2026-01-01 10:00:00] message' (journalctl -u UNIT)")
+    return found or logged
+
+
+def _strip_journal(line: str) -> str:
+    """The line without a journal's own prefix (``Nov 29 10:00:02 node python[42]: ``), SGLang's kept."""
+    return re.sub(r"^[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: ", "", line.rstrip("\r")).strip()
 
 
 def _parse_error_text(text: str) -> ObservedError:
@@ -122,80 +151,81 @@ def _parse_error_text(text: str) -> ObservedError:
     return ObservedError(None, " ".join(lines).strip(), text.strip())
 
 
-# -- matching messages to raise sites ----------------------------------------------------------
+# -- matching messages to message sites -------------------------------------------------------------
 
 
-def template_pattern(parts: list) -> re.Pattern:
-    return _compiled(tuple(p if isinstance(p, str) else ("expr", p["expr"]) for p in parts))
+def site_of(message_site: MessageSite) -> Site:
+    """A message site of the whole-tree index as a ``Site`` (its conditions as guards, what they read)."""
+    kind = SiteKind.WARN if message_site.kind == LOG else SiteKind.RAISE
+    location = Location(message_site.file, message_site.line, 0, message_site.function)
+    guards = [Guard(expr, polarity, "assert" if message_site.kind == ASSERT and i == len(message_site.conditions) - 1 else "if")
+              for i, (expr, polarity) in enumerate(message_site.conditions)]
+    reads = Reads(fields=list(message_site.fields), env=list(message_site.env), model=list(message_site.model))
+    return Site(kind=kind, location=location, idiom=message_site.kind, guards=guards, reads=reads, guard_reads=reads,
+                message=message_site.template, message_parts=list(message_site.parts),
+                exc_type=message_site.what if kind == SiteKind.RAISE else None, level=message_site.what if kind == SiteKind.WARN else None)
 
 
-@functools.lru_cache(maxsize=4096)
-def _compiled(parts: tuple) -> re.Pattern:
-    pieces = []
-    for index, part in enumerate(parts):
-        if isinstance(part, str):
-            pieces.append(re.escape(part))
-        else:
-            pieces.append(f"(?P<p{index}>.*?)")
-    return re.compile("".join(pieces) + r"\s*", re.DOTALL)
-
-
-def _could_match(parts: list, message: str) -> bool:
-    """A cheap test before any regex: the first literal must start the message or appear in it."""
-    literals = [p for p in parts if isinstance(p, str) and p.strip()]
-    if not literals:
-        return False
-    first = literals[0].strip()[:16]
-    return first in message or message.strip()[:16] in literals[0]
-
-
-def match_site(site: Site, observed: ObservedError) -> SiteMatch | None:
-    parts = site.message_parts
-    if not parts:
+def match_site(site: Site, observed: ObservedError, normalized: Normalized | None = None, phase: str = RESOLUTION) -> SiteMatch | None:
+    if not site.message_parts:
         return None
-    message = observed.message.strip()
-    if not _could_match(parts, message):
+    found = message_match.match(site.message_parts, normalized or message_match.normalize(observed.message.strip()))
+    if found is None:
         return None
-    type_matches = observed.exc_type is None or observed.exc_type == site.exc_type
-    pattern = template_pattern(parts)
-    full = pattern.fullmatch(message)
-    if full:
-        values = {parts[int(k[1:])]["expr"]: v for k, v in full.groupdict().items()}
-        return SiteMatch(site, values, True, type_matches)
-    # a message cut short (a journal line truncated, a quote that stops mid-sentence): it must match the
-    # template up to some literal part, and what is left must be the start of that literal
-    for cut, part in enumerate(parts):
-        if not isinstance(part, str) or cut == 0:
-            continue
-        head = template_pattern(parts[:cut]).pattern.removesuffix(r"\s*")
-        anchor = re.escape(part[: min(len(part), 8)])
-        found = re.fullmatch(head + r"(?P<rest>" + anchor + r".*)", message, re.DOTALL)
-        if found and part.startswith(found.group("rest").rstrip()) and len(found.group("rest").strip()) >= 8:
-            values = {parts[int(k[1:])]["expr"]: v for k, v in found.groupdict().items() if k != "rest"}
-            return SiteMatch(site, values, False, type_matches)
-    return None
+    if observed.exc_type is None:
+        type_matches = True
+    else:
+        type_matches = site.kind == SiteKind.RAISE and observed.exc_type == site.exc_type
+    return SiteMatch(site, found.values, found.exact, type_matches, found.literal, found.total, phase)
+
+
+def best_matches(matches: list[SiteMatch]) -> list[SiteMatch]:
+    """The matches that tie for the best score: literal matches before loose ones, the right exception type,
+    the most of the message spelt out by the template's own text, a whole match before a cut-short one."""
+    matches = sorted(matches, key=lambda m: (m.score, m.evaluated), reverse=True)  # a tie: the site the engine evaluates first
+    return [m for m in matches if m.score == matches[0].score] if matches else []
 
 
 def match_error(extraction: Extraction, observed: ObservedError) -> list[SiteMatch]:
-    matches = [m for m in (match_site(s, observed) for s in extraction.sites if s.kind == SiteKind.RAISE) if m is not None]
-    matches.sort(key=lambda m: m.score, reverse=True)
-    best = [m for m in matches if m.score[:2] == matches[0].score[:2]] if matches else []
-    return best
+    """The best matches among the raise sites of the resolution extraction."""
+    normalized = message_match.normalize(observed.message.strip())
+    return best_matches([m for m in (match_site(s, observed, normalized) for s in extraction.sites if s.kind == SiteKind.RAISE) if m is not None])
+
+
+def match_message(index: MessageIndex, extraction: Extraction, observed: ObservedError) -> list[SiteMatch]:
+    """The best matches among every message site of the tree. A site the resolution extraction holds
+    (the engine evaluates it) is matched as that site, with its guards; any other keeps its phase."""
+    normalized = message_match.normalize(observed.message.strip())
+    if not normalized.text:
+        return []
+    known = {(s.location.file, s.location.line): s for s in extraction.sites if s.kind in (SiteKind.RAISE, SiteKind.WARN)}
+    phases = Phases(extraction)
+    matches = []
+    for position in index.candidates(normalized.text):
+        message_site = index.site(position)
+        site = known.get((message_site.file, message_site.line))
+        if site is None or (site.kind == SiteKind.WARN) != (message_site.kind == LOG):
+            site = site_of(message_site)
+        elif not site.message_parts or site.message_parts != message_site.parts:
+            site = dataclasses.replace(site, message_parts=list(message_site.parts), message=message_site.template)
+        found = match_site(site, observed, normalized, phases.of(message_site.file, message_site.function))
+        if found is not None:
+            matches.append(found)
+    return best_matches(matches)
 
 
 def versions_matching(observed: ObservedError, exclude: str) -> list[str]:
-    """Among the versions in the cache, those with a raise site that matches the message."""
-    from .extract import extract
-
+    """Among the versions in the cache, those with a message site that matches the message."""
+    normalized = message_match.normalize(observed.message.strip())
     found = []
     for tree in sources.list_cached():
         if tree.version == exclude:
             continue
         try:
-            extraction = extract(tree)
+            index = message_index(tree)
         except SgtraceError:
             continue
-        if match_error(extraction, observed):
+        if any(message_match.match(index.parts(p), normalized) is not None for p in index.candidates(normalized.text)):
             found.append(tree.version)
     return found
 
@@ -256,6 +286,56 @@ def _explain_guard_words(explanation: Explanation, guard: Guard, limit: int | No
     return guard_inputs(GuardValue(guard.expr, guard.polarity, None, reads=guard.reads), explanation, None, limit)
 
 
+@dataclass
+class Read:
+    """One input a condition on the way to a site reads, with its value under these inputs."""
+
+    kind: str  # field, env, model
+    name: str
+    value: Any
+    origin: str  # how the value is known: "resolved", "your env", "SGLang's default", "config.json", "not set" ...
+
+
+@dataclass
+class Outside:
+    """A matched site the engine does not evaluate (or a loose match): where it is and what its conditions read."""
+
+    phase: str
+    conditions: list[str]
+    reads: list[Read]
+    loose: bool = False
+
+
+def outside_of(match: SiteMatch, explanation: Explanation) -> Outside:
+    site = match.site
+    extraction = explanation.extraction
+    final = explanation.trace.final
+    reads: list[Read] = []
+    for name in site.reads.fields:
+        name = name.removesuffix("()")
+        if name in final:
+            reads.append(Read("field", name, final[name], "resolved" if explanation.trace.error is None else "as resolution left it"))
+        elif name in extraction.fields:
+            reads.append(Read("field", name, None, "not resolved"))
+    for name in site.reads.env:
+        if name in explanation.env:
+            reads.append(Read("env", name, explanation.env[name], "your env"))
+        elif name in extraction.env_defaults:
+            reads.append(Read("env", name, extraction.env_defaults[name], "SGLang's default"))
+        else:
+            reads.append(Read("env", name, None, "not set"))
+    model = explanation.model
+    for name in site.reads.model:
+        if model is None:
+            break
+        if name in model.config:
+            reads.append(Read("model", name, model.config[name], "config.json"))
+        elif name in model.text_config:
+            reads.append(Read("model", name, model.text_config[name], "config.json (text_config)"))
+    conditions = [g.text() for g in site.guards]
+    return Outside(match.phase, conditions, reads, match.loose)
+
+
 def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: bool = True) -> Diagnosis:
     from .explain import explain_with
 
@@ -263,17 +343,31 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
     from .extract import extract
 
     extraction = extract(tree)
-    diagnosis = Diagnosis(observed=observed, matches=match_error(extraction, observed))
+    diagnosis = Diagnosis(observed=observed, matches=match_message(message_index(tree), extraction, observed))
     if not diagnosis.matches:
         diagnosis.other_versions = versions_matching(observed, extraction.version)
         return diagnosis
-    target = diagnosis.matches[0].site
+    best = diagnosis.matches[0]
+    target = best.site
+    if not best.evaluated or best.loose:
+        # outside what the engine evaluates, or a template whose own text explains too little of the message
+        # to be held against the inputs: where it is, and what its conditions read under these inputs
+        diagnosis.explanation = explain_with(request)
+        diagnosis.outside = outside_of(best, diagnosis.explanation)
+        return diagnosis
     observed_runs: list[dict] = []
     explanation = explain_with(request, watch={function_id(target)}, observed=observed_runs)
     diagnosis.explanation = explanation
     trace = explanation.trace
     at_site = lambda e: e is not None and e.site is not None and (e.site.file, e.site.line) == (target.location.file, target.location.line)
-    if at_site(trace.error):
+    if target.kind == SiteKind.WARN:  # a warning of resolution: these inputs log it, or the first condition that keeps them from it
+        logged = [e for e in trace.warnings() if at_site(e)]
+        if logged:
+            diagnosis.consistent = True
+            diagnosis.conditional = [c for e in logged if not e.certain for c in e.condition]
+            return diagnosis
+        find_producers = False
+    elif at_site(trace.error):
         diagnosis.consistent = True
         return diagnosis
     conditional = [a for a in trace.alternatives if at_site(a.error)]

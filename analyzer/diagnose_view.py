@@ -9,40 +9,85 @@ from .explain import Explanation
 from .fix import FixReport, command_line, file_patch, unified_diff
 
 
+MAX_MATCHES = 4
+PHASE_WORDS = {
+    "resolution": "argument resolution, which the engine evaluates",
+    "engine check": "an engine check: SGLang runs it when the engine starts, after argument resolution",
+    "model config": "model config loading: SGLang runs it when it reads the model's config",
+    "start-up": "start-up: it runs while the server starts (model runner, memory pools, backends, managers)",
+    "runtime": "runtime: it runs while the server serves requests",
+}
+
+
+def match_line(match) -> str:
+    site = match.site
+    values = ", ".join(f"{k} = {v!r}" for k, v in match.values.items())
+    what = f"the {site.exc_type}" if site.kind == "raise" else f"the {site.level or 'log'} line logged"
+    notes = [match.phase] + ([] if match.exact else ["partial match"])
+    if match.loose:
+        notes.append(f"loose match: the template's own text is {match.literal} of the message's {match.total} characters")
+    return (f"Matches {what} at {site.location.short()} in {site.location.function}" + (f" with {values}" if values else "")
+            + f" ({'; '.join(notes)})")
+
+
+def outside_lines(diagnosis: Diagnosis) -> list[str]:
+    """A site outside what the engine evaluates: its phase, the conditions on the way, what they read."""
+    outside = diagnosis.outside
+    match = diagnosis.matches[0]
+    if outside.loose and match.evaluated:
+        lines = ["Not held against your inputs: the template's own text explains too little of the message to be sure it is this site."]
+    else:
+        lines = [f"This site is outside what sgtrace evaluates: it belongs to {PHASE_WORDS.get(outside.phase, outside.phase)}."]
+    if outside.conditions:
+        lines.append("  On the way to it (innermost last):")
+        lines.extend(f"    {c}" for c in outside.conditions)
+    else:
+        lines.append("  No condition on the way to it in its function.")
+    if outside.reads:
+        lines.append("  What those conditions read, with these inputs:")
+        for read in outside.reads:
+            lines.append(f"    {read.name} = {read.value!r}  ({read.kind}: {read.origin})")
+    elif outside.conditions:
+        lines.append("  Those conditions read no server argument, env var or model-config field (they test SGLang's own state).")
+    return lines
+
+
 def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgtrace fix ...") -> str:
     from .verdict_view import diagnosis_block
 
     observed = diagnosis.observed
     lines = [f"Observed: {observed.exc_type or 'error'}: {observed.message}"]
     if not diagnosis.matches:
-        lines.append("No raise or assert site of this SGLang version matches the message.")
+        lines.append("No raise, assert or log site of this SGLang version matches the message.")
         if diagnosis.other_versions:
             lines.append("Versions in the cache whose sites match it: " + ", ".join(diagnosis.other_versions))
         else:
             lines.append("No cached version matches it either (fetch others with `sgtrace sources fetch VERSION`).")
         return "\n".join(lines) + "\n"
-    for match in diagnosis.matches:
-        site = match.site
-        values = ", ".join(f"{k} = {v!r}" for k, v in match.values.items())
-        lines.append(f"Matches the {site.exc_type} at {site.location.short()} in {site.location.function}"
-                     + (f" with {values}" if values else "") + ("" if match.exact else " (partial match)"))
+    for match in diagnosis.matches[:MAX_MATCHES]:
+        lines.append(match_line(match))
+    if len(diagnosis.matches) > MAX_MATCHES:
+        lines.append(f"  and {len(diagnosis.matches) - MAX_MATCHES} more site(s) with the same template")
+    if diagnosis.outside is not None:
+        return "\n".join(lines + [""] + outside_lines(diagnosis)) + "\n"
     lines.append("")
     block = diagnosis_block(diagnosis, verdict, fix_command)
     if block:
         lines += block + [""]
+    reach = "log that line" if diagnosis.matches[0].site.kind == "warn" else "reach that raise"
     if diagnosis.consistent and not diagnosis.conditional:
-        lines.append("Consistent: these inputs reach that raise. The chain:")
+        lines.append(f"Consistent: these inputs {reach}. The chain:")
         return "\n".join(lines) + "\n"
     if diagnosis.consistent:
         lines.append("Consistent only if:")
         lines.extend(f"  {c}" for c in diagnosis.conditional[:4])
         return "\n".join(lines) + "\n"
-    lines.append("Inconsistent: these inputs cannot produce this error.")
+    lines.append("Inconsistent: these inputs cannot produce this " + ("line." if diagnosis.matches[0].site.kind == "warn" else "error."))
     failing = diagnosis.failing
     if failing is not None:
         want = "true" if failing.required else "false"
         have = {True: "true", False: "false"}.get(failing.actual, "never evaluated")
-        lines.append(f"  The raise needs `{failing.guard.expr}` to be {want} (at {failing.guard.location.short() if failing.guard.location else '?'}),")
+        lines.append(f"  The {'line' if diagnosis.matches[0].site.kind == 'warn' else 'raise'} needs `{failing.guard.expr}` to be {want} (at {failing.guard.location.short() if failing.guard.location else '?'}),")
         lines.append(f"  but with your inputs it is {have}:")
         lines.extend(f"    <- {word}" for word in failing.inputs)
         if diagnosis.writes_elsewhere:

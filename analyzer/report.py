@@ -237,6 +237,7 @@ def _diagnosis_json(diagnosis: Any) -> dict | None:
         "exc_type": diagnosis.observed.exc_type,
         "message": diagnosis.observed.message,
         "sites": [m.site.location.short() for m in diagnosis.matches],
+        "phase": diagnosis.matches[0].phase if diagnosis.matches else None,
         "consistent": diagnosis.consistent,
         "conditional": list(diagnosis.conditional),
         "failing": None if failing is None else {"expr": failing.guard.expr, "required": failing.required,

@@ -429,7 +429,19 @@ def observed_section(report) -> Section | None:
     match = diagnosis.matches[0]
     blocks.append(Paragraph(fill(words.OBS_MATCH, partial="" if match.exact else words.OBS_PARTIAL, exc_type=Code(match.site.exc_type or "error"),
                                  site=_location_link(report.version, match.site.location), function=Code(match.site.location.function))))
-    if diagnosis.consistent and not diagnosis.conditional:
+    outside = diagnosis.outside
+    if outside is not None:
+        if outside.loose and match.evaluated:
+            blocks.append(Paragraph(fill(words.OBS_LOOSE, literal=str(match.literal), total=str(match.total))))
+        else:
+            blocks.append(Paragraph(fill(words.OBS_OUTSIDE, phase=Text(outside.phase))))
+        if outside.conditions:
+            blocks += [Paragraph(fill(words.OBS_OUTSIDE_CONDITIONS)), BulletList(tuple((Code(c),) for c in outside.conditions))]
+        if outside.reads:
+            items = tuple(fill(words.OBS_OUTSIDE_READ, name=Code(r.name), value=Code(repr(r.value)), kind=Text(r.kind), origin=Text(r.origin))
+                          for r in outside.reads)
+            blocks += [Paragraph(fill(words.OBS_OUTSIDE_READS)), BulletList(items)]
+    elif diagnosis.consistent and not diagnosis.conditional:
         blocks.append(Paragraph(fill(words.OBS_CONSISTENT)))
     elif diagnosis.consistent:
         blocks += [Paragraph(fill(words.OBS_CONDITIONAL)), BulletList(tuple((Code(c),) for c in diagnosis.conditional))]

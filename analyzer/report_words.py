@@ -157,10 +157,15 @@ NO_SINCE = "Give --since VERSION (the release this command works on now) to trac
 
 # -- an observed error (--error) ---------------------------------------------------------------------
 
-OBS_NO_MATCH = "No raise or assert site of SGLang {version} matches this message."
+OBS_NO_MATCH = "No raise, assert or log site of SGLang {version} matches this message."
 OBS_OTHER_VERSIONS = "Releases in the cache whose sites match it: {versions}."
 OBS_MATCH = "It matches the {exc_type} at {site} in {function}{partial}."
 OBS_PARTIAL = " (a partial match of the message)"
+OBS_OUTSIDE = "This site belongs to {phase}, outside what sgtrace evaluates: it is not held against these inputs."
+OBS_LOOSE = "The template's own text explains too little of the message ({literal} of {total} characters) to hold the site against these inputs."
+OBS_OUTSIDE_CONDITIONS = "The conditions on the way to it (innermost last):"
+OBS_OUTSIDE_READS = "What they read, with these inputs:"
+OBS_OUTSIDE_READ = "{name} = {value} ({kind}: {origin})"
 OBS_CONSISTENT = "Consistent: these inputs reach that raise."
 OBS_CONDITIONAL = "Consistent only if:"
 OBS_INCONSISTENT = "Inconsistent: these inputs cannot produce this error."

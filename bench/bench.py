@@ -49,6 +49,7 @@ TARGET_WARM_EXPLAIN_S = 0.3  # issue "The verdict": P1 with the verdict computed
 TARGET_REPLAY_RATIO = 15.0
 TARGET_COLD_EXTRACT_S = 5.0
 TARGET_BATCH_S = 0.020
+TARGET_ERROR_NO_MATCH_S = 2.0  # issue 14: --error with no local match (every cached release is asked)
 TARGET_PEAK_MB = 400.0
 
 FULL = {"cold": 3, "warm": 5, "explain_cold": 3, "explain_warm": 5, "replays": 3, "batch": 500, "growth": 30}
@@ -439,6 +440,31 @@ def bench_explain(b: Bench, with_replay: bool) -> None:
     print(f"  ratio     replay / explain warm: wall {ratio_wall:.1f}x  cpu {ratio_cpu:.1f}x  {status}", flush=True)
 
 
+NO_MATCH_ERROR = "ValueError: mamba_radix_cache_strategy=extra_buffer_lazy requires something no release ever said"
+
+
+def bench_error_no_match(b: Bench) -> None:
+    """``explain --error`` with a message no site of the selected release matches: the match index of every
+    release in the user's cache is read. Against the user's cache (the temporary one holds only the benched
+    releases); a first run builds any index missing there (once), the timed runs are warm."""
+    from analyzer import sources
+
+    env = {k: v for k, v in b.env.items() if k != "SGTRACE_CACHE"}
+    releases = len(sources.list_cached())
+    cmd = [sys.executable, "-m", "analyzer", "explain", "--sglang", "0.5.11", "--args", "--model-path /m", "--error", NO_MATCH_ERROR]
+    print(f"explain --error with no local match ({releases} releases in the user cache)", flush=True)
+    check_exit(run_child(cmd, env, timeout=1800), (2,), "explain --error (no match, warming)")
+    runs = []
+    for _ in range(b.reps["explain_warm"]):
+        run = run_child(cmd, env)
+        check_exit(run, (2,), "explain --error (no match)")
+        runs.append(run)
+    wall, cpu = median(r.wall for r in runs), median(r.cpu for r in runs)
+    peak = max(r.peak_mb for r in runs)
+    b.add(Row("error", f"--error, no local match, {releases} cached releases (warm)", len(runs), wall, cpu, peak,
+              f"< {TARGET_ERROR_NO_MATCH_S:.0f} s", " ".join(s for s in (judge(wall, cpu, TARGET_ERROR_NO_MATCH_S), memory_status(peak)) if s)))
+
+
 def check_exit(run: ChildRun, expected: tuple[int, ...], what: str) -> None:
     if run.code not in expected:
         tail = (run.stderr.strip().splitlines() or ["no output"])[-1]
@@ -540,6 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bench_extraction(b, versions)
         bench_explain(b, with_replay=not args.no_replay)
+        bench_error_no_match(b)
         bench_batch(b, batch_versions)
     finally:
         if not args.keep_cache:
