@@ -57,10 +57,7 @@ class SiteMatch:
     def loose(self) -> bool:
         return self.total > 0 and self.literal / self.total < message_match.LOOSE
 
-    @property
-    def evaluated(self) -> bool:
-        """Whether the engine evaluates this site (resolution); any other phase is located and described."""
-        return self.phase == RESOLUTION
+    evaluated: bool = True  # the engine evaluates the site (resolution, the engine check it runs); else located only
 
     @property
     def score(self) -> tuple:
@@ -166,7 +163,8 @@ def site_of(message_site: MessageSite) -> Site:
                 exc_type=message_site.what if kind == SiteKind.RAISE else None, level=message_site.what if kind == SiteKind.WARN else None)
 
 
-def match_site(site: Site, observed: ObservedError, normalized: Normalized | None = None, phase: str = RESOLUTION) -> SiteMatch | None:
+def match_site(site: Site, observed: ObservedError, normalized: Normalized | None = None, phase: str = RESOLUTION,
+               evaluated: bool = True) -> SiteMatch | None:
     if not site.message_parts:
         return None
     found = message_match.match(site.message_parts, normalized or message_match.normalize(observed.message.strip()))
@@ -176,7 +174,7 @@ def match_site(site: Site, observed: ObservedError, normalized: Normalized | Non
         type_matches = True
     else:
         type_matches = site.kind == SiteKind.RAISE and observed.exc_type == site.exc_type
-    return SiteMatch(site, found.values, found.exact, type_matches, found.literal, found.total, phase)
+    return SiteMatch(site, found.values, found.exact, type_matches, found.literal, found.total, phase, evaluated)
 
 
 def best_matches(matches: list[SiteMatch]) -> list[SiteMatch]:
@@ -204,11 +202,13 @@ def match_message(index: MessageIndex, extraction: Extraction, observed: Observe
     for position in index.candidates(normalized.text):
         message_site = index.site(position)
         site = known.get((message_site.file, message_site.line))
-        if site is None or (site.kind == SiteKind.WARN) != (message_site.kind == LOG):
+        held = site is not None and (site.kind == SiteKind.WARN) == (message_site.kind == LOG)  # the extraction's, with its guards
+        if not held:
             site = site_of(message_site)
         elif not site.message_parts or site.message_parts != message_site.parts:
             site = dataclasses.replace(site, message_parts=list(message_site.parts), message=message_site.template)
-        found = match_site(site, observed, normalized, phases.of(message_site.file, message_site.function))
+        evaluated = held and phases.evaluated(message_site.file, message_site.function)
+        found = match_site(site, observed, normalized, phases.of(message_site.file, message_site.function), evaluated)
         if found is not None:
             matches.append(found)
     return best_matches(matches)

@@ -48,7 +48,8 @@ def outside_lines(diagnosis: Diagnosis) -> list[str]:
         for read in outside.reads:
             lines.append(f"    {read.name} = {read.value!r}  ({read.kind}: {read.origin})")
     elif outside.conditions:
-        lines.append("  Those conditions read no server argument, env var or model-config field (they test SGLang's own state).")
+        lines.append("  Those conditions read no server argument, env var or model-config field sgtrace knows "
+                     "(they test values of SGLang's own code: parameters, locals, its state).")
     return lines
 
 

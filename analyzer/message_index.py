@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import cache
+from .knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
+from .knowledge.receivers import RECEIVER_PARAMS, VIEW_CALLS
 from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, norm
 from .sources import SourceTree
 
@@ -33,14 +35,14 @@ from .sources import SourceTree
 INDEX_VERSION = 1
 
 RAISE, ASSERT, LOG = "raise", "assert", "log"
-LOG_LEVELS = {"warning": "warning", "warn": "warning", "warning_once": "warning", "info": "info", "info_once": "info",
-              "error": "error", "exception": "error", "critical": "error", "fatal": "error", "debug": "debug"}
-LOG_FUNCTIONS = {"print_deprecated_warning": "warning", "print_warning_once": "warning", "print_info_once": "info",
-                 "warnings.warn": "warning", "warn": "warning", "log_info_on_rank0": "info", "print_once": "info"}
+# SGLang's logging calls (knowledge.log_levels); a debug line is indexed too: it can be pasted like any other.
+LOG_LEVELS = {**{k: v or k for k, v in LOGGER_METHODS.items()}, "fatal": "error"}
 ENV_CALLS = {"get_bool_env_var", "get_int_env_var", "get_float_env_var", "get_env_var", "getenv", "os.getenv",
              "os.environ.get", "environ.get"}
-# Receivers whose attributes are server arguments (``server_args.tp_size``, ``self.server_args.x``, ``cfg.x``).
-ARGS_RECEIVER = re.compile(r"(?:^|\.)(?:server_args|args|cfg|_server_args)$|get_global_server_args\(\)$")
+# Receivers whose attributes are server arguments (knowledge.receivers: ``server_args.tp_size``, ``cfg.x``, a view
+# call), also at the end of a chain (``self.server_args.x``, ``model_runner.server_args.x``).
+ARGS_RECEIVER = re.compile(r"(?:^|\.)(?:" + "|".join(RECEIVER_PARAMS + ("_server_args",)) + r")$|(?:"
+                           + "|".join(VIEW_CALLS) + r")\(\)$")
 MODEL_RECEIVER = re.compile(r"(?:^|\.)(?:model_config|hf_config|hf_text_config|text_config|config)$")
 MAX_CONDITIONS = 8
 MAX_FOLLOW = 4

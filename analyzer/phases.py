@@ -7,7 +7,8 @@ One rule, for every site of the tree, in this order:
 - **engine check**: a function of the resolution files (``server_args.py``, ``arg_groups/``)
   that resolution does not call, named ``check*``/``validate*`` (``check_server_args``,
   ``check_lora_server_args``, the validation hooks), or called from one: SGLang runs them
-  when the engine starts;
+  when the engine starts. The engine evaluates those ``ServerArgs.check_server_args``
+  reaches (``evaluated``), as it does resolution;
 - **model config**: the model-config code (``configs/``, the ``hf_transformers`` loaders);
 - **start-up**: construction and initialisation: module level, ``__init__``/``__post_init__``,
   or a function whose name starts with a start-up verb (``init``, ``setup``, ``create``,
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 
 from .model import Extraction
+from .symbolic import ENGINE_CHECK_ENTRY, SERVER_ARGS
 
 RESOLUTION = "resolution"
 ENGINE_CHECK = "engine check"
@@ -59,9 +61,28 @@ class Phases:
             self.checks.add(current)
             stack.extend(callees.get(current, []))
 
+        # what the engine runs after resolution: ServerArgs.check_server_args and what it calls
+        self.evaluated_checks: set[str] = set()
+        stack = [f"{SERVER_ARGS}::{ENGINE_CHECK_ENTRY}"]
+        while stack:
+            current = stack.pop()
+            if current in self.evaluated_checks or current in self.order:
+                continue
+            self.evaluated_checks.add(current)
+            stack.extend(callees.get(current, []))
+
+    @staticmethod
+    def _outer(file: str, function: str) -> list[str]:
+        names = function.split(".")
+        return [f"{file}::{'.'.join(names[:k])}" for k in range(len(names), 0, -1)]  # the function and those around it
+
+    def evaluated(self, file: str, function: str) -> bool:
+        """Whether the engine evaluates the function: on the resolution path, or in the engine check it runs after."""
+        return any(f in self.order or f in self.evaluated_checks for f in self._outer(file, function))
+
     def of(self, file: str, function: str) -> str:
         names = function.split(".")
-        outer = [f"{file}::{'.'.join(names[:k])}" for k in range(len(names), 0, -1)]  # the function and those around it
+        outer = self._outer(file, function)
         if any(f in self.order for f in outer):
             return RESOLUTION
         if any(f in self.checks for f in outer):

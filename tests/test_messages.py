@@ -259,16 +259,30 @@ def test_resolution_message_with_an_extra_space_matches_whole(capsys, fixtures_d
 
 
 @pytest.mark.network
-def test_engine_check_is_located_with_what_its_conditions_read(capsys):
+def test_engine_check_is_held_against_the_inputs(capsys):
+    # check_server_args runs in the engine after resolution: its raises get the engine's diagnosis
     for version, file, function in [("0.5.11", "sglang/srt/server_args.py", "ServerArgs.check_server_args"),
                                     ("0.5.23", "sglang/srt/arg_groups/validation_hook.py", "check_server_args")]:
-        code, data = _diagnosis(capsys, version, "--model-path /m --tp-size 3 --nnodes 2",
-                                "--error", "AssertionError: tp_size must be divisible by number of nodes")
+        error = ("--error", "AssertionError: tp_size must be divisible by number of nodes")
+        code, data = _diagnosis(capsys, version, "--model-path /m --tp-size 3 --nnodes 2", *error)
         match = data["matches"][0]
         assert (match["site"]["file"], match["site"]["function"], match["phase"]) == (file, function, "engine check"), version
-        reads = {r["name"]: r["value"] for r in data["outside"]["reads"]}
-        assert reads["tp_size"] == 3 and reads["nnodes"] == 2, version
-        assert code == 0 and data["consistent"] is None and data["verdict"] is None
+        assert data["outside"] is None and data["consistent"] is True and code == 0, version
+        code, data = _diagnosis(capsys, version, "--model-path /m --tp-size 2 --nnodes 2", *error)
+        assert data["consistent"] is False and code == 1, version
+
+
+@pytest.mark.network
+def test_site_outside_the_engine_is_located_with_what_its_conditions_read(capsys):
+    code, data = _diagnosis(capsys, "0.5.23", "--model-path /m --pp-size 2", "--error",
+                            "ValueError: DiffusionGemma does not support pipeline parallelism")
+    [match] = data["matches"]
+    assert match["site"]["function"] == "Gemma4Renoise.configure_server_args" and match["phase"] == "start-up"
+    outside = data["outside"]
+    assert outside["conditions"][-1] == "cfg.pp_size > 1"
+    reads = {r["name"]: (r["value"], r["origin"]) for r in outside["reads"]}
+    assert reads["pp_size"] == (2, "resolved") and reads["device"][1] == "resolved"
+    assert code == 0 and data["consistent"] is None and data["verdict"] is None
 
 
 @pytest.mark.network
