@@ -9,7 +9,6 @@ then use ``GuardValue.reads`` and never re-derive a condition's inputs from its 
 
 from __future__ import annotations
 
-from .extract.reads import reads_of_text
 from .model import Extraction, Reads
 from .trace import GuardValue, Trace
 
@@ -34,6 +33,14 @@ def attach_reads(trace: Trace, extraction: Extraction) -> None:
         for guard in event.guards:
             if guard.reads is None:
                 guard.reads = reads_for(guard, index)
+
+
+def reads_of_text(expr: str) -> Reads:
+    """``extract.reads.reads_of_text``, imported on first use: it parses with libcst (0.3 s to
+    import), and a run whose conditions all have an extracted guard never needs it."""
+    from .extract.reads import reads_of_text as read_text
+
+    return read_text(expr)
 
 
 def reads_for(guard: GuardValue, index: dict[tuple[str, int], Reads]) -> Reads:

@@ -64,6 +64,7 @@ class Cause:
     held: bool = True  # how the condition came out on this launch
     effect: int = 0  # how far the change undid the outcome: 0 it did not happen at all, 1 it came out otherwise
     prescribed: bool = False  # SGLang's message names the value that avoided it ("only compatible with NGRAM")
+    skipped_default: str = ""  # the write an earlier one of SGLang's kept from applying (``max_running_requests = 48 at ...``)
     drops: bool = False  # the change leaves out a flag the user gave (gives up what they asked for)
 
     def to_dict(self) -> dict:
@@ -828,7 +829,14 @@ def rank_key(cause: Cause) -> tuple:
     change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
     NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did."""
     return (cause.effect, another_device(cause),
-            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not cause.mentioned)
+            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not_this_machine(cause),
+            not cause.mentioned)
+
+
+def not_this_machine(cause: Cause) -> bool:
+    """A probe that answered false (``is_hopper_with_cuda_12_3()`` on an AMD GPU): among the hardware
+    that decided, what the machine is (``is_hip()``) comes before each thing it is not."""
+    return cause.kind == "probe" and cause.alternative is True
 
 
 def another_device(cause: Cause) -> bool:
@@ -958,6 +966,43 @@ def value_candidates(explanation: Explanation, write: Event, limit: int, exclude
     return [Candidate(inp, None, condition_text=site.value or "") for inp in inputs]
 
 
+def helper_probe_candidates(explanation: Explanation, write: Event, limit: int, runner: Runner) -> list[Candidate]:
+    """The hardware a record method decides the written value by (``view._get_default_attn_backend(...)``
+    returns ``"aiter"`` under ``elif is_hip():``): each condition of that method that calls a probe
+    and was reached on this launch, with the way it came out (one run watches them all). A probe
+    that only failed there (``is_hopper_with_cuda_12_3()`` false) is tried like one that held; the
+    ranking puts what the machine is before what it is not."""
+    extraction = explanation.extraction
+    site = next((s for s in extraction.sites if s.kind == "write" and s.field == write.field
+                 and s.location.file == write.site.file and s.location.line == write.site.line), None)
+    if site is None or site.literal != NOT_LITERAL_VALUE or runner.exhausted():
+        return []
+    wanted: list[tuple[str, str, int, str, list[str]]] = []  # file, condition, line, function, probes it calls
+    for helper in dict.fromkeys(f[:-2] for f in site.value_reads.fields if f.endswith("()")):
+        function = function_named(extraction, helper, write.site.file)
+        found = runner.program.function(f"{function.file}::{function.qualname}") if function is not None else None
+        if found is None or not function.reads.probes:
+            continue
+        known = {p[:-2] for p in function.reads.probes if p.endswith("()")}
+        for node in ast.walk(found[1]):
+            if isinstance(node, (ast.If, ast.While)):
+                called = [n.func.id for n in ast.walk(node.test) if isinstance(n, ast.Call)
+                          and isinstance(n.func, ast.Name) and n.func.id in known]
+                if called:
+                    wanted.append((function.file, ast.unparse(node.test), node.lineno, function.qualname, called))
+    if not wanted:
+        return []
+    _, hooks = runner.run([], track={(file, line) for file, _, line, _, _ in wanted})
+    out: list[Candidate] = []
+    for file, expr, line, function, called in wanted:
+        seen = hooks.seen.get((file, line))
+        if not seen or len(seen) != 1:
+            continue  # not reached on this launch (or reached both ways: no single outcome to flip)
+        guard = GuardValue(expr, next(iter(seen)), None, file, line, function)
+        out += [Candidate(inp, guard) for inp in inputs_named(explanation, [], [], called, False, limit, any_probe=True)]
+    return out
+
+
 def enclosing_conditions(function: ast.AST, line: int) -> list[tuple[ast.stmt, bool]]:
     """The ``if``/``while`` statements of a function around ``line``, outermost first, each with the
     outcome the line needs (True: in the body; False: in the ``else``)."""
@@ -1040,6 +1085,59 @@ def skipped_write_candidates(explanation: Explanation, name: str, limit: int, ex
     return out
 
 
+def reads_field(expr: str, name: str) -> bool:
+    """The condition reads the record's field ``name`` (``self.f``, ``view.f``, ``server_args.f``)."""
+    tree = _parse(through_views(expr))
+    return tree is not None and any(_is_field(node, name) for node in ast.walk(tree))
+
+
+def skipped_default_cause(explanation: Explanation, override: Override, decisive: Event, runner: Runner) -> Cause | None:
+    """A default SGLang did not apply because SGLang had set the field already: a later write to the
+    field, in a function that ran, whose condition reads the field itself (``if
+    self.max_running_requests is None:``) and came out against it. Checked by running again with the
+    earlier write left out (it stores the value the field had): the skipped default then fires and
+    the field ends otherwise. The cause is that earlier write, at its site."""
+    name = override.field
+    trace = explanation.trace
+    fired = {(e.site.file, e.site.line) for e in trace.writes(name) if e.site is not None}
+    wanted: list[tuple[Any, str, int, bool]] = []  # the skipped site, its condition, the line, the outcome it needs
+    for site in explanation.extraction.sites_for(name, "write"):
+        where = site.location
+        if (where.file, where.line) in fired:
+            continue
+        found = runner.program.function(f"{where.file}::{where.function}")
+        if found is None:
+            continue
+        for stmt, needed in enclosing_conditions(found[1], where.line):
+            expr = ast.unparse(stmt.test)
+            if reads_field(expr, name):
+                wanted.append((site, expr, stmt.lineno, needed))
+                break
+    if not wanted or runner.exhausted():
+        return None
+    _, hooks = runner.run([], track={(s.location.file, line) for s, _, line, _ in wanted})
+    against = [(s, expr, line) for s, expr, line, needed in wanted
+               if hooks.seen.get((s.location.file, line)) and needed not in hooks.seen[(s.location.file, line)]]
+    if not against or runner.exhausted():
+        return None
+    changed, _ = runner.run([Change("write", name, decisive.old, decisive.site)])
+    final = changed.final.get(name)
+    if isinstance(final, Unknown) or same_value(final, override.after) or changed.error is not None:
+        return None
+    now = {(e.site.file, e.site.line) for e in changed.writes(name) if e.site is not None}
+    for site, expr, line in against:
+        if (site.location.file, site.location.line) in now:
+            skipped = f"{name} = {site.value} at {site.location.short()} in {site.location.function}"
+            return Cause(
+                field=name, value=override.after, role="sglang-default", site=decisive.site,
+                why=(f"SGLang sets {name} = {override.after!r} at {decisive.site.short()} in {decisive.site.function} first, "
+                     f"so `{expr}` is false and the later default {skipped} does not apply"
+                     + ("" if site.literal is not NOT_LITERAL_VALUE and same_value(site.literal, final) else f" (it would give {final!r})")),
+                condition=expr, alternative=decisive.old, kind="field", skipped_default=skipped, effect=0,
+            )
+    return None
+
+
 def later_write_causes(explanation: Explanation, candidates: list[Candidate], after: int, avoided, runner: Runner) -> list[Cause]:
     # ``avoided`` here judges the decision alone: the run with a later value moved first is SGLang's
     # order changed, not the operator's input, so a check it then trips further on does not count
@@ -1068,6 +1166,18 @@ def later_write_causes(explanation: Explanation, candidates: list[Candidate], af
     return out
 
 
+def deciding_write(override: Override) -> Event:
+    """The write that decided the final value: the first of the last writes that all wrote it. A
+    later write of the same value only passes the decision on (a declared default copied into the
+    record by ``materialize_declarations``, a helper that re-asserts it); the decision, its
+    conditions and the inputs of its value are at the first."""
+    writes = override.writes
+    index = len(writes) - 1
+    while index > 0 and same_value(writes[index - 1].new, writes[-1].new):
+        index -= 1
+    return writes[index]
+
+
 def override_verdict(explanation: Explanation, override: Override, runner: Runner | None = None) -> Verdict:
     """Why a field ended with its value: for a flag you gave, the inputs that, changed, keep your value;
     for a default SGLang resolved, the inputs that, changed, give another value. Neither may make
@@ -1075,7 +1185,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     trace = explanation.trace
     runner = runner or Runner(explanation)
     name = override.field
-    last = override.writes[-1]
+    last = deciding_write(override)
     limit = trace.events.index(last) if last in trace.events else len(trace.events)
     base_raises = trace.error is not None
 
@@ -1087,7 +1197,8 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
             return False
         return same_value(final, override.before) if override.given else not same_value(final, override.after)
 
-    candidates = candidates_of(explanation, last.guards, limit, {name}) + value_candidates(explanation, last, limit, {name})
+    candidates = (candidates_of(explanation, last.guards, limit, {name}) + value_candidates(explanation, last, limit, {name})
+                  + helper_probe_candidates(explanation, last, limit, runner))
     def decided_otherwise(t: Trace) -> bool:
         final = t.final.get(name)
         return not isinstance(final, Unknown) and (same_value(final, override.before) if override.given else not same_value(final, override.after))
@@ -1101,6 +1212,10 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
 
     causes = later_write_causes(explanation, candidates, limit, decided_otherwise, runner)
     causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect_of)
+    if not override.given and not runner.exhausted():
+        earlier = skipped_default_cause(explanation, override, last, runner)
+        if earlier is not None:
+            causes.append(earlier)
     if not override.given and not runner.exhausted():
         # a value SGLang resolved for you: a write that did not fire may be why (tried after the
         # conditions of the write that did)

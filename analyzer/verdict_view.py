@@ -46,11 +46,21 @@ def cause_headline(cause: Cause) -> str:
     return f"the model's architecture {cause.value}"
 
 
-def cause_effect(cause: Cause) -> str:
-    """What it did to the check, and the value that avoids it (as the engine found)."""
+def cause_effect(cause: Cause, override=None) -> str:
+    """What it did to the check (or, for ``override``, to the field's value), and the value that
+    avoids it (as the engine found)."""
     if cause.role == "ordering":
         return f"`{cause.condition}` was checked first"
-    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}; with {short(cause.alternative)} it does not raise"
+    if override is None:
+        outcome = "it does not raise"
+    elif override.given:
+        outcome = f"your {override.flag or override.field} is kept"
+    else:
+        outcome = f"SGLang chooses another {override.field}"
+    where = ""
+    if cause.role != "sglang-default" and cause.site is not None:
+        where = f" (at {cause.site.short()} in {cause.site.function})"
+    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}; with {short(cause.alternative)} {outcome}"
 
 
 def _your_flag(cause: Cause) -> str:
@@ -121,8 +131,10 @@ def field_block(verdict: Verdict, override) -> list[str]:
         return [f"  {verdict.summary}"]
     lines = [override_line(verdict, override)]
     top = verdict.causes[0]
-    if not (top.field == override.field and top.role == "sglang-default"):
-        lines.append(f"    {cause_headline(top)}; {cause_effect(top)}".replace("\n", ""))
+    if top.skipped_default:
+        lines.append(f"    SGLang set it first, so `{top.condition}` is false: the later default {top.skipped_default} does not apply.")
+    elif not (top.field == override.field and top.role == "sglang-default"):
+        lines.append(f"    {cause_headline(top)}; {cause_effect(top, override)}".replace("\n    ", " "))
     return lines
 
 

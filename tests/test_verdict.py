@@ -369,3 +369,104 @@ def test_a_value_sglang_writes_whatever_you_pass_is_tried_at_its_write(mechanism
     assert (top.field, top.role, top.site.function) == ("attention_backend", "sglang-default", "ServerArgs._handle_pinned_backend")
     assert top.alternative in (None, "fa4", "triton") and "whatever you pass" in top.why
     assert verdict.fix is None or "attention-backend" not in verdict.fix  # a flag SGLang overwrites is no fix
+
+
+# -- a third miniature: a default decided inside a helper, and a default an earlier write kept out ----------
+
+DEFAULTS = '''
+"""A miniature ServerArgs written for sgtrace's verdict tests: helper-chosen defaults, skipped defaults."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import is_hip, is_sm100_supported
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    attention_backend: Optional[str] = None
+    max_running_requests: Optional[int] = None
+    speculative_algorithm: Optional[str] = None
+
+    def __post_init__(self):
+        self._handle_model_hook()
+        self._handle_attention_backend()
+        self._materialize()
+        self._handle_speculative()
+
+    def _get_default_attn_backend(self, use_mla):
+        if is_sm100_supported() and not use_mla:
+            return "trtllm_mha"
+        elif is_hip():
+            return "aiter"
+        return "triton"
+
+    def _handle_model_hook(self):
+        if self.model_path.startswith("/big"):
+            self.max_running_requests = 256
+
+    def _handle_attention_backend(self):
+        if self.attention_backend is None:
+            self.attention_backend = self._get_default_attn_backend(False)
+
+    def _materialize(self):
+        if self.attention_backend is not None:
+            self.attention_backend = str(self.attention_backend)
+
+    def _handle_speculative(self):
+        if self.speculative_algorithm is not None:
+            if self.max_running_requests is None:
+                self.max_running_requests = 48
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--attention-backend", type=str, choices=["aiter", "triton", "trtllm_mha"], default=None)
+        parser.add_argument("--max-running-requests", type=int, default=None)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE"], default=None)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.fixture(scope="module")
+def defaults(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("verdict_defaults") / "tree"
+    shutil.copytree(FIXTURES / "sites" / "era_a", root)
+    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(DEFAULTS))
+    return root
+
+
+STRIX_HALO = str(Path(__file__).parent / "cases" / "profiles" / "strix-halo-gfx1151.toml")
+
+
+def test_a_default_a_helper_returns_is_decided_by_the_probe_of_the_branch_it_took(defaults):
+    # the helper returns "aiter" under `elif is_hip():`; the later write of the same value only passes it on.
+    # Both is_hip() (true) and is_sm100_supported() (false) change the value; what the machine is comes first.
+    verdict = verdict_of(explained(defaults, "--model-path /m", profile=STRIX_HALO), "attention_backend")
+    top = verdict.causes[0]
+    assert (top.kind, top.field, top.value, top.alternative) == ("probe", "is_hip", True, False)
+    assert top.site.function == "ServerArgs._get_default_attn_backend" and top.condition == "is_hip()"
+    assert [c.field for c in verdict.causes[1:]] == ["is_sm100_supported"]
+
+
+def test_a_default_an_earlier_write_kept_from_applying_names_that_write(defaults, capsys):
+    # the model hook sets 256 first, so the speculative default (48, only when unset) does not apply
+    explanation = explained(defaults, "--model-path /big/m --speculative-algorithm EAGLE")
+    verdict = verdict_of(explanation, "max_running_requests")
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.site.function) == ("max_running_requests", "sglang-default", "ServerArgs._handle_model_hook")
+    assert top.alternative is None and "_handle_speculative" in top.skipped_default
+    # without the hook's model there is nothing to explain: the speculative default applies
+    plain = verdict_of(explained(defaults, "--model-path /m --speculative-algorithm EAGLE"), "max_running_requests")
+    assert all(c.skipped_default == "" for c in plain.causes)
+    assert main(["explain", "--sglang", str(defaults), "--profile", "h100", "--field", "max_running_requests",
+                 "--args", "--model-path /big/m --speculative-algorithm EAGLE"]) == 0
+    out = capsys.readouterr().out
+    assert "the later default max_running_requests = 48 at sglang/srt/server_args.py" in out
