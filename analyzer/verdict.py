@@ -848,7 +848,21 @@ def another_device(cause: Cause) -> bool:
 
 
 def rank(causes: list[Cause]) -> list[Cause]:
-    return sorted(causes, key=rank_key)
+    """By ``rank_key``; then, when the first is a flag of yours whose only way out is giving it up,
+    a default you left that the same condition reads, and whose change does as much, comes before
+    it: the rule is about your flag together with that setting, and changing the setting keeps
+    everything you asked for (``--hicache-write-policy write_back`` rather than leaving out
+    ``--enable-hierarchical-cache``). A default read by another condition on the way (an escape
+    hatch such as ``if self.enforce_piecewise_cuda_graph: return``) does not move."""
+    ordered = sorted(causes, key=rank_key)
+    if ordered and ordered[0].drops:
+        top = ordered[0]
+        keeper = next((c for c in ordered if c.role == "default" and c.effect <= top.effect
+                       and c.condition == top.condition and c.site == top.site), None)
+        if keeper is not None:
+            ordered.remove(keeper)
+            ordered.insert(0, keeper)
+    return ordered
 
 
 def drops_flag(explanation: Explanation, cause: Cause) -> bool:
@@ -856,7 +870,13 @@ def drops_flag(explanation: Explanation, cause: Cause) -> bool:
     if cause.role != "user-flag" or cause.kind != "field":
         return False
     text = change_text(explanation, cause)
-    return text is not None and text.startswith("without ")
+    if text is not None and text.startswith("without "):
+        return True
+    # setting it back to what it is when not given (``--disaggregation-mode null``) gives it up as well
+    declared = explanation.extraction.fields.get(cause.field)
+    flags = explanation.extraction.flags_for_dest(cause.field)
+    defaults = [f.default for f in flags] + ([declared.default] if declared is not None else [])
+    return any(d is not NOT_LITERAL_VALUE and same_value(d, cause.alternative) for d in defaults)
 
 
 # -- the fix -------------------------------------------------------------------------------------------------

@@ -389,12 +389,30 @@ class ServerArgs:
     attention_backend: Optional[str] = None
     max_running_requests: Optional[int] = None
     speculative_algorithm: Optional[str] = None
+    enable_hierarchical_cache: bool = False
+    hicache_write_policy: str = "write_through"
+    optimistic_prefill_attempts: int = 0
+    lora_paths: Optional[str] = None
+    enforce_piecewise_cuda_graph: bool = False
+    disable_piecewise_cuda_graph: bool = False
 
     def __post_init__(self):
         self._handle_model_hook()
         self._handle_attention_backend()
         self._materialize()
         self._handle_speculative()
+        self._handle_hicache()
+        self._handle_piecewise_cuda_graph()
+
+    def _handle_hicache(self):
+        if self.enable_hierarchical_cache and self.hicache_write_policy != "write_back":
+            self.optimistic_prefill_attempts = 0
+
+    def _handle_piecewise_cuda_graph(self):
+        if self.enforce_piecewise_cuda_graph:
+            return
+        if self.lora_paths is not None:
+            self.disable_piecewise_cuda_graph = True
 
     def _get_default_attn_backend(self, use_mla):
         if is_sm100_supported() and not use_mla:
@@ -426,6 +444,11 @@ class ServerArgs:
         parser.add_argument("--attention-backend", type=str, choices=["aiter", "triton", "trtllm_mha"], default=None)
         parser.add_argument("--max-running-requests", type=int, default=None)
         parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE"], default=None)
+        parser.add_argument("--enable-hierarchical-cache", action="store_true")
+        parser.add_argument("--hicache-write-policy", type=str, choices=["write_back", "write_through"], default="write_through")
+        parser.add_argument("--optimistic-prefill-attempts", type=int, default=0)
+        parser.add_argument("--lora-paths", type=str, default=None)
+        parser.add_argument("--enforce-piecewise-cuda-graph", action="store_true")
 
 
 def prepare_server_args(argv):
@@ -470,3 +493,21 @@ def test_a_default_an_earlier_write_kept_from_applying_names_that_write(defaults
                  "--args", "--model-path /big/m --speculative-algorithm EAGLE"]) == 0
     out = capsys.readouterr().out
     assert "the later default max_running_requests = 48 at sglang/srt/server_args.py" in out
+
+
+def test_a_default_the_rule_reads_with_a_flag_you_would_have_to_give_up_comes_first(defaults):
+    # --enable-hierarchical-cache can only be left out; the write policy the same condition reads can be
+    # changed and keeps everything you asked for
+    explanation = explained(defaults, "--model-path /m --enable-hierarchical-cache --optimistic-prefill-attempts 2")
+    verdict = verdict_of(explanation, "optimistic_prefill_attempts")
+    causes = [(c.field, c.role, c.alternative, c.drops) for c in verdict.causes]
+    assert causes[0] == ("hicache_write_policy", "default", "write_back", False)
+    assert ("enable_hierarchical_cache", "user-flag", False, True) in causes
+    assert verdict.fix == "--hicache-write-policy write_back"
+
+
+def test_an_escape_hatch_read_by_another_condition_does_not_pass_the_flag_that_triggered_the_rule(defaults):
+    # `if self.enforce_piecewise_cuda_graph: return` also avoids it, but the rule is about your --lora-paths
+    verdict = verdict_of(explained(defaults, "--model-path /m --lora-paths a=/l"), "disable_piecewise_cuda_graph")
+    fields = [c.field for c in verdict.causes]
+    assert fields[0] == "lora_paths" and "enforce_piecewise_cuda_graph" in fields
