@@ -588,11 +588,11 @@ def fixes_json(explanation, report) -> dict:
 def snapshot_for_write(request, write_patch: bool):
     """With --write: the bytes of the --service/--script file, read before it is parsed (the patch is
     made on them, and the file is written only while it still holds them)."""
-    from . import filepatch
-
     path = request.service or request.script
     if not write_patch or path is None:
         return None
+    from . import filepatch
+
     return filepatch.snapshot(path)
 
 
