@@ -13,6 +13,7 @@ tables::
     model = "Llama-3.1-8B-Instruct"
     argv = ["--model-path", "/models/Llama-3.1-8B-Instruct", "--tp", "1"]
     env = { SGLANG_ENABLE_SPEC_V2 = "1" }          # optional
+    files = { "/etc/ssl/key.pem" = "exists" }       # optional: what the node has (--assume-file)
     expect = { raises = false, fields = { page_size = 1 } }   # optional
 
 ``service = "fixtures/inputs/p1.service"`` or ``script = "..."`` take the
@@ -50,7 +51,7 @@ SCENARIO_DIR = REPO_ROOT / "tests" / "scenarios"
 REPLAY_TIMEOUT_S = 120.0
 EMULATION_MISMATCH = "SGLang saw"  # the runner's note where the replay's hardware answer differs from the profile's
 SCENARIOS_MARK = "{scenarios}"  # in argv: the folder of the scenario file (draft model directories)
-_KEYS = {"name", "version", "profile", "model", "argv", "service", "script", "env", "expect", "note"}
+_KEYS = {"name", "version", "profile", "model", "argv", "service", "script", "env", "files", "expect", "note"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Scenario:
     service: str | None = None
     script: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    files: tuple[tuple[str, str], ...] = ()  # --assume-file PATH=KIND, for both engines (analyzer.node_files)
     expect: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     source: str = ""
@@ -111,6 +113,9 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
     env = data.get("env", {})
     if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
         raise SgtraceError(f"{where}: env must be a table of strings", hint='env = { SGLANG_ENABLE_SPEC_V2 = "1" }')
+    files = data.get("files", {})
+    if not (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())):
+        raise SgtraceError(f"{where}: files must be a table of path = kind", hint='files = { "/etc/ssl/key.pem" = "exists" }')
     return Scenario(
         name=data["name"],
         version=data["version"],
@@ -120,6 +125,7 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
         service=data.get("service"),
         script=data.get("script"),
         env=tuple(sorted(env.items())),
+        files=tuple(sorted((k.replace(SCENARIOS_MARK, str(folder.resolve())), v) for k, v in files.items())),
         expect=dict(data.get("expect", {})),
         note=data.get("note", ""),
         source=where,
@@ -170,6 +176,7 @@ def request_for(scenario: Scenario):
         env=[f"{k}={v}" for k, v in scenario.env],
         model_config=scenario.model,
         profile=scenario.profile,
+        assume_files=[f"{path}={kind}" for path, kind in scenario.files],
     )
 
 

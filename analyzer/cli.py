@@ -202,6 +202,13 @@ def graph_cmd(field_name: str, direction: str, depth: int | None, fmt: str, sgla
 # -- explain ---------------------------------------------------------------------------
 
 
+def _keep_assumed_files(ctx, param, value):
+    """``--assume-file`` items, kept on the command's context for ``build_request`` (not a parameter of
+    every command that takes a launch)."""
+    ctx.meta["sgtrace.assume_files"] = list(value or ())
+    return value
+
+
 def explain_inputs(func):
     """The options every command that runs a user's launch through resolution takes."""
     options = [
@@ -212,6 +219,9 @@ def explain_inputs(func):
         click.option("--env", "env_items", multiple=True, metavar="KEY=VALUE", help="An env var for the server; repeatable."),
         click.option("--model-config", help="config.json, a model directory, or a built-in name (sgtrace models)."),
         click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles) or a TOML file."),
+        click.option("--assume-file", "assume_files", multiple=True, metavar="PATH=exists|dir|missing", expose_value=False,
+                     callback=_keep_assumed_files,
+                     help="What the node has at PATH, for SGLang's checks of the files a launch names (--ssl-keyfile); repeatable."),
         sglang_option,
     ]
     for option in reversed(options):
@@ -222,9 +232,11 @@ def explain_inputs(func):
 def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name):
     from .explain import ExplainRequest
 
+    context = click.get_current_context(silent=True)
+    assumed = list(context.meta.get("sgtrace.assume_files", ())) if context is not None else []
     return ExplainRequest(
         sglang=sglang_spec, args=args_text, cmd=cmd_text, service=service, script=script,
-        env=list(env_items), model_config=model_config, profile=profile_name,
+        env=list(env_items), model_config=model_config, profile=profile_name, assume_files=assumed,
     )
 
 
@@ -245,6 +257,8 @@ def same_inputs_command(command: str, request) -> str:
             words += [f"--{option}", value]
     for item in request.env:
         words += ["--env", item]
+    for item in request.assume_files:
+        words += ["--assume-file", item]
     return shlex.join(words)
 
 

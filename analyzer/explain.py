@@ -35,6 +35,7 @@ class ExplainRequest:
     env: list[str] = field(default_factory=list)
     model_config: str | None = None
     profile: str | None = None
+    assume_files: list[str] = field(default_factory=list)  # --assume-file PATH=KIND (analyzer.node_files)
 
 
 @dataclass
@@ -156,6 +157,32 @@ def pick_profile(name: str | None):
     return profiles.load_profile(name)
 
 
+def node_profile(profile, given: dict[str, Any], assumed_items: list[str], notes: list[str]):
+    """The profile with the node's answers for the files the flags name (``Profile.files``): this
+    machine's for the absolute paths that are here, then the profile's own ``[files]``, then
+    ``--assume-file``. A native profile answers for itself; without a profile there is no node to
+    answer for, so ``--assume-file`` needs one."""
+    import dataclasses
+    from types import MappingProxyType
+
+    from . import node_files
+
+    assumed = node_files.parse_assumptions(assumed_items)
+    if profile is None:
+        if assumed:
+            raise SgtraceError("--assume-file answers for the node of a --profile, and none is given",
+                               hint="add --profile NAME (see `sgtrace profiles`), or a profile TOML with a [files] table")
+        return None
+    if getattr(profile, "native", False):
+        return profile
+    here = {p: k for p, k in node_files.answers_here(given).items() if p not in profile.files and p not in assumed}
+    if not here and not assumed:
+        return profile
+    notes.extend(node_files.describe(here, {p: "this machine has it" for p in here}))
+    notes.extend(node_files.describe(assumed, {p: "--assume-file" for p in assumed}))
+    return dataclasses.replace(profile, files=MappingProxyType({**here, **dict(profile.files), **assumed}))
+
+
 def explain(request: ExplainRequest) -> Explanation:
     return explain_with(request)
 
@@ -179,7 +206,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
     env = {**dict(launch.env), **parse_env_items(request.env)}
     notes: list[str] = []
     model, model_note = pick_model(request, parsed, notes)
-    profile = pick_profile(request.profile)
+    profile = node_profile(pick_profile(request.profile), parsed.given, request.assume_files, notes)
     if profile is None:
         notes.append("no hardware profile: every hardware probe is unknown (pass --profile, see `sgtrace profiles`)")
     trace = evaluate(

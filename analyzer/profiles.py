@@ -90,6 +90,7 @@ class Profile:
     sgl_kernel_amx_ops: bool | None = None  # hasattr(torch.ops.sgl_kernel, "convert_weight_packed")
     mnnvl_fabric: bool | None = None  # NVLink fabric registration (GB200-class racks)
     packages: Mapping[str, bool] = field(default_factory=dict)  # importlib find_spec answers
+    files: Mapping[str, str] = field(default_factory=dict)  # absolute path -> file | dir | other | missing (analyzer.node_files)
     probes: Mapping[str, Any] = field(default_factory=dict)  # explicit answers
     notes: tuple[str, ...] = ()
     native: bool = False  # no emulation: the real hardware answers (replay only)
@@ -126,6 +127,7 @@ class Profile:
             list(self.compute_capability) if self.compute_capability else None
         )
         data["packages"] = dict(self.packages)
+        data["files"] = dict(self.files)
         data["probes"] = {k: encode_value(v) for k, v in self.probes.items()}
         data["notes"] = list(self.notes)
         data["answers"] = {} if self.native else {
@@ -239,6 +241,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "sgl_kernel_amx_ops": (bool,),
     "mnnvl_fabric": (bool,),
     "packages": (dict,),
+    "files": (dict,),
     "probes": (dict,),
     "notes": (list,),
     "native": (bool,),
@@ -353,6 +356,10 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "dict") -> Profile:
     if "compute_capability" in kwargs:
         kwargs["compute_capability"] = _capability_from(kwargs["compute_capability"], source)
     kwargs["packages"] = MappingProxyType(dict(kwargs.get("packages", {})))
+    if "files" in kwargs:
+        from analyzer.node_files import check_table
+
+        kwargs["files"] = MappingProxyType(check_table(kwargs["files"], source))
     kwargs["probes"] = MappingProxyType({k: _probe_value(v) for k, v in kwargs.get("probes", {}).items()})
     kwargs["notes"] = tuple(kwargs.get("notes", ()))
     return Profile(source=source, **kwargs)

@@ -41,6 +41,8 @@ REPLAYED = [
     "nemotronh-h100-page16-0.5.23",
     "engine-check-tp-not-divisible-by-nnodes-0.5.11",
     "engine-check-tp-not-divisible-by-nnodes-0.5.23",
+    "ssl-files-on-this-machine-0.5.14",
+    "ssl-key-here-assumed-missing-0.5.18",
 ]
 
 

@@ -1045,6 +1045,50 @@ def install_torch_profile(prof, rec):
         pass
 
 
+def install_node_files(files, rec):
+    """The profile's answers for the files a launch names (``Profile.files``: path -> file | dir |
+    other | missing), given to SGLang's ``os.path.exists/isfile/isdir`` and ``pathlib.Path.exists/
+    is_file/is_dir`` for those paths only; every other path asks the real file system."""
+    import pathlib
+    import posixpath
+
+    answers = dict((posixpath.normpath(str(k)), str(v)) for k, v in (files or {}).items())
+    if not answers:
+        return
+
+    def kind_of(path):
+        try:
+            return answers.get(posixpath.normpath(os.fspath(path)))
+        except TypeError:
+            return None
+
+    def answer(kind, question):
+        if question == "exists":
+            return kind != "missing"
+        return kind == ("file" if question == "isfile" else "dir")
+
+    def wrap_function(question, real):
+        def ask(path):
+            kind = kind_of(path)
+            return real(path) if kind is None else answer(kind, question)
+        ask.__name__ = real.__name__
+        ask.__doc__ = real.__doc__
+        return ask
+
+    def wrap_method(question, real):
+        def ask(self, *args, **kwargs):
+            kind = kind_of(self)
+            return real(self, *args, **kwargs) if kind is None else answer(kind, question)
+        ask.__name__ = real.__name__
+        return ask
+
+    for question in ("exists", "isfile", "isdir"):
+        setattr(posixpath, question, wrap_function(question, getattr(posixpath, question)))
+    for method, question in (("exists", "exists"), ("is_file", "isfile"), ("is_dir", "isdir")):
+        setattr(pathlib.Path, method, wrap_method(question, getattr(pathlib.Path, method)))
+    rec.note("the node's files (profile): %s" % ", ".join("%s=%s" % item for item in sorted(answers.items())))
+
+
 def install_fake_binaries(prof, rec, tmp):
     """``nvidia-smi`` (or ``rocminfo``/``rocm-smi``/``amd-smi``) answering from the profile, first on PATH."""
     bindir = os.path.join(tmp, "bin")
@@ -2114,6 +2158,7 @@ def main(input_text):
                     rec.note("torch is not importable here: only nvidia-smi/pynvml answer from the profile")
                 if gpu_profile:
                     ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
+                install_node_files(profile.get("files"), rec)
             else:
                 rec.note("native replay: the hardware of the machine the replay runs on answers every probe")
 

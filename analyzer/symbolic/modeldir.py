@@ -14,6 +14,7 @@ import fnmatch
 import posixpath
 from typing import Any
 
+from .. import node_files
 from ..trace import Unknown
 from .objects import PathObj
 
@@ -47,7 +48,7 @@ def query(world, what: str, args) -> Any:
     target = _as_text(args[0]) if args else None
     base = model_base(world)
     if target is None or base is None or not _inside(base, target):
-        return Unknown(f"{what}() reads the file system")
+        return node_answer(world, what, target)
     is_dir = target.rstrip("/") == base
     is_file = target == f"{base}/{CONFIG_NAME}"
     if what == "os.listdir":
@@ -55,6 +56,17 @@ def query(world, what: str, args) -> Any:
     if what == "glob.glob":
         return [p for p in (f"{base}/{CONFIG_NAME}",) if fnmatch.fnmatch(p, target)]
     return {"os.path.exists": is_dir or is_file, "os.path.isdir": is_dir, "os.path.isfile": is_file}[what]
+
+
+def node_answer(world, what: str, target: str | None) -> Any:
+    """A path outside the model directory: the node's answer when the profile holds one for it
+    (``Profile.files``: this machine's, the profile's ``[files]``, ``--assume-file``), else Unknown."""
+    files = getattr(world.profile, "files", None) or {}
+    if target is not None and what in ("os.path.exists", "os.path.isfile", "os.path.isdir"):
+        kind = files.get(posixpath.normpath(target))
+        if kind is not None:
+            return node_files.answer(kind, what.rsplit(".", 1)[1])
+    return Unknown(f"{what}() reads the file system")
 
 
 def make_path(args) -> Any:
