@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import difflib
 import json
 import re
@@ -49,6 +50,7 @@ from typing import Any
 from .controls import printable
 from .errors import SgtraceError
 from .extract.parse import parse_python
+from .knowledge import env_values
 from .model import NOT_LITERAL, Extraction, Flag
 from .safe_read import MAX_SOURCE_BYTES, read_text
 
@@ -402,30 +404,48 @@ class _TreeFacts:
     error_messages: dict[tuple[str, int], Any] = field(default_factory=dict)
 
 
-def build_parser(extraction: Extraction, enforce_required: bool = True) -> SGLangArgumentParser:
-    """A parser equivalent to ``ServerArgs.add_cli_args(ArgumentParser(prog="sglang serve"))``."""
+def build_parser(extraction: Extraction, enforce_required: bool = True,
+                 env_on: frozenset[str] = frozenset()) -> SGLangArgumentParser:
+    """A parser equivalent to ``ServerArgs.add_cli_args(ArgumentParser(prog="sglang serve"))``, with the
+    choices SGLang adds when an env var of ``env_on`` is on (``Flag.env_choices``)."""
     parser = SGLangArgumentParser()
     parser.add_argument("-h", "--help", action=_HelpAction, help="show this help message and exit")
     facts = _tree_facts(extraction)
     custom_classes: dict[str, type[argparse.Action]] = {}
     for flag in extraction.flags:
-        _add_flag(parser, flag, facts, custom_classes, enforce_required)
+        _add_flag(parser, with_env_choices(flag, env_on), facts, custom_classes, enforce_required)
     parser.sgtrace_build_notes = list(parser.sgtrace_notes)
     return parser
 
 
-_PARSERS: list[tuple[Extraction, SGLangArgumentParser]] = []  # the last few extractions' parsers
+def with_env_choices(flag: Flag, env_on: frozenset[str]) -> Flag:
+    """``flag`` with the choices its env switches add, for the env vars that are on."""
+    extra = [v for addition in flag.env_choices if addition.get("env") in env_on for v in addition.get("values", [])]
+    if not extra or flag.choices is None:
+        return flag
+    return dataclasses.replace(flag, choices=list(flag.choices) + [v for v in extra if v not in flag.choices])
+
+
+def env_switches_on(extraction: Extraction, env: Mapping[str, str] | None) -> frozenset[str]:
+    """The env vars the flag table's choices depend on that are on for ``env`` (else by their declared default)."""
+    names = {a.get("env") for flag in extraction.flags for a in flag.env_choices}
+    return frozenset(n for n in names if isinstance(n, str)
+                     and env_values.is_on(n, dict(env or {}), extraction.env_defaults, extraction.env_types))
+
+
+_PARSERS: list[tuple[Extraction, frozenset[str], SGLangArgumentParser]] = []  # the last few extractions' parsers
 MAX_PARSERS = 8
 
 
-def _parser_for(extraction: Extraction) -> SGLangArgumentParser:
-    """The parser of ``extraction``, built once and reset for each parse (a batch parses thousands)."""
-    for known, parser in _PARSERS:
-        if known is extraction:
+def _parser_for(extraction: Extraction, env_on: frozenset[str] = frozenset()) -> SGLangArgumentParser:
+    """The parser of ``extraction`` (and of the env switches that are on), built once and reset for
+    each parse (a batch parses thousands)."""
+    for known, switches, parser in _PARSERS:
+        if known is extraction and switches == env_on:
             parser.reset()
             return parser
-    parser = build_parser(extraction)
-    _PARSERS.insert(0, (extraction, parser))
+    parser = build_parser(extraction, env_on=env_on)
+    _PARSERS.insert(0, (extraction, env_on, parser))
     del _PARSERS[MAX_PARSERS:]
     return parser
 
@@ -625,10 +645,13 @@ def parse_argv(
     *,
     config_path_resolver: Callable[[str], Any] | None = None,
     known_elsewhere: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ParsedArgs:
     """Parse ``argv`` as SGLang ``extraction.version``'s ``prepare_server_args`` would.
 
     ``config_path_resolver`` maps the path after ``--config`` to a local file.
+    ``env``: the launch's env, for the choices SGLang adds when an env var is on
+    (``Flag.env_choices``; unset variables take their declared default).
     ``known_elsewhere`` maps option strings this version lacks to a sentence
     about them (``"removed after 0.5.19; use --mamba-radix-cache-strategy"``),
     for the hint of an unknown flag; the extraction alone cannot tell.
@@ -636,7 +659,7 @@ def parse_argv(
     would refuse the command line.
     """
     argv = [str(token) for token in argv]
-    parser = _parser_for(extraction)
+    parser = _parser_for(extraction, env_switches_on(extraction, env))
     try:
         merged_argv, merge_notes, config_count = _merge_config(extraction, parser, argv, config_path_resolver)
         namespace, extras = _run(parser, extraction, merged_argv, known_elsewhere)
@@ -812,7 +835,7 @@ def _argparse_error(
     if parser.sgtrace_current is not None and not message.startswith("argument "):
         return SgtraceError(text, hint=f"SGLang {extraction.version} retired {parser.sgtrace_current}; remove it")
     if "invalid choice:" in message:
-        return SgtraceError(text, hint=_choice_hint(message))
+        return SgtraceError(text, hint=_env_choice_hint(extraction, message) or _choice_hint(message))
     if re.search(r": expected (one|at least one|at most one|\d+) argument", message):
         return SgtraceError(text, hint=f"give {_typed_in(parser, message)} its value (one starting with '-' needs --flag=VALUE)")
     match = re.search(r": invalid (\S+) value:", message)
@@ -848,6 +871,20 @@ def _required_hint(
     if typos:
         hint += f"; also unknown: {_unknown_hint(lenient, typos[0].split('=', 1)[0], known_elsewhere)}"
     return hint
+
+
+def _env_choice_hint(extraction: Extraction, message: str) -> str | None:
+    """The rejected value is one SGLang accepts when an env var is on (``Flag.env_choices``): say which."""
+    match = re.search(r"^argument (\S+?): invalid choice: (.*?) \(choose from", message)
+    if not match:
+        return None
+    names, value = set(match.group(1).split("/")), _unquote(match.group(2))
+    for flag in extraction.flags:
+        if names & set(flag.option_strings):
+            for addition in flag.env_choices:
+                if value in addition.get("values", []):
+                    return f"SGLang {extraction.version} accepts {value} only when {addition['env']} is on: add --env {addition['env']}=1"
+    return None
 
 
 def _choice_hint(message: str) -> str:

@@ -333,7 +333,7 @@ def run_expectation(expectation: Expectation, sglang: str | None = None, replay:
     """
     from . import sources
     from .argv import parse_argv
-    from .explain import explain, load_launch
+    from .explain import explain, load_launch, parse_env_items
     from .extract import extract
     from .report_chain import field_story
 
@@ -341,9 +341,10 @@ def run_expectation(expectation: Expectation, sglang: str | None = None, replay:
     request = expectation.request(sglang)
     extraction = extract(sources.resolve(request.sglang))
     result = CheckResult(expectation, extraction.version)
-    argv = list(load_launch(request).argv)
+    launch = load_launch(request)
+    argv = list(launch.argv)
     try:
-        parse_argv(extraction, argv)
+        parse_argv(extraction, argv, env={**dict(launch.env), **parse_env_items(request.env)})
     except SgtraceError as exc:
         result.findings.append(rejection_finding(expectation, extraction, argv, exc))
         result.seconds = time.monotonic() - started

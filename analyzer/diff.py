@@ -1035,9 +1035,11 @@ def _known_elsewhere(other: Extraction, replacements: dict[str, str], ext: Extra
 def _outcome(ext: Extraction, spec: str, request: Any, argv: list[str], launch_env: list[str], other: Extraction,
              replacements: dict[str, str], static: VersionDiff, side: str) -> Outcome:
     from .argv import parse_argv
+    from .explain import parse_env_items
 
     try:
-        parse_argv(ext, argv, known_elsewhere=_known_elsewhere(other, replacements, ext))
+        parse_argv(ext, argv, known_elsewhere=_known_elsewhere(other, replacements, ext),
+                   env=parse_env_items(launch_env + list(request.env)))
     except SgtraceError as exc:
         typed = _typed_replacements(argv, other, ext, replacements)
         outcome = Outcome(ext.version, "rejected", error=exc.one_line(), replacements=typed, failure=exc)

@@ -202,8 +202,8 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
         tree = sources.resolve(request.sglang)
         extraction = extract(tree)
     launch = launch if launch is not None else load_launch(request)
-    parsed = user_args(argv_module.parse_argv(extraction, list(launch.argv)))
     env = {**dict(launch.env), **parse_env_items(request.env)}
+    parsed = user_args(argv_module.parse_argv(extraction, list(launch.argv), env=env))
     notes: list[str] = []
     model, model_note = pick_model(request, parsed, notes)
     profile = node_profile(pick_profile(request.profile), parsed.given, request.assume_files, notes)

@@ -76,6 +76,7 @@ class Flag:
     generated: bool = False  # generated from an annotated field declaration
     suppressed: bool = False  # help=argparse.SUPPRESS
     location: Location | None = None
+    env_choices: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # [{"env": NAME, "values": [...]}]: added when NAME is on
 
     @property
     def primary(self) -> str:

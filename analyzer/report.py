@@ -137,7 +137,7 @@ def build_report(
     report = Report(request, tree, extraction.era, launch, env, pick_profile(request.profile), fields=list(fields),
                     extraction=extraction)
     try:
-        parse_argv(extraction, list(launch.argv))
+        parse_argv(extraction, list(launch.argv), env=env)
     except SgtraceError as exc:
         report.rejection = rejection_of(exc, extraction, list(launch.argv), since)
         return report

@@ -349,3 +349,67 @@ def test_0_5_23_store_const_and_backend_type():
     ]
     error = fails(ext, ["--model-path", "m", "--cuda-graph-backend-decode", "tc_piecewise"])
     assert "tc_piecewise was removed; select breakable, full, or disabled" in error.message
+
+
+# -- choices SGLang adds when an env var is on ---------------------------------------------------------
+
+ENV_CHOICES = '''
+"""A miniature ServerArgs written for sgtrace's tests: a flag whose choices an env var extends."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.environ import envs
+
+SAMPLING_CHOICES = ["flashinfer", "pytorch"]
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    sampling_backend: Optional[str] = None
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        sampling_choices = set(SAMPLING_CHOICES)
+        if envs.SGLANG_ENABLE_SPEC_V2.get():
+            sampling_choices.add("token_oracle")
+        parser.add_argument("--sampling-backend", type=str, choices=sampling_choices, default=None)
+'''
+
+
+@pytest.fixture(scope="module")
+def env_choice_tree(tmp_path_factory):
+    import shutil
+    import textwrap
+
+    root = tmp_path_factory.mktemp("env_choices") / "tree"
+    shutil.copytree(SITES_A, root)
+    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(ENV_CHOICES))
+    return extract(sources.resolve(str(root)), use_cache=False)
+
+
+def test_a_choice_an_env_var_adds_is_accepted_only_with_that_env(env_choice_tree):
+    flag = env_choice_tree.flag_for("--sampling-backend")
+    assert flag.choices == ["flashinfer", "pytorch"]
+    assert flag.env_choices == [{"env": "SGLANG_ENABLE_SPEC_V2", "values": ["token_oracle"]}]
+    argv = ["--model-path", "m", "--sampling-backend", "token_oracle"]
+    assert parse_argv(env_choice_tree, argv, env={"SGLANG_ENABLE_SPEC_V2": "1"}).values["sampling_backend"] == "token_oracle"
+    for env in (None, {"SGLANG_ENABLE_SPEC_V2": "0"}):
+        error = fails(env_choice_tree, argv, env=env)
+        assert "only when SGLANG_ENABLE_SPEC_V2 is on: add --env SGLANG_ENABLE_SPEC_V2=1" in error.one_line()
+    # the parser of one env does not leak into the next parse
+    assert parse_argv(env_choice_tree, argv[:2] + ["--sampling-backend", "pytorch"]).values["sampling_backend"] == "pytorch"
+
+
+@pytest.mark.network
+def test_token_oracle_follows_its_env_switch_on_0_5_23():
+    ext = real_extraction("0.5.23")
+    flag = ext.flag_for("--sampling-backend")
+    assert {"env": "SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE", "values": ["token_oracle"]} in flag.env_choices
+    argv = ["--model-path", "/m", "--sampling-backend", "token_oracle"]
+    parsed = parse_argv(ext, argv, env={"SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE": "true"})
+    assert parsed.values["sampling_backend"] == "token_oracle"
+    assert "SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE" in fails(ext, argv).one_line()

@@ -162,6 +162,7 @@ class Registrar:
         self.flags: list[Flag] = []
         self.parser_defaults: dict[str, Any] = {}
         self._stack: list[int] = []
+        self._env_additions: dict[str, list[dict[str, Any]]] = {}  # local name -> what an env var adds to it
 
     # -- functions and blocks -------------------------------------------------
     def walk_function(self, fn: cst.FunctionDef, ctx: Ctx, qualname: str, bound_parsers: set[str] | None) -> None:
@@ -175,10 +176,12 @@ class Registrar:
         local_imports = {**ctx.imports, **collect_imports(body, module.dotted, module.rel.endswith("__init__.py"))}
         fn_ctx = Ctx(module, dict(ctx.local), local_imports, ctx.cls)
         self._stack.append(id(fn))
+        outer, self._env_additions = self._env_additions, {}
         try:
             self._block(body, fn_ctx, parsers, qualname)
         finally:
             self._stack.pop()
+            self._env_additions = outer
 
     def _block(self, statements, ctx: Ctx, parsers: set[str], qualname: str) -> Ctx:
         for stmt in statements:
@@ -190,6 +193,7 @@ class Registrar:
             for small in stmt.body:
                 ctx = self._small(small, ctx, parsers, qualname)
         elif isinstance(stmt, cst.If):
+            self._env_addition(stmt, ctx)
             self._block(stmt.body.body, ctx, parsers, qualname)
             if stmt.orelse is not None:
                 self._statement(stmt.orelse, ctx, parsers, qualname)
@@ -223,7 +227,38 @@ class Registrar:
             for target in targets:
                 if isinstance(target, cst.Name):
                     ctx = ctx.with_local(target.value, Bound(value, ctx))
+                    self._env_additions.pop(target.value, None)  # rebound: what was added before is gone
         return ctx
+
+    def _env_addition(self, stmt: cst.If, ctx: Ctx) -> None:
+        """``if envs.NAME.get(): choices.add("token_oracle")``: values a local collection gets when an
+        env var is on (0.5.23's ``--sampling-backend``), kept for the flag whose ``choices=`` it is."""
+        env = env_switch(stmt.test)
+        if env is None or stmt.orelse is not None:
+            return
+        for line in stmt.body.body:
+            smalls = line.body if isinstance(line, cst.SimpleStatementLine) else [None]
+            for small in smalls:
+                added = self._added_values(small, ctx)
+                if added is None:
+                    return  # anything else in the body: not a plain addition
+                name, values = added
+                self._env_additions.setdefault(name, []).append({"env": env, "values": values})
+
+    def _added_values(self, small, ctx: Ctx) -> tuple[str, list[Any]] | None:
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return None
+        func = small.value.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and len(small.value.args) == 1):
+            return None
+        method, arg = func.attr.value, small.value.args[0].value
+        if method in ("add", "append"):
+            value = self.evaluator.value(arg, ctx)
+            return (func.value.value, [value]) if is_literal(value) else None
+        if method in ("update", "extend"):
+            values = self.evaluator.iterable(arg, ctx)
+            return (func.value.value, list(values)) if is_literal(values) else None
+        return None
 
     def _loop(self, stmt: cst.For, ctx: Ctx, parsers: set[str], qualname: str) -> None:
         items = self.evaluator.iterable(stmt.iter, ctx)
@@ -323,7 +358,11 @@ class Registrar:
         if not names or not names[0].startswith("-"):
             self._problem(ctx, call, f"positional argument {names[:1]} not modelled")
             return
-        self.flags.append(self.make_flag(names, kwargs, location, generated=False))
+        flag = self.make_flag(names, kwargs, location, generated=False)
+        choices = kwargs.get("choices")
+        if choices is not None and isinstance(choices.expr, cst.Name) and flag.choices is not None:
+            flag.env_choices = [dict(a) for a in self._env_additions.get(choices.expr.value, [])]
+        self.flags.append(flag)
 
     def _expand_kwargs(self, expr: cst.BaseExpression, ctx: Ctx) -> dict[str, Kw] | None:
         node, node_ctx = self.evaluator.definition(expr, ctx)
@@ -646,6 +685,19 @@ def _boolean_optional_strings(names: list[str]) -> list[str]:
         if name.startswith("--"):
             out.append("--no-" + name[2:])
     return out
+
+
+def env_switch(test: cst.BaseExpression) -> str | None:
+    """The env var a condition is, alone: ``envs.NAME.get()``, ``envs.NAME``, ``get_bool_env_var("NAME")``."""
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "get" and not test.args:
+        test = test.func.value
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "envs":
+        return test.attr.value
+    if (isinstance(test, cst.Call) and code_of(test.func).split(".")[-1] == "get_bool_env_var" and test.args
+            and isinstance(test.args[0].value, cst.SimpleString)):
+        name = test.args[0].value.evaluated_value
+        return name if isinstance(name, str) else None
+    return None
 
 
 def _bind_target(target: cst.BaseExpression, item: Any, ctx: Ctx) -> Ctx:

@@ -21,6 +21,7 @@ from ..model import NOT_LITERAL, Extraction
 from ..trace import RESOLUTION, Event, GuardValue, SiteRef, Unknown, encode_value
 from . import intrinsics
 from .intrinsics import module_frame
+from ..knowledge import env_values
 from ..knowledge.probes import PROBES, Raises
 from .interp import _CMPOPS, Frame, SGLangError, _source, contains_unknown, is_plain
 from .objects import (
@@ -60,28 +61,11 @@ STR_METHODS = {
 LIST_METHODS = {"append", "extend", "insert", "remove", "pop", "index", "count", "copy", "sort", "reverse", "clear"}
 DICT_METHODS = {"get", "keys", "values", "items", "update", "setdefault", "pop", "copy", "clear"}
 SET_METHODS = {"add", "update", "discard", "remove", "union", "intersection", "difference", "issubset", "issuperset", "copy", "pop"}
-ENV_TRUE = ("1", "true", "yes", "y", "on")
 STASH = "_resolved_overrides"  # the record attribute that holds SGLang's declarations
 # A nested dict of config.json (``rope_scaling``, ``quantization_config``) is a plain dict in
 # transformers: these methods answer on it. Sub-configs (``text_config``) are objects but
 # are read through the same wrapper; a key of the same name still wins.
 CONFIG_DICT_METHODS = ("get", "keys", "items", "values", "copy")
-
-
-def _env_convert(raw: str, kind: str | None) -> Any:
-    if kind in ("EnvBool",):
-        return raw.strip().lower() in ENV_TRUE
-    if kind in ("EnvInt",):
-        try:
-            return int(raw)
-        except ValueError:
-            return Unknown(f"env value {raw!r} is not an int")
-    if kind in ("EnvFloat",):
-        try:
-            return float(raw)
-        except ValueError:
-            return Unknown(f"env value {raw!r} is not a float")
-    return raw
 
 
 def _names_probe(rel: str, name: str) -> bool:
@@ -480,7 +464,7 @@ class World:
             return self.env[name]
         kind = self.extraction.env_types.get(name)
         if name in self.user_env:
-            return _env_convert(self.user_env[name], kind)
+            return env_values.convert(self.user_env[name], kind)
         default = self.extraction.env_defaults.get(name, MISSING)
         if default is MISSING or default == NOT_LITERAL:
             return None if kind is None else Unknown(f"default of {name} is not a literal")
