@@ -59,6 +59,22 @@ class StopRun(BaseException):
     """A counterfactual run has seen what it asked for (see ``RunHooks.stop_after``)."""
 
 
+ORDERING_SYMBOLS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_ORDERED_SCALARS = (type(None), bool, int, float, str)
+
+
+def _unorderable(op: ast.cmpop, left: Any, right: Any) -> str | None:
+    """Python's TypeError message for an ordering comparison of two plain values it refuses
+    (``'>' not supported between instances of 'NoneType' and 'int'``), else None."""
+    symbol = ORDERING_SYMBOLS.get(type(op))
+    if symbol is None or left.__class__ not in _ORDERED_SCALARS or right.__class__ not in _ORDERED_SCALARS:
+        return None
+    numeric = (bool, int, float)
+    if (isinstance(left, numeric) and isinstance(right, numeric)) or (isinstance(left, str) and isinstance(right, str)):
+        return None
+    return f"'{symbol}' not supported between instances of '{type(left).__name__}' and '{type(right).__name__}'"
+
+
 class SGLangError(Exception):
     """An exception raised by the interpreted SGLang code."""
 
@@ -842,6 +858,10 @@ class Interpreter:
         result: Any = True
         for op, comparator in zip(node.ops, node.comparators):
             right = self.eval(comparator, frame)
+            refused = _unorderable(op, left, right)
+            if refused is not None:
+                # Python raises here (``None > 1``), and so does SGLang's own code: not a false condition
+                raise SGLangError("TypeError", refused, self.site(node, frame), frame.chain())
             outcome = self.world.compare(type(op), left, right)
             if isinstance(outcome, Unknown):
                 result = outcome
