@@ -596,7 +596,8 @@ def fixes_json(explanation, report) -> dict:
                 "outcome": candidate.outcome, "trade_off": candidate.trade_off, "command": command_line(explanation, candidate),
                 "replay": candidate.replayed}
 
-    return {"fixes": [one(c) for c in report.fixes], "trade_offs": [one(c) for c in report.trade_offs]}
+    return {"fixes": [one(c) for c in report.fixes], "trade_offs": [one(c) for c in report.trade_offs],
+            "plausible": [{**one(c), "assumes": list(c.assumes)} for c in report.plausible]}
 
 
 def snapshot_for_write(request, write_patch: bool):

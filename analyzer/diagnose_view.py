@@ -127,4 +127,10 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
         lines.append("Trade-offs (they resolve, at a cost):")
         for candidate in report.trade_offs:
             lines.append(f"    {'; '.join(c.text() for c in candidate.changes)}  -- {candidate.trade_off}")
+    if report.plausible:
+        lines.append("Plausible, not verified (they resolve only over a condition the engine could not evaluate):")
+        for candidate in report.plausible:
+            assumed = candidate.assumes[0].split(": ", 1)[-1]
+            lines.append(f"    {'; '.join(c.text() for c in candidate.changes)}  -- assumes {assumed}"
+                         + (f"; {candidate.trade_off}" if candidate.trade_off else ""))
     return "\n".join(lines) + "\n"

@@ -25,6 +25,7 @@ from . import guard_reads
 from .explain import Explanation, ExplainRequest, explain_with
 from .inputs.launch import ArgOrigin
 from .model import Flag
+from .trace import new_assumptions
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -56,6 +57,7 @@ class Candidate:
     outcome: str = ""  # "resolves", "raises ValueError: ...", "does not parse: ..."
     trade_off: str | None = None  # what it costs, when it is a trade-off
     replayed: str | None = None  # the replay's verdict, when one ran
+    assumes: list[str] = field(default_factory=list)  # conditions its run assumed false that the prediction did not
 
     @property
     def size(self) -> int:
@@ -67,6 +69,7 @@ class FixReport:
     fixes: list[Candidate] = field(default_factory=list)
     trade_offs: list[Candidate] = field(default_factory=list)
     rejected: list[Candidate] = field(default_factory=list)
+    plausible: list[Candidate] = field(default_factory=list)  # resolves only over conditions the engine assumed
 
 
 # -- argv editing -------------------------------------------------------------------------------
@@ -236,9 +239,13 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     elif conditional:
         candidate.outcome = f"may raise {conditional[0].error.exc_type} depending on {conditional[0].condition[0]}"
     else:
-        candidate.outcome = "resolves"
-        candidate.verified = True
         candidate.trade_off = trade_off_of(explanation, changes, result)
+        candidate.assumes = new_assumptions(explanation.trace, result.trace)
+        if candidate.assumes:
+            candidate.outcome = f"plausible, not verified: assumes {candidate.assumes[0].split(': ', 1)[-1]}"
+        else:
+            candidate.outcome = "resolves"
+            candidate.verified = True
     return candidate
 
 
@@ -293,6 +300,8 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
             report.fixes.append(candidate)
         elif candidate.verified:
             report.trade_offs.append(candidate)
+        elif candidate.assumes:
+            report.plausible.append(candidate)
         else:
             report.rejected.append(candidate)
     # what the message asks for, all of it, first when it verifies; then the fewest changes

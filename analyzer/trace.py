@@ -27,6 +27,20 @@ EVENT_KINDS = tuple(kind.value for kind in EventKind)  # plain strings
 RESOLUTION = "resolution"
 ENGINE_CHECK = "engine-check"
 PHASES = (RESOLUTION, ENGINE_CHECK)
+# the note the symbolic engine leaves where it took a condition it could not evaluate as false
+ASSUMED_NOTE = ": assumed `"
+
+
+def assumptions(notes: list[str]) -> list[str]:
+    """The conditions a run assumed false because it could not evaluate them (its notes that say so)."""
+    return [note for note in notes if ASSUMED_NOTE in note]
+
+
+def new_assumptions(base: "Trace", run: "Trace") -> list[str]:
+    """What ``run`` assumed that ``base`` (the prediction it varies) did not: a result that rests on
+    them is plausible, not verified. The prediction's own assumptions are stated in its notes."""
+    known = set(assumptions(base.notes))
+    return [note for note in assumptions(run.notes) if note not in known]
 
 
 class Unknown:

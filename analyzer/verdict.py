@@ -35,7 +35,7 @@ from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .trace import RESOLUTION, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, same_value
+from .trace import RESOLUTION, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, new_assumptions, same_value
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -929,7 +929,7 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
             if runner.exhausted():
                 return None, {}, False
             trace, _ = runner.run([change, *extra])
-            if resolves(trace):
+            if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
                 env = {c.name: c.value for c in extra}
                 if cause.kind == "env":
                     env = {cause.field: cause.alternative, **env}

@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import ASSUMED_NOTE, Event, GuardValue, SiteRef, Unknown, encode_value
 from .objects import (
     MISSING,
     AttrMissing,
@@ -208,7 +208,7 @@ class Interpreter:
             else:
                 # code the evaluator does not model: take the false branch and say so
                 choice = False
-                self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}: assumed `{text}` is false ({value.reason})")
+                self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}{ASSUMED_NOTE}{text}` is false ({value.reason})")
             self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))
             return choice
         try:

@@ -1,0 +1,83 @@
+"""A fix is verified only when its run rests on nothing the engine assumed beyond what the prediction
+assumed (issue "Fixes an SGLang expert would propose, verified soundly"): a miniature tree written for
+sgtrace's tests, where the change SGLang's message asks for leads into a condition the engine cannot
+evaluate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.explain import ExplainRequest, explain
+from analyzer.fix import find_fixes
+from analyzer.verdict import verdict_of
+from conftest import FIXTURES
+
+TREE = '''
+"""A miniature ServerArgs written for sgtrace's fix tests."""
+
+import argparse
+import dataclasses
+import os
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    mode: str = "a"
+    page_size: int = 1
+
+    def __post_init__(self):
+        if self.mode == "a" and self.page_size > 1:
+            raise ValueError("mode a needs page size 1; use --mode b")
+        if self.mode == "b" and os.path.isfile("/opt/sgtrace-kernels/legacy.so"):
+            raise ValueError("mode b conflicts with the legacy kernels")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--mode", type=str, choices=["a", "b"], default="a")
+        parser.add_argument("--page-size", type=int, default=1)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("fix_soundness") / "tree"
+    shutil.copytree(FIXTURES / "sites" / "era_a", root)
+    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(TREE))
+    return root
+
+
+def test_a_fix_that_rests_on_an_assumed_condition_is_plausible_not_verified(tree):
+    request = ExplainRequest(sglang=str(tree), args="--model-path /m --page-size 16", profile="h100")
+    explanation = explain(request)
+    assert explanation.trace.error is not None
+    report = find_fixes(request, explanation)
+    mode_b = [c for c in report.plausible if any(ch.text().endswith("--mode b") for ch in c.changes)]
+    assert mode_b and not any(any(ch.text().endswith("--mode b") for ch in c.changes) for c in report.fixes)
+    assert "os.path.isfile('/opt/sgtrace-kernels/legacy.so')" in mode_b[0].assumes[0]
+    assert mode_b[0].outcome.startswith("plausible, not verified: assumes")
+    # the verdict does not call it verified either
+    verdict = verdict_of(explanation)
+    assert not (verdict.fix_verified and verdict.fix and "--mode b" in verdict.fix)
+
+
+def test_with_the_file_answered_the_same_fix_is_verified(tree, capsys):
+    args = ["--sglang", str(tree), "--profile", "h100", "--args", "--model-path /m --page-size 16",
+            "--assume-file", "/opt/sgtrace-kernels/legacy.so=missing"]
+    assert main(["fix", *args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["fixes"][0]["changes"] == ["+ --mode b"] and data["fixes"][0]["outcome"] == "resolves"
+    assert not data["plausible"]
