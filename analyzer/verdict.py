@@ -65,6 +65,7 @@ class Cause:
     effect: int = 0  # how far the change undid the outcome: 0 it did not happen at all, 1 it came out otherwise
     prescribed: bool = False  # SGLang's message names the value that avoided it ("only compatible with NGRAM")
     skipped_default: str = ""  # the write an earlier one of SGLang's kept from applying (``max_running_requests = 48 at ...``)
+    own: bool = False  # an operand of the operation Python refused (``None > 1``): the error's own input
     drops: bool = False  # the change leaves out a flag the user gave (gives up what they asked for)
 
     def to_dict(self) -> dict:
@@ -633,6 +634,7 @@ class Candidate:
     condition_text: str = ""
     skipped: Any = None  # the write site (model.Site) the condition kept from firing, for a skipped write
     pin: bool = False  # SGLang writes the value whatever you pass: try what its write stores instead
+    own: SiteRef | None = None  # an operand of the very operation Python refused there (``None > 1``)
 
     @property
     def condition(self) -> str:
@@ -685,7 +687,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             continue
         if len(causes) >= SHOWN_CAUSES and candidate.pin:
             continue
-        if len(causes) >= SHOWN_CAUSES and (0, False, rank_) > max(rank_key(c)[:3] for c in causes.values()):
+        if len(causes) >= SHOWN_CAUSES and (candidate.own is None, 0, False, rank_) > max(rank_key(c)[:4] for c in causes.values()):
             break  # nothing left could rank among the causes shown
         named = mentioned(inp, message, explanation.extraction)
         found = None
@@ -724,6 +726,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             alternative, extra, how_far, was_pinned = found
             site = inp.site if inp.role == "sglang-default" else (
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
+                candidate.own if candidate.own is not None else
                 (candidate.via.site if candidate.via is not None else None))
             why = why_of(inp, guard, explanation, candidate.condition)
             if candidate.via is not None:
@@ -741,6 +744,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 field=inp.name, value=inp.value, role=inp.role, site=site, why=why,
                 condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
                 mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
+                own=candidate.own is not None,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].prescribed = isinstance(alternative, str) and names_value(message or "", alternative)
@@ -828,7 +832,7 @@ def rank_key(cause: Cause) -> tuple:
     """Causes that undo the outcome altogether first (the write does not happen), then those that only
     change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
     NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did."""
-    return (cause.effect, another_device(cause),
+    return (not cause.own, cause.effect, another_device(cause),
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not_this_machine(cause),
             not cause.mentioned)
 
@@ -921,6 +925,8 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
             continue
         if cause.role == "user-flag" and not cause.mentioned:
             continue
+        if cause.role == "sglang-default" and cause.flag and not cause.mentioned:
+            continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
         text = change_text(explanation, cause)
         if text is None:
             continue
@@ -946,7 +952,8 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     runner = runner or Runner(explanation)
     where = (error.site.file, error.site.line)
     hints = [Change("env", name, value) for name, value in ENV_HINT.findall(error.message or "") if explanation.env.get(name) != value]
-    candidates = candidates_of(explanation, error.guards, len(trace.events), set())
+    candidates = (comparison_candidates(explanation, error, runner)
+                  + candidates_of(explanation, error.guards, len(trace.events), set()))
     def avoided(t: Trace) -> bool:
         # this raise does not happen; another check may still fail further on (the cause of this
         # error is not yet a fix: find_fix asks that the launch resolve)
@@ -963,6 +970,29 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     else:
         summary = f"SGLang raises {error.exc_type} at {place}; no single input of yours changes that (see the conditions below)."
     return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs)
+
+
+UNORDERABLE = "not supported between instances of"
+
+
+def comparison_candidates(explanation: Explanation, error: Event, runner: Runner) -> list[Candidate]:
+    """A ``TypeError`` Python raised on an ordering comparison (``None > 1``): the fields the
+    comparisons at the raise's line read are its inputs (a value there avoids it)."""
+    if error.exc_type != "TypeError" or UNORDERABLE not in (error.message or "") or error.site is None:
+        return []
+    found = runner.program.function(f"{error.site.file}::{error.site.function}")
+    if found is None:
+        return []
+    out: list[Candidate] = []
+    for node in ast.walk(found[1]):
+        if not (isinstance(node, ast.Compare) and node.lineno == error.site.line
+                and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops)):
+            continue
+        text = ast.unparse(node)
+        names = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
+        for inp in inputs_named(explanation, names, [], [], False, len(explanation.trace.events)):
+            out.append(Candidate(inp, None, condition_text=text, own=error.site))
+    return out
 
 
 def value_candidates(explanation: Explanation, write: Event, limit: int, exclude: set[str]) -> list[Candidate]:

@@ -51,6 +51,9 @@ def cause_effect(cause: Cause, override=None) -> str:
     avoids it (as the engine found)."""
     if cause.role == "ordering":
         return f"`{cause.condition}` was checked first"
+    if cause.own:
+        return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
+                f"with {short(cause.alternative)} it does not raise")
     if override is None:
         outcome = "it does not raise"
     elif override.given:

@@ -511,3 +511,52 @@ def test_an_escape_hatch_read_by_another_condition_does_not_pass_the_flag_that_t
     verdict = verdict_of(explained(defaults, "--model-path /m --lora-paths a=/l"), "disable_piecewise_cuda_graph")
     fields = [c.field for c in verdict.causes]
     assert fields[0] == "lora_paths" and "enforce_piecewise_cuda_graph" in fields
+
+
+NONE_ORDERING = '''
+"""A miniature ServerArgs written for sgtrace's verdict tests: a comparison Python refuses."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    speculative_algorithm: Optional[str] = None
+    speculative_eagle_topk: Optional[int] = None
+    page_size: int = 1
+
+    def __post_init__(self):
+        if self.speculative_algorithm == "EAGLE":
+            if self.speculative_eagle_topk > 1 and self.page_size > 1:
+                self.page_size = 1
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "NGRAM"], default=None)
+        parser.add_argument("--speculative-eagle-topk", type=int, default=None)
+        parser.add_argument("--page-size", type=int, default=1)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+def test_a_typeerror_on_a_comparison_is_caused_by_the_operand_python_refused(tmp_path):
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "sites" / "era_a", root)
+    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(NONE_ORDERING))
+    explanation = explained(root, "--model-path /m --speculative-algorithm EAGLE")
+    assert explanation.trace.error.exc_type == "TypeError"
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.value) == ("speculative_eagle_topk", "default", None) and top.own
+    assert top.site.function == "ServerArgs.__post_init__" and top.condition == "self.speculative_eagle_topk > 1"
+    assert isinstance(top.alternative, int)
+    assert verdict.fix is None or "NGRAM" not in verdict.fix  # dropping what you asked for is no fix
