@@ -131,6 +131,6 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
         lines.append("Plausible, not verified (they resolve only over a condition the engine could not evaluate):")
         for candidate in report.plausible:
             assumed = candidate.assumes[0].split(": ", 1)[-1]
-            lines.append(f"    {'; '.join(c.text() for c in candidate.changes)}  -- assumes {assumed}"
+            lines.append(f"    {'; '.join(c.text() for c in candidate.changes)}  -- {assumed}"
                          + (f"; {candidate.trade_off}" if candidate.trade_off else ""))
     return "\n".join(lines) + "\n"

@@ -242,7 +242,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
         candidate.trade_off = trade_off_of(explanation, changes, result)
         candidate.assumes = new_assumptions(explanation.trace, result.trace)
         if candidate.assumes:
-            candidate.outcome = f"plausible, not verified: assumes {candidate.assumes[0].split(': ', 1)[-1]}"
+            candidate.outcome = f"plausible, not verified: {candidate.assumes[0].split(': ', 1)[-1]}"
         else:
             candidate.outcome = "resolves"
             candidate.verified = True

@@ -173,7 +173,8 @@ def test_fix_write_patches_the_unit_and_keeps_a_backup(capsys, fixtures_dir, tmp
     assert code == 0
 
 
-P1_FLAGS = "--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algo NEXTN --speculative-num-steps 3"
+P1_FLAGS = ("--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algo NEXTN --speculative-num-steps 3 "
+            "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4")
 
 
 @pytest.mark.network
@@ -187,7 +188,8 @@ def test_fix_write_patches_only_lines_of_the_unit_itself(capsys, tmp_path, where
         (tmp_path / "app.env").write_text(padding + f'EXTRA_ARGS="{P1_FLAGS}"\n')
         unit_text = f"[Service]\nEnvironmentFile={tmp_path}/app.env\nExecStart=/usr/bin/python3 -m sglang.launch_server $EXTRA_ARGS\n"
     else:
-        (tmp_path / "c.yaml").write_text(padding + "tp-size: 4\nspeculative-algorithm: NEXTN\nspeculative-num-steps: 3\n")
+        (tmp_path / "c.yaml").write_text(padding + "tp-size: 4\nspeculative-algorithm: NEXTN\nspeculative-num-steps: 3\n"
+                                           "speculative-eagle-topk: 1\nspeculative-num-draft-tokens: 4\n")
         unit_text = (f"[Service]\nEnvironment=A=1\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /models/Qwen3.5-122B-A10B "
                      f"--config {tmp_path}/c.yaml\nRestart=always\nUser=x\nGroup=x\nType=simple\n")
     unit = tmp_path / "sglang.service"
@@ -227,7 +229,7 @@ def test_fix_reads_the_extraction_once(capsys, tmp_path, monkeypatch):
     code, out, err = run(capsys, "fix", "--sglang", str(tree), "--args", "--model-path /m --dp-size 7", "--json")
     assert code in (0, 3), err  # 3: the only fixes drop your --dp-size (trade-offs)
     data = json.loads(out)
-    assert len(data["fixes"]) + len(data["trade_offs"]) >= 1  # candidates were verified
+    assert len(data["fixes"]) + len(data["trade_offs"]) + len(data["plausible"]) >= 1  # candidates were run
     assert len(calls) == 1, calls
 
 

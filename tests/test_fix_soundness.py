@@ -68,7 +68,7 @@ def test_a_fix_that_rests_on_an_assumed_condition_is_plausible_not_verified(tree
     mode_b = [c for c in report.plausible if any(ch.text().endswith("--mode b") for ch in c.changes)]
     assert mode_b and not any(any(ch.text().endswith("--mode b") for ch in c.changes) for c in report.fixes)
     assert "os.path.isfile('/opt/sgtrace-kernels/legacy.so')" in mode_b[0].assumes[0]
-    assert mode_b[0].outcome.startswith("plausible, not verified: assumes")
+    assert mode_b[0].outcome.startswith("plausible, not verified: assumed `")
     # the verdict does not call it verified either
     verdict = verdict_of(explanation)
     assert not (verdict.fix_verified and verdict.fix and "--mode b" in verdict.fix)
