@@ -133,23 +133,39 @@ def flags_cmd(pattern: str | None, sglang_spec: str, as_json: bool) -> None:
         return
     if not flags:
         raise SgtraceError(f"no flag of SGLang {extraction.version} matches {pattern!r}", hint="run `sgtrace flags` without a pattern for the whole table")
+    columns = ("flags", "dest", "action", "default", "choices", "note")
+    title = f"SGLang {extraction.version} flags" + (f" matching {pattern!r}" if pattern else "")
+    if not _stdout_is_terminal():
+        # piped or redirected: one line per flag, tab-separated, nothing cut (``| grep``, ``| cut -f1``)
+        echo("\t".join(columns))
+        for flag in flags:
+            row = flag_row(flag)
+            echo("\t".join(str(row[c]).replace("\t", " ").replace("\n", " ") for c in columns))
+        return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"SGLang {extraction.version} flags" + (f" matching {pattern!r}" if pattern else ""), show_lines=False)
-    for column in ("flags", "dest", "action", "default", "choices", "note"):
+    table = Table(title=title, show_lines=False)
+    for column in columns:
         table.add_column(column, overflow="fold")
     for flag in flags:
         row = flag_row(flag)
-        table.add_row(*(row[c] for c in ("flags", "dest", "action", "default", "choices", "note")))
-    Console(width=max(120, _terminal_width())).print(table)
+        table.add_row(*(row[c] for c in columns))
+    Console(width=_terminal_width()).print(table)  # cells fold to the terminal's width: no line overflows
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _terminal_width() -> int:
     try:
         return os.get_terminal_size().columns
     except OSError:
-        return 160
+        return 80
 
 
 @cli.command("sites")

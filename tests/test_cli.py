@@ -106,3 +106,14 @@ def test_done_when_commands(capsys):
     code, out, _ = run(capsys, "sites", "--sglang", "0.5.23", "--field", "mamba_radix_cache_strategy", "--kind", "write")
     assert code == 0
     assert "model_overrides/nemotron_h.py" in out and "model_overrides/inkling.py" in out
+
+
+def test_flags_piped_is_one_untruncated_line_per_flag(capsys, fixtures_dir):
+    code, out, _ = run(capsys, "flags", "--sglang", str(fixtures_dir / "sites" / "era_a"))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split("\t") == ["flags", "dest", "action", "default", "choices", "note"]
+    rows = [line.split("\t") for line in lines[1:]]
+    assert rows and all(len(row) == 6 for row in rows)
+    strategy = next(row for row in rows if row[1] == "strategy")
+    assert strategy[0].startswith("--") and "extra_buffer" in strategy[4]  # the whole choice list, on the flag's own line
