@@ -935,7 +935,8 @@ def _unrecognized(
 def _unknown_hint(parser: argparse.ArgumentParser, typed: str, known_elsewhere: Mapping[str, str] | None) -> str:
     """Did-you-mean over every option string of the version, and what is known of the flag elsewhere."""
     options = [o for a in parser._actions for o in a.option_strings]
-    close = difflib.get_close_matches(typed, options, n=MAX_SUGGESTIONS, cutoff=0.6)
+    close = list(dict.fromkeys(_prefix_matches(options, typed) + difflib.get_close_matches(typed, options, n=MAX_SUGGESTIONS, cutoff=0.6)))
+    close = close[:MAX_SUGGESTIONS]
     parts = []
     if known_elsewhere and typed in known_elsewhere:
         parts.append(f"{typed}: {known_elsewhere[typed]}")
@@ -944,6 +945,15 @@ def _unknown_hint(parser: argparse.ArgumentParser, typed: str, known_elsewhere: 
     if not parts:
         parts.append("no flag of this version is close; check the spelling against `--help` of this SGLang version")
     return "; ".join(parts)
+
+
+def _prefix_matches(options: list[str], typed: str) -> list[str]:
+    """The flags ``typed`` would abbreviate (argparse accepts a unique prefix) without its last
+    character: ``--tpp`` is ``--tp`` with one key too many, and ``--tp`` abbreviates ``--tp-size``."""
+    stem = typed.split("=", 1)[0][:-1]
+    if len(stem) < 4 or not stem.startswith("--"):
+        return []
+    return sorted((o for o in options if o.startswith(stem) and o != typed), key=len)[:MAX_SUGGESTIONS]
 
 
 def _describe_option(parser: argparse.ArgumentParser, option: str) -> str:

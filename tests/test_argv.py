@@ -413,3 +413,9 @@ def test_token_oracle_follows_its_env_switch_on_0_5_23():
     parsed = parse_argv(ext, argv, env={"SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE": "true"})
     assert parsed.values["sampling_backend"] == "token_oracle"
     assert "SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE" in fails(ext, argv).one_line()
+
+
+@pytest.mark.network
+def test_a_flag_with_one_key_too_many_suggests_the_flag_it_would_abbreviate():
+    error = fails(real_extraction("0.5.11"), ["--model-path", "/m", "--tpp", "4"])
+    assert "did you mean --tp-size" in error.one_line()  # --tp abbreviates --tp-size
