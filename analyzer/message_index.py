@@ -242,8 +242,19 @@ class _Indexer:
                     bound[name] = stmt.value
                 else:
                     bound.pop(name, None)
+            self.extend_bound(stmt, bound)
             if isinstance(stmt, ast.If) and not stmt.orelse and _terminates(stmt.body):
                 conditions.append([_src(stmt.test), False])  # ``if x: return`` guards what follows with ``not x``
+
+    @staticmethod
+    def extend_bound(stmt: ast.stmt, bound: dict) -> None:
+        """``msg += f" Current value: ..."`` (also inside an ``if``, whose block shares ``bound``): the
+        message text grows by that part, so the template carries it (a message without an optional
+        part still matches, as one cut short)."""
+        if (isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name)
+                and stmt.target.id in bound and isinstance(stmt.value, (ast.Constant, ast.JoinedStr))):
+            grown = ast.BinOp(left=bound[stmt.target.id], op=ast.Add(), right=stmt.value)
+            bound[stmt.target.id] = ast.copy_location(grown, stmt)
 
     def statement(self, stmt: ast.stmt, function: str, conditions: list, bound: dict, self_is_args: bool) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

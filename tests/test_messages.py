@@ -141,6 +141,28 @@ def test_index_of_a_file_has_every_kind_with_its_conditions_and_reads():
     assert info.function == "Runner.forward.inner" and info.what == "info" and info.line == 19
 
 
+GROWN = b'''
+class PoolConfig:
+    def __post_init__(self):
+        if self.max_total_num_tokens <= 0:
+            msg = "Not enough memory. Please try to increase --mem-fraction-static."
+            if self.mem_fraction_static is not None:
+                msg += f" Current value: mem_fraction_static={self.mem_fraction_static}"
+            raise RuntimeError(msg)
+'''
+
+
+def test_a_message_grown_with_plus_equals_carries_the_added_part():
+    (site,) = index_file("sglang/srt/model_executor/pool_configurator.py", GROWN)
+    assert site.parts == ["Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=",
+                          {"expr": "self.mem_fraction_static"}]
+    with_value = "Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.8"
+    without = "Not enough memory. Please try to increase --mem-fraction-static."
+    full = message_match.match(site.parts, message_match.normalize(with_value))
+    assert full is not None and full.exact
+    assert message_match.match(site.parts, message_match.normalize(without)) is not None  # the optional part left out
+
+
 # -- phases: one rule for every site --------------------------------------------------------------------
 
 
