@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -421,6 +422,7 @@ class MessageIndex:
         self._parts = parts  # one JSON text per site, parsed on demand
         self._rows = rows  # a list of MessageSite, or a callable that reads them
         self.problems = problems or []
+        self._grams: tuple[dict[str, list[int]], list[int]] | None = None  # built on the first lookup
 
     def __len__(self) -> int:
         return len(self.anchors)
@@ -438,16 +440,46 @@ class MessageIndex:
         return json.loads(self._parts[position])
 
     def candidates(self, normalized: str) -> list[int]:
-        """The positions of the sites whose literal text the normalised message could match (a necessary condition)."""
-        out = []
-        starts = self.starts
-        short = len(normalized) >= MIN_CUT
-        for position, (anchor, first) in enumerate(zip(self.anchors, self.firsts)):
-            if not anchor or len(anchor) < ANCHOR_MIN and len(first) < ANCHOR_MIN:
-                continue
-            if anchor in normalized or first in normalized or short and starts[position] == "1" and first.startswith(normalized):
-                out.append(position)
-        return out
+        """The positions of the sites whose literal text the normalised message could match (a necessary
+        condition): an anchor or first part inside the message, or the message a prefix of a first part
+        that may be cut. Looked up by the first ``ANCHOR_MIN`` characters of each (one dict probe per
+        position of the message), then checked as a scan of every site would."""
+        if len(normalized) < ANCHOR_MIN:
+            positions: Iterable[int] = range(len(self.anchors))
+        else:
+            grams, others = self._gram_index()
+            found: set[int] = set(others)
+            for start in range(len(normalized) - ANCHOR_MIN + 1):
+                found.update(grams.get(normalized[start:start + ANCHOR_MIN], ()))
+            positions = sorted(found)
+        return [p for p in positions if self._could_match(p, normalized)]
+
+    def _could_match(self, position: int, normalized: str) -> bool:
+        anchor, first = self.anchors[position], self.firsts[position]
+        if not anchor or len(anchor) < ANCHOR_MIN and len(first) < ANCHOR_MIN:
+            return False
+        return (anchor in normalized or first in normalized
+                or len(normalized) >= MIN_CUT and self.starts[position] == "1" and first.startswith(normalized))
+
+    def _gram_index(self) -> tuple[dict[str, list[int]], list[int]]:
+        """Sites by the first ``ANCHOR_MIN`` characters of their anchor and of their first part; the few
+        whose anchor or first part is shorter than that are always checked."""
+        if self._grams is None:
+            grams: dict[str, list[int]] = {}
+            others: list[int] = []
+            for position, (anchor, first) in enumerate(zip(self.anchors, self.firsts)):
+                if not anchor or len(anchor) < ANCHOR_MIN and len(first) < ANCHOR_MIN:
+                    continue
+                short_piece = False
+                for piece in {anchor, first}:
+                    if len(piece) >= ANCHOR_MIN:
+                        grams.setdefault(piece[:ANCHOR_MIN], []).append(position)
+                    else:
+                        short_piece = True
+                if short_piece:
+                    others.append(position)
+            self._grams = (grams, others)
+        return self._grams
 
 
 _LOADED: dict[str, MessageIndex] = {}  # this process's indexes by cache key (a tree is indexed or read once)
