@@ -17,6 +17,7 @@ the tree, and is cached per content hash like the extraction.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import hashlib
 import json
@@ -226,9 +227,20 @@ def _terminates(body: list[ast.stmt]) -> bool:
 
 
 class _Indexer:
-    def __init__(self, rel: str):
+    def __init__(self, rel: str, log_lines: list[int] | None = None):
         self.rel = rel
         self.sites: list[MessageSite] = []
+        self.log_lines = log_lines  # lines where a log call may start (None: every line)
+
+    def may_log(self, node: ast.AST) -> bool:
+        """Whether a log call can be inside ``node``: one of ``log_lines`` within its lines."""
+        if self.log_lines is None:
+            return True
+        start = getattr(node, "lineno", None)
+        if start is None:
+            return True
+        at = bisect.bisect_left(self.log_lines, start)
+        return at < len(self.log_lines) and self.log_lines[at] <= (getattr(node, "end_lineno", None) or start)
 
     def module(self, tree: ast.Module) -> None:
         self.block(tree.body, "<module>", [], {}, False)
@@ -312,6 +324,8 @@ class _Indexer:
         self.expressions(stmt, stmt, function, conditions, bound, self_is_args)
 
     def expressions(self, root: ast.AST, stmt: ast.stmt, function: str, conditions: list, bound: dict, self_is_args: bool) -> None:
+        if not self.may_log(root):
+            return
         for sub in ast.walk(root):
             if isinstance(sub, ast.Lambda):
                 continue
@@ -357,12 +371,32 @@ class _Indexer:
                                       [list(c) for c in conditions[-MAX_CONDITIONS:]], fields, env, model))
 
 
+# A log call is a name of LOG_LEVELS or LOG_FUNCTIONS, then "(": the lines where one may start. A
+# statement none of whose lines has one is not walked for log calls (most statements of a tree).
+_LOG_CALL_TEXT = re.compile(r"\b(?:" + "|".join(sorted({*LOG_LEVELS, *(n.rsplit(".", 1)[-1] for n in LOG_FUNCTIONS)},
+                                                       key=len, reverse=True)) + r")\s*\(")
+
+
+def log_call_lines(source: bytes) -> list[int]:
+    """The 1-based lines of ``source`` where a log call's name may stand (a superset: any such name
+    followed by ``(``, also in strings and comments)."""
+    text = source.decode("utf-8", "replace")
+    lines: list[int] = []
+    line, at = 1, 0
+    for match in _LOG_CALL_TEXT.finditer(text):
+        line += text.count("\n", at, match.start())
+        at = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
 def index_file(rel: str, source: bytes) -> list[MessageSite]:
     """The message sites of one file (its path relative to the tree root)."""
     from .extract.parse import parse_python
 
     tree = parse_python(source, rel)
-    indexer = _Indexer(rel)
+    indexer = _Indexer(rel, log_call_lines(source))
     indexer.module(tree)
     return indexer.sites
 
