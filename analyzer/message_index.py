@@ -30,7 +30,7 @@ from pathlib import Path
 from . import cache
 from .knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
 from .knowledge.receivers import RECEIVER_PARAMS, VIEW_CALLS
-from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, norm
+from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, norm, percent_parts
 from .sources import SourceTree
 
 # Bump when the index changes shape or meaning (the code hash below also keys every entry).
@@ -87,7 +87,6 @@ class MessageSite:
 
 # -- message templates from ast -----------------------------------------------------------------------
 
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.\d+)?[sdifgrxXeEcau%]")
 
 
 def _src(node: ast.AST) -> str:
@@ -127,21 +126,6 @@ def parts_of(node: ast.AST, bound: dict[str, ast.AST], depth: int = 0) -> list:
     if isinstance(node, ast.Name) and node.id in bound:
         return parts_of(bound[node.id], {k: v for k, v in bound.items() if k != node.id}, depth + 1)
     return [{"expr": _src(node)}]
-
-
-def percent_parts(text: str, exprs: list[str]) -> list:
-    out: list = []
-    pos = index = 0
-    for match in _PERCENT.finditer(text):
-        out.append(text[pos:match.start()])
-        if match.group() == "%%":
-            out.append("%")
-        else:
-            out.append({"expr": exprs[index] if index < len(exprs) else "?"})
-            index += 1
-        pos = match.end()
-    out.append(text[pos:])
-    return [p for p in out if p != ""]
 
 
 def _format_parts(text: str, call: ast.Call) -> list:

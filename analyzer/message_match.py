@@ -22,6 +22,25 @@ import functools
 import re
 from dataclasses import dataclass
 
+# A %-format directive (``%s``, ``%(name)s``, ``%-5.2f``, ``%*d``) or ``%%``.
+PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.\d+)?[sdifgrxXeEcau%]")
+
+
+def percent_parts(text: str, exprs: list[str]) -> list:
+    """``"x %s y" % (a,)`` as template parts: literal text, and ``{"expr": source}`` per directive."""
+    out: list = []
+    pos = index = 0
+    for match in PERCENT.finditer(text):
+        out.append(text[pos:match.start()])
+        if match.group() == "%%":
+            out.append("%")
+        else:
+            out.append({"expr": exprs[index] if index < len(exprs) else "?"})
+            index += 1
+        pos = match.end()
+    out.append(text[pos:])
+    return [p for p in out if p != ""]
+
 # Escape sequences as a terminal, a JSON log or repr() writes them: separators, like whitespace.
 _ESCAPES = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[nrtabfv'\"\\])")
 _WORD = re.compile(r"\w+")

@@ -8,14 +8,13 @@ Names bound to a string earlier in the function are followed once.
 
 from __future__ import annotations
 
-import re
 
 import libcst as cst
 
+from ..message_match import percent_parts
 from .parse import code_of
 from .scan import FunctionContext
 
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdifgrxXeEc%]")
 
 
 def _parts(node: cst.BaseExpression, ctx: FunctionContext | None, depth: int = 0) -> list:
@@ -44,7 +43,7 @@ def _parts(node: cst.BaseExpression, ctx: FunctionContext | None, depth: int = 0
         if len(base) == 1 and isinstance(base[0], str):
             args = node.right.elements if isinstance(node.right, cst.Tuple) else None
             exprs = [code_of(e.value) for e in args] if args is not None else [code_of(node.right)]
-            return _percent(base[0], exprs)
+            return percent_parts(base[0], exprs)
         return base
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
         base = _parts(node.func.value, ctx, depth + 1)
@@ -56,22 +55,6 @@ def _parts(node: cst.BaseExpression, ctx: FunctionContext | None, depth: int = 0
         if bound and len(bound) == 1:
             return _parts(bound[0], ctx, depth + 1)
     return [{"expr": code_of(node)}]
-
-
-def _percent(text: str, exprs: list[str]) -> list:
-    out: list = []
-    pos = 0
-    index = 0
-    for match in _PERCENT.finditer(text):
-        out.append(text[pos : match.start()])
-        if match.group() == "%%":
-            out.append("%")
-        else:
-            out.append({"expr": exprs[index] if index < len(exprs) else "?"})
-            index += 1
-        pos = match.end()
-    out.append(text[pos:])
-    return [p for p in out if p != ""]
 
 
 def _format(text: str, call: cst.Call) -> list:
