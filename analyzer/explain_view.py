@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -64,7 +65,7 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
         for alternative in raising:
             lines.append(f"  {alternative.error.exc_type}: {alternative.error.message}")
             for condition in alternative.condition[:3]:
-                lines.append(f"    if {condition}")
+                lines.append(f"    if {condition if show_all else deciding_part(condition)}")
         return lines
     lines = [
         f"Predicted error: {error.exc_type}",
@@ -94,6 +95,18 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
     if hidden:
         lines.append(f"    ({hidden} other condition(s) on the way: no change of one of their inputs that the engine tried avoids the raise; --all shows them)")
     return lines
+
+
+DECISION_JOIN = re.compile(r"(?:(?<= is true)|(?<= is false)) and ")
+
+
+def deciding_part(condition: str, keep: int = 2) -> str:
+    """An alternative's condition (every decision on its way, joined by ``and``) as its last ``keep``
+    decisions that came out true, and how many others led there (``--all``, ``--json`` show all)."""
+    decisions = DECISION_JOIN.split(condition)
+    held = [d for d in decisions if d.endswith(" is true")][-keep:] or decisions[-1:]
+    others = len(decisions) - len(held)
+    return " and ".join(held) + (f"  (after {others} other condition(s) on the way: --all)" if others else "")
 
 
 def message_lines(message: str, width: int = 100) -> list[str]:

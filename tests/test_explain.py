@@ -127,3 +127,13 @@ def test_bad_inputs_are_one_line(capsys):
     assert code == 2 and "no command to explain" in err
     code, _, err = run(capsys, "explain", "--sglang", "0.5.11", "--args", "--model-path /m", "--env", "NOEQUALS")
     assert code == 2 and "KEY=VALUE" in err
+
+
+def test_an_alternative_shows_the_decisions_that_held_not_every_one_on_the_way():
+    from analyzer.explain_view import deciding_part
+
+    chain = ("arch == 'A' is false and arch in ('B', 'C') is false and x > 1 and y is true and "
+             "arch == 'D' is true and window is not None is true")
+    assert deciding_part(chain) == ("arch == 'D' is true and window is not None is true"
+                                    "  (after 3 other condition(s) on the way: --all)")
+    assert deciding_part("flag is false") == "flag is false"
