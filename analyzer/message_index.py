@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import re
-import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 from . import cache
 from .knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
 from .knowledge.receivers import RECEIVER_PARAMS, VIEW_CALLS
-from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, norm, percent_parts
+from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, format_parts, merged, norm, percent_parts
 from .sources import SourceTree
 
 # Bump when the index changes shape or meaning (the code hash below also keys every entry).
@@ -130,37 +129,7 @@ def parts_of(node: ast.AST, bound: dict[str, ast.AST], depth: int = 0) -> list:
 
 def _format_parts(text: str, call: ast.Call) -> list:
     positional = [_src(a) for a in call.args if not isinstance(a, ast.Starred)]
-    keywords = {k.arg: _src(k.value) for k in call.keywords if k.arg}
-    out: list = []
-    auto = 0
-    try:
-        parsed = list(string.Formatter().parse(text))
-    except ValueError:  # a brace SGLang never meant as a field
-        return [text]
-    for literal, name, _spec, _conv in parsed:
-        if literal:
-            out.append(literal)
-        if name is None:
-            continue
-        if name == "":
-            expr = positional[auto] if auto < len(positional) else "?"
-            auto += 1
-        elif name.isdigit():
-            expr = positional[int(name)] if int(name) < len(positional) else "?"
-        else:
-            expr = keywords.get(re.split(r"[.\[]", name)[0], name)
-        out.append({"expr": expr})
-    return out
-
-
-def merged(parts: list) -> list:
-    out: list = []
-    for part in parts:
-        if isinstance(part, str) and out and isinstance(out[-1], str):
-            out[-1] += part
-        elif part != "":
-            out.append(part)
-    return out
+    return format_parts(text, positional, {k.arg: _src(k.value) for k in call.keywords if k.arg})
 
 
 # -- what a condition reads -----------------------------------------------------------------------------

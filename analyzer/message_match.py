@@ -20,10 +20,47 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 from dataclasses import dataclass
 
 # A %-format directive (``%s``, ``%(name)s``, ``%-5.2f``, ``%*d``) or ``%%``.
 PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.\d+)?[sdifgrxXeEcau%]")
+
+
+def format_parts(text: str, positional: list[str], keywords: dict[str, str]) -> list:
+    """``"x {} {name}".format(a, name=b)`` as template parts, from the sources of the call's positional
+    and keyword arguments; a brace that is no field (``str.format`` would refuse it) leaves the text whole."""
+    out: list = []
+    auto = 0
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError:
+        return [text]
+    for literal, name, _spec, _conv in parsed:
+        if literal:
+            out.append(literal)
+        if name is None:
+            continue
+        if name == "":
+            expr = positional[auto] if auto < len(positional) else "?"
+            auto += 1
+        elif name.isdigit():
+            expr = positional[int(name)] if int(name) < len(positional) else "?"
+        else:
+            expr = keywords.get(re.split(r"[.\[]", name)[0], name)
+        out.append({"expr": expr})
+    return out
+
+
+def merged(parts: list) -> list:
+    """Adjacent literal parts joined, empty ones dropped."""
+    out: list = []
+    for part in parts:
+        if isinstance(part, str) and out and isinstance(out[-1], str):
+            out[-1] += part
+        elif part != "":
+            out.append(part)
+    return out
 
 
 def percent_parts(text: str, exprs: list[str]) -> list:

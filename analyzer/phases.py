@@ -52,24 +52,21 @@ class Phases:
                 callees.setdefault(call.caller, []).append(call.callee)
         roots = [fid for fid in extraction.functions if fid not in self.order and RESOLUTION_FILES.match(fid.split("::")[0])
                  and CHECK_NAME.match(fid.split("::", 1)[-1].split(".")[-1])]
-        self.checks: set[str] = set()
+        self.checks = self._reachable(roots, callees)
+        # what the engine runs after resolution: ServerArgs.check_server_args and what it calls
+        self.evaluated_checks = self._reachable([f"{SERVER_ARGS}::{ENGINE_CHECK_ENTRY}"], callees)
+
+    def _reachable(self, roots: list[str], callees: dict[str, list[str]]) -> set[str]:
+        """The functions reached from ``roots`` through the calls, outside resolution's own order."""
+        found: set[str] = set()
         stack = list(roots)
         while stack:
             current = stack.pop()
-            if current in self.checks or current in self.order:
+            if current in found or current in self.order:
                 continue
-            self.checks.add(current)
+            found.add(current)
             stack.extend(callees.get(current, []))
-
-        # what the engine runs after resolution: ServerArgs.check_server_args and what it calls
-        self.evaluated_checks: set[str] = set()
-        stack = [f"{SERVER_ARGS}::{ENGINE_CHECK_ENTRY}"]
-        while stack:
-            current = stack.pop()
-            if current in self.evaluated_checks or current in self.order:
-                continue
-            self.evaluated_checks.add(current)
-            stack.extend(callees.get(current, []))
+        return found
 
     @staticmethod
     def _outer(file: str, function: str) -> list[str]:

@@ -995,13 +995,18 @@ def comparison_candidates(explanation: Explanation, error: Event, runner: Runner
     return out
 
 
+def write_site(extraction, write: Event):
+    """The extracted write site (model.Site) of a write the engine made, by field and place."""
+    return next((s for s in extraction.sites if s.kind == "write" and s.field == write.field
+                 and s.location.file == write.site.file and s.location.line == write.site.line), None)
+
+
 def value_candidates(explanation: Explanation, write: Event, limit: int, exclude: set[str]) -> list[Candidate]:
     """The inputs of the value a write computes (``round((gpu_mem - reserved_mem) / gpu_mem, 3)``):
     what its expression reads, and the hardware the functions on its way read (a probe's answer
     often reaches the value through a local or a parameter)."""
     extraction = explanation.extraction
-    site = next((s for s in extraction.sites if s.kind == "write" and s.field == write.field
-                 and s.location.file == write.site.file and s.location.line == write.site.line), None)
+    site = write_site(extraction, write)
     if site is None or site.literal != NOT_LITERAL_VALUE:  # a literal value has no inputs
         return []
     reads = site.value_reads
@@ -1023,8 +1028,7 @@ def helper_probe_candidates(explanation: Explanation, write: Event, limit: int, 
     that only failed there (``is_hopper_with_cuda_12_3()`` false) is tried like one that held; the
     ranking puts what the machine is before what it is not."""
     extraction = explanation.extraction
-    site = next((s for s in extraction.sites if s.kind == "write" and s.field == write.field
-                 and s.location.file == write.site.file and s.location.line == write.site.line), None)
+    site = write_site(extraction, write)
     if site is None or site.literal != NOT_LITERAL_VALUE or runner.exhausted():
         return []
     wanted: list[tuple[str, str, int, str, list[str]]] = []  # file, condition, line, function, probes it calls

@@ -30,7 +30,7 @@ from analyzer.argv import (
 )
 from analyzer.errors import EXIT_BAD_INPUT, SgtraceError
 from analyzer.extract import extract
-from conftest import FIXTURES, sglang_tree
+from conftest import FIXTURES, miniature_tree, sglang_tree
 
 SITES_A = FIXTURES / "sites" / "era_a"
 FLAGS_A = FIXTURES / "flags" / "era_a"
@@ -382,12 +382,7 @@ class ServerArgs:
 
 @pytest.fixture(scope="module")
 def env_choice_tree(tmp_path_factory):
-    import shutil
-    import textwrap
-
-    root = tmp_path_factory.mktemp("env_choices") / "tree"
-    shutil.copytree(SITES_A, root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(ENV_CHOICES))
+    root = miniature_tree(tmp_path_factory.mktemp("env_choices"), ENV_CHOICES)
     return extract(sources.resolve(str(root)), use_cache=False)
 
 

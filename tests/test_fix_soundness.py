@@ -6,8 +6,6 @@ evaluate."""
 from __future__ import annotations
 
 import json
-import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from analyzer.cli import main
 from analyzer.explain import ExplainRequest, explain
 from analyzer.fix import find_fixes
 from analyzer.verdict import verdict_of
-from conftest import FIXTURES
+from conftest import PREPARE_SERVER_ARGS, miniature_tree
 
 TREE = '''
 """A miniature ServerArgs written for sgtrace's fix tests."""
@@ -44,20 +42,12 @@ class ServerArgs:
         parser.add_argument("--mode", type=str, choices=["a", "b"], default="a")
         parser.add_argument("--page-size", type=int, default=1)
 
-
-def prepare_server_args(argv):
-    parser = argparse.ArgumentParser()
-    ServerArgs.add_cli_args(parser)
-    return ServerArgs(**vars(parser.parse_args(argv)))
-'''
+''' + PREPARE_SERVER_ARGS
 
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("fix_soundness") / "tree"
-    shutil.copytree(FIXTURES / "sites" / "era_a", root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(TREE))
-    return root
+    return miniature_tree(tmp_path_factory.mktemp("fix_soundness"), TREE)
 
 
 def test_a_fix_that_rests_on_an_assumed_condition_is_plausible_not_verified(tree):

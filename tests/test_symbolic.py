@@ -328,49 +328,15 @@ def test_a_name_whose_value_depends_on_the_hardware_is_not_shared_between_runs(f
 
 # -- Python's semantics where SGLang relies on them ---------------------------------------------------
 
-NONE_COMPARISON = '''
-"""A miniature ServerArgs written for sgtrace's tests: an ordering comparison with a field left None."""
 
-import argparse
-import dataclasses
-from typing import Optional
+def test_an_ordering_comparison_with_none_raises_typeerror_as_python_does(tmp_path):
+    from conftest import NONE_ORDERING, miniature_tree
 
-
-@dataclasses.dataclass
-class ServerArgs:
-    model_path: str
-    speculative_eagle_topk: Optional[int] = None
-    page_size: int = 1
-
-    def __post_init__(self):
-        if self.speculative_eagle_topk > 1 and self.page_size > 1:
-            self.page_size = 1
-
-    @staticmethod
-    def add_cli_args(parser: argparse.ArgumentParser):
-        parser.add_argument("--model-path", type=str, required=True)
-        parser.add_argument("--speculative-eagle-topk", type=int, default=None)
-        parser.add_argument("--page-size", type=int, default=1)
-
-
-def prepare_server_args(argv):
-    parser = argparse.ArgumentParser()
-    ServerArgs.add_cli_args(parser)
-    return ServerArgs(**vars(parser.parse_args(argv)))
-'''
-
-
-def test_an_ordering_comparison_with_none_raises_typeerror_as_python_does(fixtures_dir, tmp_path):
-    import shutil
-
-    root = tmp_path / "tree"
-    shutil.copytree(fixtures_dir / "sites" / "era_a", root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(NONE_COMPARISON)
-    tree = sources.resolve(str(root))
+    tree = sources.resolve(str(miniature_tree(tmp_path, NONE_ORDERING)))
     pair = (tree, extract_uncached(tree))
-    trace = run(pair, {"model_path": "/m", "speculative_eagle_topk": None, "page_size": 1})
+    trace = run(pair, {"model_path": "/m", "speculative_algorithm": "EAGLE", "speculative_eagle_topk": None, "page_size": 1})
     assert trace.error is not None and trace.error.exc_type == "TypeError"
     assert trace.error.message == "'>' not supported between instances of 'NoneType' and 'int'"
     assert trace.error.site.function == "ServerArgs.__post_init__"
     # a number compares as usual
-    assert run(pair, {"model_path": "/m", "speculative_eagle_topk": 4, "page_size": 64}).final["page_size"] == 1
+    assert run(pair, {"model_path": "/m", "speculative_algorithm": "EAGLE", "speculative_eagle_topk": 4, "page_size": 64}).final["page_size"] == 1

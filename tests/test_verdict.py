@@ -8,8 +8,6 @@ network tests hold P1-P4 on their real releases.
 
 from __future__ import annotations
 
-import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,8 +15,7 @@ import pytest
 from analyzer.cli import main
 from analyzer.explain import ExplainRequest, explain
 from analyzer.verdict import verdict_of
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+from conftest import FIXTURES, NONE_ORDERING, PREPARE_SERVER_ARGS, miniature_tree
 HEADER_LINES = 6  # explain's header: SGLang, profile, model, command, from, env
 FIRST_SCREEN = 12  # the lines after the header an operator reads first
 
@@ -81,20 +78,12 @@ class ServerArgs:
         parser.add_argument("--disable-radix-cache", action="store_true")
         parser.add_argument("--page-size", type=int, default=None)
 
-
-def prepare_server_args(argv):
-    parser = argparse.ArgumentParser()
-    ServerArgs.add_cli_args(parser)
-    return ServerArgs(**vars(parser.parse_args(argv)))
-'''
+''' + PREPARE_SERVER_ARGS
 
 
 @pytest.fixture(scope="module")
 def miniature(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("verdict") / "tree"
-    shutil.copytree(FIXTURES / "sites" / "era_a", root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(MINIATURE))
-    return root
+    return miniature_tree(tmp_path_factory.mktemp("verdict"), MINIATURE)
 
 
 def explained(tree: Path, args: str, profile: str | None = "h100"):
@@ -310,20 +299,12 @@ class ServerArgs:
         parser.add_argument("--chunked-prefill-size", type=int, default=None)
         parser.add_argument("--enable-deterministic-inference", action="store_true")
 
-
-def prepare_server_args(argv):
-    parser = argparse.ArgumentParser()
-    ServerArgs.add_cli_args(parser)
-    return ServerArgs(**vars(parser.parse_args(argv)))
-'''
+''' + PREPARE_SERVER_ARGS
 
 
 @pytest.fixture(scope="module")
 def mechanisms(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("verdict_mechanisms") / "tree"
-    shutil.copytree(FIXTURES / "sites" / "era_a", root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(MECHANISMS))
-    return root
+    return miniature_tree(tmp_path_factory.mktemp("verdict_mechanisms"), MECHANISMS)
 
 
 def test_a_write_meant_for_your_choice_that_did_not_fire_is_the_cause(mechanisms):
@@ -450,20 +431,12 @@ class ServerArgs:
         parser.add_argument("--lora-paths", type=str, default=None)
         parser.add_argument("--enforce-piecewise-cuda-graph", action="store_true")
 
-
-def prepare_server_args(argv):
-    parser = argparse.ArgumentParser()
-    ServerArgs.add_cli_args(parser)
-    return ServerArgs(**vars(parser.parse_args(argv)))
-'''
+''' + PREPARE_SERVER_ARGS
 
 
 @pytest.fixture(scope="module")
 def defaults(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("verdict_defaults") / "tree"
-    shutil.copytree(FIXTURES / "sites" / "era_a", root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(DEFAULTS))
-    return root
+    return miniature_tree(tmp_path_factory.mktemp("verdict_defaults"), DEFAULTS)
 
 
 STRIX_HALO = str(Path(__file__).parent / "cases" / "profiles" / "strix-halo-gfx1151.toml")
@@ -513,45 +486,9 @@ def test_an_escape_hatch_read_by_another_condition_does_not_pass_the_flag_that_t
     assert fields[0] == "lora_paths" and "enforce_piecewise_cuda_graph" in fields
 
 
-NONE_ORDERING = '''
-"""A miniature ServerArgs written for sgtrace's verdict tests: a comparison Python refuses."""
-
-import argparse
-import dataclasses
-from typing import Optional
-
-
-@dataclasses.dataclass
-class ServerArgs:
-    model_path: str
-    speculative_algorithm: Optional[str] = None
-    speculative_eagle_topk: Optional[int] = None
-    page_size: int = 1
-
-    def __post_init__(self):
-        if self.speculative_algorithm == "EAGLE":
-            if self.speculative_eagle_topk > 1 and self.page_size > 1:
-                self.page_size = 1
-
-    @staticmethod
-    def add_cli_args(parser: argparse.ArgumentParser):
-        parser.add_argument("--model-path", type=str, required=True)
-        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "NGRAM"], default=None)
-        parser.add_argument("--speculative-eagle-topk", type=int, default=None)
-        parser.add_argument("--page-size", type=int, default=1)
-
-
-def prepare_server_args(argv):
-    parser = argparse.ArgumentParser()
-    ServerArgs.add_cli_args(parser)
-    return ServerArgs(**vars(parser.parse_args(argv)))
-'''
-
 
 def test_a_typeerror_on_a_comparison_is_caused_by_the_operand_python_refused(tmp_path):
-    root = tmp_path / "tree"
-    shutil.copytree(FIXTURES / "sites" / "era_a", root)
-    (root / "sglang" / "srt" / "server_args.py").write_text(textwrap.dedent(NONE_ORDERING))
+    root = miniature_tree(tmp_path, NONE_ORDERING)
     explanation = explained(root, "--model-path /m --speculative-algorithm EAGLE")
     assert explanation.trace.error.exc_type == "TypeError"
     verdict = verdict_of(explanation)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..message_match import percent_parts
+from ..message_match import format_parts, merged, percent_parts
 from .parse import code_of
 from .scan import FunctionContext
 
@@ -59,40 +59,13 @@ def _parts(node: cst.BaseExpression, ctx: FunctionContext | None, depth: int = 0
 
 def _format(text: str, call: cst.Call) -> list:
     positional = [code_of(a.value) for a in call.args if a.keyword is None and not a.star]
-    keywords = {a.keyword.value: code_of(a.value) for a in call.args if a.keyword is not None}
-    out: list = []
-    auto = 0
-    for literal, field_name, _spec, _conv in __import__("string").Formatter().parse(text):
-        if literal:
-            out.append(literal)
-        if field_name is None:
-            continue
-        if field_name == "":
-            expr = positional[auto] if auto < len(positional) else "?"
-            auto += 1
-        elif field_name.isdigit():
-            i = int(field_name)
-            expr = positional[i] if i < len(positional) else "?"
-        else:
-            expr = keywords.get(field_name.split(".")[0].split("[")[0], field_name)
-        out.append({"expr": expr})
-    return out
-
-
-def _merge(parts: list) -> list:
-    merged: list = []
-    for part in parts:
-        if isinstance(part, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += part
-        elif part != "":
-            merged.append(part)
-    return merged
+    return format_parts(text, positional, {a.keyword.value: code_of(a.value) for a in call.args if a.keyword is not None})
 
 
 def message_of(node: cst.BaseExpression, ctx: FunctionContext | None) -> tuple[str, list]:
     """(template, parts) for a message expression."""
     try:
-        parts = _merge(_parts(node, ctx))
+        parts = merged(_parts(node, ctx))
     except Exception:  # an odd string prefix or escape: fall back to the source text
         parts = [{"expr": code_of(node)}]
     template = "".join(p if isinstance(p, str) else "{" + p["expr"] + "}" for p in parts)
