@@ -60,10 +60,10 @@ def _gunzip(raw: bytes, limit: int) -> bytes:
 
 
 def store(key: str, data) -> None:
-    _write_atomic(_path(key), gzip.compress(json.dumps(data, separators=(",", ":")).encode("utf-8"), compresslevel=3))
+    write_atomic(_path(key), gzip.compress(json.dumps(data, separators=(",", ":")).encode("utf-8"), compresslevel=3))
 
 
-def _write_atomic(path: Path, payload: bytes) -> None:
+def write_atomic(path: Path, payload: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
@@ -100,7 +100,7 @@ def content_hash(tree: SourceTree) -> str:
     if HASH_PATTERN.fullmatch(remembered):
         return remembered
     value = tree.content_hash()
-    _write_atomic(path, value.encode("ascii"))
+    write_atomic(path, value.encode("ascii"))
     return value
 
 

@@ -4,7 +4,9 @@ The extraction (libcst) finds the sites and the order; the evaluator executes
 function bodies, and for that Python's own ``ast`` is the right tool: it parses
 a 7,000-line module in 50 ms, against about a second for libcst with
 positions, and its line numbers are the same, so every event the evaluator
-records lands on the site the extraction found at that file:line.
+records lands on the site the extraction found at that file:line. Function bodies
+are parsed on first use where the file was parsed whole once before
+(``analyzer.symbolic.lazy_bodies``): most of a module's functions never run.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .lazy_bodies import parse_module
 from .memo import CallMemo
-from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, parse_python, read_source, resolve_relative
+from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, read_source, resolve_relative
 
 
 @dataclass
@@ -136,7 +139,7 @@ class Program:
         self._stamps[rel] = _stamp(path)
         try:
             with fewer_collections():
-                tree = parse_python(read_source(path, rel), rel)
+                tree = parse_module(read_source(path, rel), rel)
         except SourceProblem as exc:
             self._problems[rel] = f"{rel}: {exc}"
         except (SyntaxError, ValueError, RecursionError) as exc:
