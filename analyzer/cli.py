@@ -26,7 +26,7 @@ from . import __version__, sources
 from .controls import printable
 from .errors import EXIT_BAD_INPUT, EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
-from .replay.process import DEFAULT_MEMORY_MIB
+from .replay.limits import DEFAULT_MEMORY_MIB
 
 EXIT_INTERNAL = 5
 

@@ -19,10 +19,7 @@ import hashlib
 import importlib.util
 import os
 import re
-import subprocess
 import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,6 +242,8 @@ def fetch_version(version: str) -> Path:
     reader sees either no tree or a whole one. A process that waited for the lock uses
     the tree the other one finished; a finished tree is never removed.
     """
+    import tempfile  # the fetch's modules: a run on a cached tree (nearly every run) never loads them
+
     target = fetched_dir(version)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -297,6 +296,8 @@ class _version_lock:
 
 
 def _download_wheel(version: str, dest: Path) -> Path:
+    import subprocess
+
     dest.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d", str(dest), f"sglang=={version}"]
     try:
@@ -317,6 +318,8 @@ def _download_wheel(version: str, dest: Path) -> Path:
 
 
 def _unpack_sources(wheel: Path, staging: Path) -> None:
+    import zipfile
+
     staging.mkdir(parents=True)
     try:
         with zipfile.ZipFile(wheel) as zf:

@@ -505,10 +505,14 @@ class Runner:
         return self.runs >= self.budget
 
     def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None,
-            stop_unless=None) -> tuple[Trace, Any]:
+            stop_unless=None, engine_checks: bool = True, max_paths: int = 8) -> tuple[Trace, Any]:
+        """The engine on the explanation's inputs with ``changes``; ``engine_checks=False`` stops
+        at the end of resolution (a question about resolution's own order needs no more);
+        ``max_paths=1`` where only the first path is read (the hooks watch that one only)."""
         from .symbolic import RunHooks, evaluate
 
-        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after, stop_unless)
+        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after, stop_unless,
+               engine_checks, max_paths)
         if key in self._cache:
             return self._cache[key]
         e = self.explanation
@@ -538,7 +542,7 @@ class Runner:
                          replace_writes=replace)
         self.runs += 1
         trace = evaluate(e.extraction, e.tree.root, values, env, profile, model, given=given,
-                         program=self.program, max_paths=8, hooks=hooks)
+                         program=self.program, max_paths=max_paths, hooks=hooks, engine_checks=engine_checks)
         self._cache[key] = (trace, hooks)
         return trace, hooks
 
@@ -782,9 +786,9 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
         for inp in condition_inputs(explanation, guard, limit):
             if inp.kind == "field":
                 read.setdefault(inp.name, (inp, guard))
-    if not read or runner.exhausted():
-        return []
-    trace, hooks = runner.run([], pass_sites={where})
+    if not read or runner.exhausted() or error.phase != RESOLUTION:
+        return []  # (past an engine check's raise only engine checks follow: no resolution order there)
+    trace, hooks = runner.run([], pass_sites={where}, engine_checks=False, max_paths=1)
     if not hooks.passed:
         return []
     after = hooks.passed[0][1]

@@ -55,8 +55,9 @@ SOURCE = textwrap.dedent('''\
     ''').encode()
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def own_cache(tmp_path, monkeypatch):
+    """Remembered spans go to this test's own cache (set after any SGLang tree is resolved)."""
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
 
 
@@ -68,7 +69,7 @@ def dump(tree: ast.AST) -> str:
     return ast.dump(tree, include_attributes=True)
 
 
-def test_second_parse_is_lazy_and_equal_to_a_whole_parse(tmp_path):
+def test_second_parse_is_lazy_and_equal_to_a_whole_parse(tmp_path, own_cache):
     whole = ast.parse(SOURCE)
     first = parse_module(SOURCE, "m.py")  # parsed whole; spans remembered
     assert dump(first) == dump(whole)
@@ -90,7 +91,7 @@ def test_second_parse_is_lazy_and_equal_to_a_whole_parse(tmp_path):
     assert ast.unparse(lazy) == ast.unparse(whole)
 
 
-def test_a_body_can_be_replaced(tmp_path):
+def test_a_body_can_be_replaced(tmp_path, own_cache):
     parse_module(SOURCE, "m.py")
     lazy = parse_module(SOURCE, "m.py")
     helper = lazy.body[2]
@@ -114,7 +115,7 @@ def test_a_body_can_be_replaced(tmp_path):
     b"[[7, 12]]",                  # no end column
     b"[[7, 12, -1]]",
 ])
-def test_a_bad_entry_means_a_whole_parse(tmp_path, entry):
+def test_a_bad_entry_means_a_whole_parse(tmp_path, own_cache, entry):
     parse_module(SOURCE, "m.py")
     [path] = entry_files(tmp_path)
     path.write_bytes(entry)
@@ -124,7 +125,7 @@ def test_a_bad_entry_means_a_whole_parse(tmp_path, entry):
     assert json.loads(path.read_bytes()) == [[7, 12, 17], [20, 26, 20]]  # rewritten from the whole parse
 
 
-def test_files_with_other_line_ends_or_a_coding_line_are_parsed_whole(tmp_path):
+def test_files_with_other_line_ends_or_a_coding_line_are_parsed_whole(tmp_path, own_cache):
     for source in (SOURCE.replace(b"\n", b"\r\n"), b"# -*- coding: latin-1 -*-\n" + SOURCE):
         parse_module(source, "m.py")
         tree = parse_module(source, "m.py")
@@ -139,8 +140,9 @@ def test_a_read_only_cache_only_costs_speed(tmp_path, monkeypatch):
 
 @pytest.mark.network
 @pytest.mark.parametrize("rel", ["sglang/srt/server_args.py", "sglang/srt/utils/common.py", "sglang/srt/configs/model_config.py"])
-def test_real_modules_are_the_same_tree(tree, tmp_path, rel):
+def test_real_modules_are_the_same_tree(tree, tmp_path, monkeypatch, rel):
     source = (tree("0.5.11").root / rel).read_bytes()
+    monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     whole = ast.parse(source)
     parse_module(source, rel)
     lazy = parse_module(source, rel)

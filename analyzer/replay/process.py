@@ -51,7 +51,7 @@ OWN_ENV_NAMES = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "
 # Set for every local replay interpreter: no user site-packages, unbuffered output (a killed run keeps its tail).
 FIXED_ENV = {"PYTHONNOUSERSITE": "1", "PYTHONUNBUFFERED": "1"}
 
-DEFAULT_MEMORY_MIB = 8192  # a replay's address-space limit (RLIMIT_AS; `ulimit -v` over ssh)
+from .limits import DEFAULT_MEMORY_MIB  # noqa: E402  (re-exported: a replay's address-space limit)
 
 
 def user_env_allowed(name: str) -> bool:

@@ -184,6 +184,8 @@ def _skeleton(source: bytes, rel: str, key: str, spans) -> ast.Module | None:
     lines = source.split(b"\n")
     if not _valid(spans, len(lines)):
         return None
+    if not spans:
+        return parse_python(source, rel)  # nothing in this file is worth parsing apart
     kept = list(lines)
     for first, last, _ in spans:
         line = lines[first - 1]
@@ -267,6 +269,4 @@ def _discard(key: str) -> None:
 
 
 def _store_spans(key: str, spans: list[list[int]]) -> None:
-    if not spans:
-        return
     write_atomic(_entry_path(key), json.dumps(spans, separators=(",", ":")).encode("ascii"))

@@ -511,7 +511,8 @@ def _relative(guards: list, chain: list) -> tuple[bool, list]:
     n = len(chain)
     if n and len(guards) >= n and all(a is b for a, b in zip(guards, chain)):
         return True, list(guards[n:])
-    if any(g is c for g in guards for c in chain):
+    in_chain = {id(c) for c in chain}
+    if any(id(g) in in_chain for g in guards):
         raise Unsupported("a guard chain that shares part of the caller's")
     return False, list(guards)
 
