@@ -275,6 +275,14 @@ def silent_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Overr
     return out
 
 
+def switched_features(explanation: Explanation) -> list[Override]:
+    """Defaults SGLang flipped from one boolean to the other (``disable_radix_cache`` False -> True):
+    a feature turned on or off that the operator never named, which is what they go looking
+    for when the server runs slower or without a cache they expected."""
+    return [o for o in explanation.overrides
+            if not o.given and isinstance(o.before, bool) and isinstance(o.after, bool) and o.before != o.after]
+
+
 def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | None, limit: int | None = None) -> list[str]:
     """In words, what drives one condition: the user's flags, SGLang's own writes, defaults, env, hardware."""
     trace = explanation.trace

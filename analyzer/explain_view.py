@@ -6,7 +6,7 @@ import re
 import shlex
 from typing import Any
 
-from .explain import Explanation
+from .explain import Explanation, switched_features
 from .trace import Event, Unknown, encode_value
 from .knowledge.kinds import EventKind
 
@@ -128,12 +128,19 @@ def overrides_section(explanation: Explanation, show_defaults: bool = True) -> l
     lines.append("Silent overrides of what you gave:" if given else "Silent overrides of what you gave: none")
     for override in given:
         lines.extend(_override_lines(override, f"{override.flag or override.field}"))
+    switched = switched_features(explanation)
     if defaults and show_defaults:
-        lines.append("Defaults SGLang resolved (you did not set these):")
-        for override in defaults:
+        lines.append("Defaults SGLang resolved (you did not set these; the features it switched first):")
+        for override in switched + [o for o in defaults if o not in switched]:
             lines.extend(_override_lines(override, override.field))
     elif defaults:
-        lines.append(f"({len(defaults)} defaults SGLang resolved that you did not set; --all shows them)")
+        if switched:
+            lines.append("Features SGLang switched (you did not set these):")
+            for override in switched:
+                lines.extend(_override_lines(override, override.field))
+        others = len(defaults) - len(switched)
+        if others:
+            lines.append(f"({others} {'other ' if switched else ''}defaults SGLang resolved that you did not set; --all shows them)")
     return lines
 
 

@@ -30,7 +30,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override
+from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, switched_features
 from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
@@ -1299,6 +1299,9 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs)
 
 
+SHOWN_SWITCHES = 3  # features SGLang switched on its own that the verdict names, each with its cause
+
+
 def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     """The verdict of the predicted raise (``field`` None), or of why ``field`` ended with its final value."""
     runner = Runner(explanation)
@@ -1311,16 +1314,20 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     if explanation.trace.error is not None:
         return raise_verdict(explanation, runner)
     given = [o for o in explanation.overrides if o.given]
+    switched = switched_features(explanation)
     verdict = Verdict("resolves", "", target="launch")
-    for override in given[:3]:
+    for override in given[:3] + switched[:SHOWN_SWITCHES]:
         verdict.overrides.append((override, override_verdict(explanation, override, runner)))
     raising = [a for a in explanation.trace.alternatives if a.error is not None]
+    turned = (f" It switched {len(switched)} feature(s) you did not set: "
+              + ", ".join(f"{o.field} {o.before!r} -> {o.after!r}" for o in switched[:SHOWN_SWITCHES])
+              + ("" if len(switched) <= SHOWN_SWITCHES else ", ...") + "." if switched else "")
     if raising:
         verdict.summary = f"Resolution may raise {raising[0].error.exc_type}, depending on inputs the profile or the model config leave open."
     elif given:
-        verdict.summary = f"Resolves; SGLang changed {len(given)} of your arguments."
+        verdict.summary = f"Resolves; SGLang changed {len(given)} of your arguments." + turned
     else:
-        verdict.summary = "Resolves; SGLang kept every argument you gave."
+        verdict.summary = "Resolves; SGLang kept every argument you gave." + turned
     verdict.runs = runner.runs
     return verdict
 

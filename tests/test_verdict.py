@@ -497,3 +497,55 @@ def test_a_typeerror_on_a_comparison_is_caused_by_the_operand_python_refused(tmp
     assert top.site.function == "ServerArgs.__post_init__" and top.condition == "self.speculative_eagle_topk > 1"
     assert isinstance(top.alternative, int)
     assert verdict.fix is None or "NGRAM" not in verdict.fix  # dropping what you asked for is no fix
+
+
+SWITCHES = '''
+"""A miniature ServerArgs in which a flag turns a feature off that the operator did not name."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_mis: bool = False
+    disable_radix_cache: bool = False
+    tokenizer_path: Optional[str] = None
+
+    def __post_init__(self):
+        if self.tokenizer_path is None:
+            self.tokenizer_path = self.model_path
+        self._handle_multi_item_scoring()
+
+    def _handle_multi_item_scoring(self):
+        if not self.enable_mis:
+            return
+        if not self.disable_radix_cache:
+            self.disable_radix_cache = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-mis", action="store_true")
+        parser.add_argument("--disable-radix-cache", action="store_true")
+        parser.add_argument("--tokenizer-path", type=str, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_feature_sglang_switched_is_in_the_verdict_with_its_cause(tmp_path, capsys):
+    root = miniature_tree(tmp_path, SWITCHES)
+    verdict = verdict_of(explained(root, "--model-path /m --enable-mis"))
+    assert verdict.outcome == "resolves"
+    assert "switched 1 feature(s) you did not set: disable_radix_cache False -> True" in verdict.summary
+    [(override, sub)] = verdict.overrides
+    assert override.field == "disable_radix_cache"
+    assert (sub.causes[0].role, sub.causes[0].field) == ("user-flag", "enable_mis")
+    code, screen = first_screen(["explain", "--sglang", str(root), "--profile", "h100", "--args", "--model-path /m --enable-mis"], capsys)
+    assert code == 0
+    assert any("disable_radix_cache: False -> True, because of your --enable-mis" in line for line in screen)
+    # a default that is no feature switch (tokenizer_path) is not named; without the flag nothing is switched
+    assert "tokenizer_path" not in verdict.summary
+    assert "switched" not in verdict_of(explained(root, "--model-path /m")).summary
