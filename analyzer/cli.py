@@ -833,13 +833,16 @@ def check_cmd(files, sglang_spec, run_replay, junit_xml):
 @click.argument("new")
 @click.option("--field", "fields", multiple=True, help="Only what concerns this field (either version's name); repeatable.")
 @explain_inputs
-@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
-def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, as_json):
+@click.option("--all", "show_all", is_flag=True, help="With a launch: list every change, not only those nearest to the launch.")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON (every change).")
+def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, show_all,
+             as_json):
     """What changed between SGLang OLD and NEW in the argument logic: flags, fields, write/raise/warning sites.
 
     OLD and NEW are anything --sglang takes (a version, 'installed', a path). With a launch
     (--args/--cmd/--service/--script, plus --env, --model-config, --profile) both versions also
-    resolve it: the values that differ side by side, and the changed sites that made the difference.
+    resolve it: the values that differ side by side, and the changed sites that made the difference;
+    the lists of changes are then cut to those nearest to the launch (--all for every one).
 
     Exit code 0 when the diff is shown, 2 on bad input.
     """
@@ -858,7 +861,7 @@ def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script
         raise SgtraceError("--env, --model-config and --profile need a launch to resolve",
                            hint='add --args "--model-path ...", --cmd, --service FILE or --script FILE')
     result = diff_versions(old, new, fields, request)
-    echo(dumps(to_json(result)) if as_json else render(result), nl=as_json)
+    echo(dumps(to_json(result)) if as_json else render(result, show_all), nl=as_json)
 
 
 # -- entry point -------------------------------------------------------------------

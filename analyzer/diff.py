@@ -159,6 +159,7 @@ class Outcome:
     retried: "Outcome | None" = None  # the same launch with the replacements applied
     explanation: Any = None  # analyzer.explain.Explanation (not serialized)
     failure: Any = None  # the SgtraceError of a rejected command line (not serialized)
+    verdict: Any = None  # analyzer.verdict.Verdict of a raise, once the view made it (not serialized)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass, field
 from typing import Any
 
 from .diff import (
@@ -162,15 +163,29 @@ def where(site, version: str) -> str:
 # -- text view -----------------------------------------------------------------------------------
 
 
-def render(diff: VersionDiff) -> str:
-    """The whole text view: header, the verdict on the launch, flags, fields, sites, behaviour."""
+def render(diff: VersionDiff, show_all: bool = False) -> str:
+    """The whole text view: header, the verdict on the launch, then with a launch its behaviour
+    under both versions, and the flags, fields and sites that changed.
+
+    With a launch (and no ``--field``), the three lists are summarised unless ``show_all``: their
+    counts, the few changes nearest to the launch (see ``launch_touches``) and a line that says
+    how to see the rest; ``--json`` always has everything."""
     from .verdict_view import diff_block
 
     lines = header(diff)
-    block = diff_block(diff)
+    block = diff_block(diff)  # first: it makes the verdicts ``launch_touches`` reads
+    touches = launch_touches(diff) if diff.behaviour is not None else None
+    if touches is not None:
+        lines += outcome_lines(diff, touches)
     if block:
         lines += [""] + block
-    for section in (flags_section(diff), fields_section(diff), sites_section(diff), behaviour_section(diff)):
+    summary = touches if touches is not None and not show_all and not diff.focus else None
+    if summary is not None:
+        sections = (behaviour_section(diff, summary=True), flags_summary(diff, summary), fields_summary(diff, summary),
+                    sites_summary(diff, summary))
+    else:
+        sections = (behaviour_section(diff), flags_section(diff), fields_section(diff), sites_section(diff))
+    for section in sections:
         if section:
             lines.append("")
             lines.extend(section)
@@ -221,7 +236,10 @@ def sites_section(diff: VersionDiff) -> list[str]:
     return lines
 
 
-def _site_lines(change: SiteChange, diff: VersionDiff) -> list[str]:
+def _site_lines(change: SiteChange, diff: VersionDiff, compact: bool = False) -> list[str]:
+    """A changed site: what it does, where in each version, and its conditions (kept, removed,
+    added); ``compact`` (the summary) shows the last ``SHOWN_GUARDS`` of each list and counts the rest."""
+    cap = SHOWN_GUARDS if compact else MAX_GUARDS
     lines = [f"    {site_text(change)}"]
     if change.old is not None:
         lines.append(f"      {where(change.old, diff.old_version)}")
@@ -229,18 +247,19 @@ def _site_lines(change: SiteChange, diff: VersionDiff) -> list[str]:
         lines.append(f"      {where(change.new, diff.new_version)}")
     if change.kind == "changed":
         kept = change.guards_kept
-        for guard in kept[-MAX_KEPT_GUARDS:]:
+        keep = 0 if compact else MAX_KEPT_GUARDS
+        for guard in kept[len(kept) - keep:] if keep else []:
             lines.append(f"        = when {clip(guard)}")
-        if len(kept) > MAX_KEPT_GUARDS:
-            lines.append(f"        = ({len(kept) - MAX_KEPT_GUARDS} more condition(s) unchanged)")
+        if len(kept) > keep:
+            lines.append(f"        = ({len(kept) - keep} {'more ' if keep else ''}condition(s) unchanged)")
         removed, added = change.guards_removed, change.guards_added
-        lines.extend(_capped([f"        - when {clip(g)}" for g in removed], "        -"))
-        lines.extend(_capped([f"        + when {clip(g)}{_delta(g, removed)}" for g in added], "        +"))
+        lines.extend(_capped([f"        - when {clip(g)}" for g in removed], "        -", cap))
+        lines.extend(_capped([f"        + when {clip(g)}{_delta(g, removed)}" for g in added], "        +", cap))
     else:
         guards = change.guards_old if change.kind == "removed" else change.guards_new
-        if len(guards) > MAX_GUARDS:
-            lines.append(f"        ({len(guards) - MAX_GUARDS} outer condition(s) not shown)")
-        lines.extend(f"        when {clip(g)}" for g in guards[-MAX_GUARDS:])
+        if len(guards) > cap and not compact:
+            lines.append(f"        ({len(guards) - cap} outer condition(s) not shown)")
+        lines.extend(f"        when {clip(g)}" for g in guards[-cap:])
     return lines
 
 
@@ -263,10 +282,10 @@ def _delta(guard: str, removed: list[str]) -> str:
     return "  [" + " ".join(parts) + (f" +{more} more" if more > 0 else "") + "]"
 
 
-def _capped(lines: list[str], prefix: str) -> list[str]:
-    if len(lines) <= MAX_GUARDS:
+def _capped(lines: list[str], prefix: str, cap: int = MAX_GUARDS) -> list[str]:
+    if len(lines) <= cap:
         return lines
-    return lines[-MAX_GUARDS:] + [f"{prefix} ({len(lines) - MAX_GUARDS} more, see --json)"]
+    return lines[-cap:] + [f"{prefix} ({len(lines) - cap} more, see --json)"]
 
 
 def _grouped(items, key):
@@ -277,10 +296,229 @@ def _grouped(items, key):
     return list(groups.items())
 
 
+# -- what the launch touches ------------------------------------------------------------------------
+
+SHOWN = 5  # entries of each list in the summary (a launch, no --all)
+SHOWN_GUARDS = 2  # conditions per list of a site in the summary
+SHOWN_EVENT_GUARDS = 3  # the innermost conditions of each event that made the difference, in the summary
+TOP, VERDICT, DECISIVE, GIVEN, DIFFERS = range(5)  # how near a change is to the launch, nearest first
+UNRELATED = 9
+
+
+@dataclass
+class Touches:
+    """How near each field, and each changed site, is to the launch: ``TOP`` the verdict's first
+    cause (or the raise it explains), ``VERDICT`` another cause the verdict names, ``DECISIVE`` an
+    event of a run at a changed site writes it,
+    ``GIVEN`` the launch's flags set it, ``DIFFERS`` its final value differs between the versions.
+    Fields are in each version's own naming; a site is near through the fields it writes or reads
+    (``diff.relevant_sites``: writes or reads, for the verdict's fields; writes, for the others), a
+    decisive site through its event."""
+
+    old: dict[str, int] = field(default_factory=dict)
+    new: dict[str, int] = field(default_factory=dict)
+    sites: dict[int, int] = field(default_factory=dict)  # id(SiteChange) -> rank
+    decisive: list[tuple[int, str, Decisive]] = field(default_factory=list)  # (rank, version, item), nearest first
+
+    def flag_rank(self, change: FlagChange) -> int:
+        return min(self.old.get(change.dest_old, UNRELATED), self.new.get(change.dest_new, UNRELATED))
+
+    def field_rank(self, change: FieldChange) -> int:
+        return min(self.old.get(change.name, UNRELATED), self.new.get(change.new_name, UNRELATED))
+
+
+def launch_touches(diff: VersionDiff) -> Touches:
+    """What the launch of ``diff.behaviour`` touches, ranked (the verdicts are those ``diff_block`` made)."""
+    from .diff import relevant_sites
+
+    behaviour = diff.behaviour
+    forward = {k: r.new for k, r in diff.renames.items()}
+    backward = {r.new: k for k, r in diff.renames.items()}
+    touches = Touches()
+
+    def mark(name: str | None, rank: int, side: str) -> None:
+        if not name:
+            return
+        old_name, new_name = (name, forward.get(name, name)) if side == "old" else (backward.get(name, name), name)
+        touches.old[old_name] = min(touches.old.get(old_name, UNRELATED), rank)
+        touches.new[new_name] = min(touches.new.get(new_name, UNRELATED), rank)
+
+    runs = (("old", _runs(behaviour.old)), ("new", _runs(behaviour.new)))
+    for side, run in runs:
+        for index, cause in enumerate(getattr(run.verdict, "causes", None) or []):
+            if cause.kind == "field":
+                mark(cause.field, TOP if index == 0 else VERDICT, side)
+    for side, run in runs:
+        for item in run.decisive:
+            if item.event.kind == EventKind.WRITE:
+                mark(item.event.field, DECISIVE, side)
+        if run.explanation is not None:
+            for name in run.explanation.trace.given:
+                mark(name, GIVEN, side)
+    for row in behaviour.values:
+        if row.differs:
+            mark(row.old_name, DIFFERS, "old")
+            mark(row.new_name, DIFFERS, "new")
+    for side, run in runs:
+        ranks = touches.old if side == "old" else touches.new
+        for item in run.decisive:
+            rank = TOP if item.event.kind == EventKind.RAISE else min(ranks.get(item.event.field, DECISIVE), DECISIVE)
+            touches.decisive.append((rank, run.version, item))
+            touches.sites[id(item.change)] = min(touches.sites.get(id(item.change), UNRELATED), touches.decisive[-1][0])
+    touches.decisive.sort(key=lambda t: t[0])  # stable: each version's events keep their order
+    for side, run in runs:
+        if run.explanation is None:
+            continue
+        ranks = touches.old if side == "old" else touches.new
+        extraction = run.explanation.extraction  # the same tree as the diff's, not the same objects
+        for rank in (TOP, VERDICT, DECISIVE, GIVEN, DIFFERS):
+            names = {n for n, r in ranks.items() if r == rank}
+            if rank <= VERDICT:  # what writes the verdict's fields or reads them
+                ids = relevant_sites(extraction, names) if names else set()
+                near = {_site_key(s) for s in extraction.sites if id(s) in ids}
+            else:  # what writes them (a field such as model_path is read on the way to every site)
+                near = {_site_key(s) for s in extraction.sites if s.field in names}
+            for change in diff.sites:
+                site = change.old if side == "old" else change.new
+                if site is not None and _site_key(site) in near:
+                    touches.sites[id(change)] = min(touches.sites.get(id(change), UNRELATED), rank)
+    return touches
+
+
+def _site_key(site) -> tuple:
+    return (site.location.file, site.location.line, site.kind, site.field)
+
+
+def outcome_lines(diff: VersionDiff, touches: Touches) -> list[str]:
+    """``launch: raises -> resolves``, and the changed sites nearest to that difference."""
+    behaviour = diff.behaviour
+    old, new = behaviour.old, behaviour.new
+    line = f"launch: {_outcome_word(old)} -> {_outcome_word(new)}"
+    if _runs(old).status == _runs(new).status:
+        differ = sum(1 for r in behaviour.values if r.differs)
+        line += f" (the same outcome; {differ} final value(s) differ)" if differ else " (the same outcome)"
+    lines = [line]
+    nearest = touches.decisive[:3]
+    if nearest:
+        lines.append("  made the difference:")
+        lines.extend(f"    {_made_text(version, item, diff)}" for _, version, item in nearest)
+        more = len(touches.decisive) - len(nearest)
+        if more > 0:
+            lines.append(f"    and {more} more event(s) at changed sites (below)")
+    return lines
+
+
+def _outcome_word(outcome: Outcome) -> str:
+    if outcome.status != "rejected":
+        return outcome.status
+    if outcome.retried is not None:
+        return f"rejects the command line (with {'that replacement' if len(outcome.replacements) == 1 else 'the replacements'}: {outcome.retried.status})"
+    return "rejects the command line"
+
+
+def _made_text(version: str, item: Decisive, diff: VersionDiff) -> str:
+    event, change = item.event, item.change
+    what = f"{version}'s raise" if event.kind == EventKind.RAISE else f"{version}: {event.field} {value_text(event.old)} -> {value_text(event.new)}"
+    return f"{what} at {event.site.file}:{event.site.line} ({_change_words(change, diff)})"
+
+
+def _change_words(change: SiteChange, diff: VersionDiff) -> str:
+    return {"added": f"site added in {diff.new_version}", "removed": f"site gone in {diff.new_version}"}.get(
+        change.kind, f"site changed: {', '.join(change.aspects) or 'line only'}")
+
+
+def _more_line(near: int, shown: int, total: int) -> str:
+    rest = near - shown
+    parts = ([f"{rest} more touch the launch"] if rest else []) + ([f"{total - near} do not"] if total > near else [])
+    if not parts:
+        return ""
+    return f"  ({', '.join(parts)}: --all lists every change, --json has them all)"
+
+
+def _summary_title(title: str, counts: str, near: int, shown: int) -> str:
+    if not near:
+        return f"{title} ({counts}; none touches the launch)"
+    return f"{title} ({counts}; {near} touch the launch, the nearest {shown}:)" if shown < near else f"{title} ({counts}; {near} touch the launch:)"
+
+
+def _nearest_groups(items, key, rank):
+    """Groups of ``items`` (by ``key``) that touch the launch, nearest first, and the count of changes in them."""
+    groups = [(k, changes, min(rank(c) for c in changes)) for k, changes in _grouped(items, key)]
+    near = [(k, changes, r) for k, changes, r in groups if r < UNRELATED]
+    near.sort(key=lambda g: g[2])  # stable: the diff's own order within a rank
+    return near
+
+
+def flags_summary(diff: VersionDiff, touches: Touches) -> list[str]:
+    if not diff.flags:
+        return ["Flags: no change"]
+    near = _nearest_groups(diff.flags, lambda c: c.option, touches.flag_rank)
+    shown = near[:SHOWN]
+    lines = [_summary_title("Flags", f"{len(diff.flags)} change(s) of {len(_grouped(diff.flags, lambda c: c.option))} option(s)",
+                            len(near), len(shown))]
+    for option, changes, _ in shown:
+        lines.append(f"  {option}")
+        lines.extend(f"      {flag_text(c)}" for c in changes)
+    more = _more_line(len(near), len(shown), len(_grouped(diff.flags, lambda c: c.option)))
+    return lines + ([more] if more else [])
+
+
+def fields_summary(diff: VersionDiff, touches: Touches) -> list[str]:
+    if not diff.fields:
+        return ["Fields: no change"]
+    key = lambda c: c.name if c.kind != "added" else c.new_name  # noqa: E731
+    total = len(_grouped(diff.fields, key))
+    near = _nearest_groups(diff.fields, key, touches.field_rank)
+    said = _said_by_flags(diff, touches)  # era B makes the flags from the fields: the same change, said once
+    fresh = [g for g in near if not all((c.new_name or c.name, field_text(c)) in said for c in g[1])]
+    shown = fresh[:SHOWN]
+    lines = [_summary_title("Fields", f"{len(diff.fields)} change(s) of {total} field(s)", len(near), len(shown))]
+    if len(fresh) < len(near):
+        lines.append(f"  ({len(near) - len(fresh)} of them changed as their flag above says)")
+    for name, changes, _ in shown:
+        renamed = next((c for c in changes if c.kind == "renamed"), None)
+        lines.append(f"  {name}" + (f" -> {renamed.new_name}" if renamed else ""))
+        lines.extend(f"      {field_text(c)}" for c in changes)
+    more = _more_line(len(fresh), len(shown), total - (len(near) - len(fresh)))
+    return lines + ([more] if more else [])
+
+
+def _said_by_flags(diff: VersionDiff, touches: Touches) -> set[tuple[str, str]]:
+    """(field, sentence) of the flag changes the flags summary shows."""
+    shown = _nearest_groups(diff.flags, lambda c: c.option, touches.flag_rank)[:SHOWN]
+    return {(c.dest_new or c.dest_old, flag_text(c)) for _, changes, _ in shown for c in changes}
+
+
+def sites_summary(diff: VersionDiff, touches: Touches) -> list[str]:
+    """The changed sites nearest to the launch, less those the behaviour already shows (its events)."""
+    if not diff.sites:
+        return ["Sites: no change"]
+    counts = {k: sum(1 for c in diff.sites if c.kind == k) for k in ("changed", "removed", "added")}
+    shown_above = {id(item.change) for _, _, item in touches.decisive}
+    near = [c for c in diff.sites if touches.sites.get(id(c), UNRELATED) < UNRELATED]
+    rest = sorted((c for c in near if id(c) not in shown_above), key=lambda c: touches.sites[id(c)])
+    shown = rest[:SHOWN]
+    title = (f"Sites ({counts['changed']} changed, {counts['removed']} removed, {counts['added']} added; "
+             f"{len(near)} touch the launch")
+    if shown_above:
+        title += f", {len(shown_above & {id(c) for c in near})} of them in the events above"
+    if rest:
+        title += f"; the nearest {len(shown)} others" if len(shown) < len(rest) else "; the others"
+        title += f", with their innermost {SHOWN_GUARDS} conditions:)"
+    lines = [title if rest else title + ")"]
+    for (kind, target), changes in _grouped(shown, lambda c: (c.site_kind, c.target if c.site_kind in (SiteKind.WRITE, "env") else None)):
+        lines.append("  " + SITE_KIND_TITLES.get(kind, kind).format(target=target))
+        for change in changes:
+            lines.extend(_site_lines(change, diff, compact=True))
+    more = _more_line(len(rest), len(shown), len(diff.sites) - (len(near) - len(rest)))
+    return lines + ([more] if more else [])
+
+
 # -- behaviour -----------------------------------------------------------------------------------
 
 
-def behaviour_section(diff: VersionDiff) -> list[str]:
+def behaviour_section(diff: VersionDiff, summary: bool = False) -> list[str]:
+    """How both versions resolve the launch; ``summary``: the innermost ``SHOWN_EVENT_GUARDS`` conditions of each event."""
     behaviour = diff.behaviour
     if behaviour is None:
         return []
@@ -297,9 +535,12 @@ def behaviour_section(diff: VersionDiff) -> list[str]:
     decisive = [(o, d) for o in (behaviour.old, behaviour.new) for d in _runs(o).decisive]
     if decisive:
         lines.append("")
-        lines.append("  What made the difference (events at sites that changed between the versions):")
+        lines.append("  What made the difference (events at sites that changed between the versions"
+                     + ("; the innermost conditions of each that not all of them share, --all for more):" if summary else "):"))
+        shared = {o.version: _shared_guards(_runs(o).decisive) if summary else set() for o in (behaviour.old, behaviour.new)}
         for outcome, item in decisive:
-            lines.extend(_decisive_lines(outcome.version, item, diff))
+            lines.extend(_decisive_lines(outcome.version, item, diff, SHOWN_EVENT_GUARDS if summary else MAX_EVENT_GUARDS,
+                                         shared[outcome.version]))
     elif any(r.differs for r in behaviour.values):
         lines.append("")
         lines.append("  No write or raise on the way happens at a site that changed; the difference comes from elsewhere"
@@ -362,7 +603,20 @@ def _row_value(name: str | None, value: Any, outcome: Outcome) -> str:
     return clip(value_text(value), 60)
 
 
-def _decisive_lines(version: str, item: Decisive, diff: VersionDiff) -> list[str]:
+def _event_guards(event) -> list[str]:
+    normalize = Normalizer()
+    return list(dict.fromkeys(normalize.expr(g.expr, g.polarity) for g in event.guards if not g.expr.startswith(("for ", "except "))))
+
+
+def _shared_guards(decisive: list[Decisive]) -> set[str]:
+    """The conditions every one of a run's events is under (``model_path`` is not a dummy ...): they say nothing about any one."""
+    if len(decisive) < 2:
+        return set()
+    return set.intersection(*(set(_event_guards(item.event)) for item in decisive))
+
+
+def _decisive_lines(version: str, item: Decisive, diff: VersionDiff, max_guards: int = MAX_EVENT_GUARDS,
+                    shared: set[str] = frozenset()) -> list[str]:
     event, change = item.event, item.change
     site = event.site
     if event.kind == EventKind.RAISE:
@@ -372,9 +626,8 @@ def _decisive_lines(version: str, item: Decisive, diff: VersionDiff) -> list[str
     how = {"added": f"site added in {diff.new_version}", "removed": f"site gone in {diff.new_version}"}.get(
         change.kind, f"site changed: {', '.join(change.aspects)}")
     lines = [f"    {version}: {what}  at {site.file}:{site.line} in {site.function}  [{how}]"]
-    normalize = Normalizer()
-    guards = dict.fromkeys(normalize.expr(g.expr, g.polarity) for g in event.guards if not g.expr.startswith(("for ", "except ")))
-    lines.extend(f"        when {clip(g)}" for g in list(guards)[-MAX_EVENT_GUARDS:])
+    guards = [g for g in _event_guards(event) if g not in shared]
+    lines.extend(f"        when {clip(g)}" for g in guards[-max_guards:])
     return lines
 
 

@@ -216,7 +216,7 @@ def diff_block(diff) -> list[str]:
     for raising, other, reverse in pairs:
         if raising.status != "raises" or other.status != "resolves" or raising.explanation is None:
             continue
-        verdict = raise_verdict(raising.explanation)
+        verdict = raising.verdict = raising.verdict or raise_verdict(raising.explanation)  # the diff view reuses it
         if not verdict.causes:
             continue
         top = verdict.causes[0]

@@ -6,10 +6,13 @@ import json
 
 import pytest
 
+from analyzer import diff_view
 from analyzer.cli import main
-from analyzer.diff import Normalizer, diff_extractions, function_words
+from analyzer.diff import BehaviourDiff, Decisive, Normalizer, Outcome, ValueRow, diff_extractions, function_words
 from analyzer.diff_view import flag_text, render
 from analyzer.model import Extraction, FieldDecl, Flag, Guard, Location, Reads, Site
+from analyzer.trace import Event, SiteRef
+from conftest import FIXTURES
 
 P1_ARGS = (
     "--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algo NEXTN --speculative-num-steps 3 "
@@ -177,6 +180,73 @@ def test_sites_match_by_function_field_and_normalized_guard():
     assert "writes to strategy" in text and "+ when not disable_radix_cache" in text and "= when strategy == 'auto'" in text
 
 
+# -- with a launch: the outcome first, the lists cut to what the launch touches ----------------------
+
+
+def _event(kind, site_, **facts):
+    where_ = site_.location
+    return Event(kind=kind, site=SiteRef(where_.file, where_.line, where_.function), **facts)
+
+
+def launch_diff():
+    """1.0 raises (its default 'no_buffer' trips a check), 2.0 resolves (the default is 'extra'); --keep's
+    default changed too (a value of the launch differs), --gone went away (nothing of the launch)."""
+    old = extraction("1.0", {"strat": "auto", "keep": 1, "gone": False}, [
+        Flag(["--strat"], "strat", default="auto", choices=["auto", "no_buffer"]), Flag(["--keep"], "keep", default=1),
+        Flag(["--gone"], "gone", default=False)], [
+        site("write", 100, "ServerArgs._handle_defaults", "strat", '"no_buffer"', [('self.strat == "auto"', True)]),
+        site("raise", 200, "ServerArgs._handle_cache", message="strat no_buffer is bad", guards=[("self.strat == 'no_buffer'", True)])])
+    new = extraction("2.0", {"strat": "auto", "keep": 2}, [
+        Flag(["--strat"], "strat", default="auto", choices=["auto", "no_buffer", "extra"]), Flag(["--keep"], "keep", default=2)], [
+        site("write", 40, "ServerArgs._handle_defaults", "strat", '"extra"', [('self.strat == "auto"', True)])])
+    diff = diff_extractions(old, new)
+    [write] = [c for c in diff.sites if c.site_kind == "write"]
+    [gone] = [c for c in diff.sites if c.site_kind == "raise"]
+    old_out = Outcome("1.0", "raises", error="ValueError: strat no_buffer is bad", error_site=SiteRef("sglang/srt/server_args.py", 200, "ServerArgs._handle_cache"),
+                      final={"strat": "no_buffer", "keep": 1, "gone": False},
+                      decisive=[Decisive(_event("write", write.old, field="strat", old="auto", new="no_buffer"), write),
+                                Decisive(_event("raise", gone.old, exc_type="ValueError", message="strat no_buffer is bad"), gone)])
+    new_out = Outcome("2.0", "resolves", final={"strat": "extra", "keep": 2},
+                      decisive=[Decisive(_event("write", write.new, field="strat", old="auto", new="extra"), write)])
+    diff.behaviour = BehaviourDiff(["--model-path", "/m"], old_out, new_out,
+                                   values=[ValueRow("strat", "strat", "no_buffer", "extra"), ValueRow("keep", "keep", 1, 2)])
+    return diff
+
+
+def test_a_launch_leads_with_its_outcome_and_the_sites_that_made_the_difference():
+    lines = render(launch_diff()).splitlines()
+    assert lines[1] == "launch: raises -> resolves"
+    assert lines[2:5] == ["  made the difference:",
+                          "    1.0's raise at sglang/srt/server_args.py:200 (site gone in 2.0)",
+                          "    1.0: strat 'auto' -> 'no_buffer' at sglang/srt/server_args.py:100 (site changed: value)"]
+    assert lines.index("Behaviour of the launch") < lines.index(next(line for line in lines if line.startswith("Flags")))
+
+
+def test_a_launch_cuts_the_lists_to_what_it_touches_nearest_first(monkeypatch):
+    monkeypatch.setattr(diff_view, "SHOWN", 1)
+    text = render(launch_diff())
+    flags = text[text.index("\nFlags"):text.index("\nFields")]
+    # --strat: the events that made the difference write its field; --keep: only its value differs; --gone: neither
+    assert "3 change(s) of 3 option(s); 2 touch the launch, the nearest 1:" in flags
+    assert "  --strat\n      choices: added extra" in flags and "--keep" not in flags and "--gone" not in flags
+    assert "(1 more touch the launch, 1 do not: --all lists every change, --json has them all)" in flags
+    fields = text[text.index("\nFields"):text.index("\nSites")]
+    assert "(1 of them changed as their flag above says)" in fields  # strat's choices: said once, with its flag
+    assert "  keep\n      default 1 -> 2" in fields and "gone" not in fields
+    sites = text[text.index("\nSites"):]
+    assert "2 touch the launch, 2 of them in the events above)" in sites
+    everything = render(launch_diff(), show_all=True)
+    assert "  --gone\n      removed" in everything and "  --keep\n" in everything and "--all lists" not in everything
+    assert "    = 'no_buffer' -> 'extra': changed (value)" in everything  # the full sites section
+
+
+def test_without_a_launch_the_lists_stay_whole():
+    diff = launch_diff()
+    diff.behaviour = None
+    text = render(diff)
+    assert "launch:" not in text and "touch the launch" not in text and "  --gone\n" in text
+
+
 # -- P4 on the real wheels -------------------------------------------------------------------------
 
 
@@ -274,3 +344,26 @@ def test_bad_inputs_are_one_line(capsys):
     assert code == 2 and err.count("\n") == 1 and "OLD NEW" in err
     code, _, err = run(capsys, "diff", "0.5.11", "0.5.14", "--profile", PROFILE)
     assert code == 2 and err.count("\n") == 1 and "--args" in err
+
+
+@pytest.mark.network
+def test_p1_diff_0_5_11_to_0_5_23_says_the_outcome_first_and_fits_150_lines(capsys):
+    argv = ["0.5.11", "0.5.23", "--service", str(FIXTURES / "inputs" / "p1.service"), "--profile", PROFILE]
+    code, out, err = run(capsys, "diff", *argv)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) <= 150
+    head = "\n".join(lines[:15])
+    assert "launch: raises -> resolves" in head
+    assert "0.5.11's raise at sglang/srt/server_args.py:2453 (site gone in 0.5.23)" in head
+    assert "0.5.23: mamba_radix_cache_strategy 'auto' -> 'extra_buffer' at sglang/srt/arg_groups/overrides.py:483" in head
+    # the flag the verdict's cause is set by comes first; the rest is counted and behind --all
+    flags = lines[next(i for i, line in enumerate(lines) if line.startswith("Flags")) + 1:]
+    assert flags[0] == "  --mamba-scheduler-strategy" and flags[1].startswith("      removed; use --mamba-radix-cache-strategy instead")
+    assert out.count("--all lists every change") == 3
+    data = diff_json(capsys, *argv)
+    options = {f["option"] for f in data["flags"]}
+    code, full, _ = run(capsys, "diff", *argv, "--all")
+    assert code == 0
+    listed = {line.strip() for line in full.splitlines() if line.startswith("  --")}
+    assert options <= listed and len([o for o in options if f"  {o}\n" in out]) < len(options)
