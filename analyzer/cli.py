@@ -129,7 +129,9 @@ def flags_cmd(pattern: str | None, sglang_spec: str, as_json: bool) -> None:
         needle = pattern.lower().lstrip("-")
         flags = [f for f in flags if needle in f.dest.lower() or any(needle in o.lower() for o in f.option_strings)]
     if as_json:
-        echo(dumps([flag_json(f) for f in flags]))
+        from .schemas import stamp
+
+        echo(dumps(stamp("flags", {"sglang_version": extraction.version, "flags": [flag_json(f) for f in flags]})))
         return
     if not flags:
         raise SgtraceError(f"no flag of SGLang {extraction.version} matches {pattern!r}", hint="run `sgtrace flags` without a pattern for the whole table")
@@ -181,7 +183,9 @@ def sites_cmd(field_name: str, kind: str | None, sglang_spec: str, as_json: bool
     check_field(extraction, field_name)
     sites = extraction.sites_for(field_name, kind)
     if as_json:
-        echo(dumps({"sglang_version": extraction.version, "field": field_name, "sites": [site_json(s) for s in sites]}))
+        from .schemas import stamp
+
+        echo(dumps(stamp("sites", {"sglang_version": extraction.version, "field": field_name, "sites": [site_json(s) for s in sites]})))
         return
     echo(f"SGLang {extraction.version}: {len(sites)} site(s) for {field_name}" + (f" of kind {kind}" if kind else ""))
     if sites:
@@ -205,7 +209,9 @@ def graph_cmd(field_name: str, direction: str, depth: int | None, fmt: str, sgla
     check_field(extraction, field_name)
     sliced = slice_graph(build_graph(extraction), field_name, direction, depth)
     if fmt == "json":
-        echo(dumps(graph_json(sliced, extraction, field_name, direction)))
+        from .schemas import stamp
+
+        echo(dumps(stamp("graph", graph_json(sliced, extraction, field_name, direction))))
     elif fmt == "dot":
         echo(graph_dot(sliced))
     elif fmt == "mermaid":
@@ -682,7 +688,9 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
             "other_versions": diagnosis.other_versions,
             "verdict": verdict.to_dict() if verdict is not None else None,
         }
-        echo(dumps(data))
+        from .schemas import stamp
+
+        echo(dumps(stamp("explain-error", data)))
     else:
         fix_command = same_inputs_command("fix", request)
         echo(render_diagnosis(diagnosis, verdict, fix_command), nl=False)
@@ -721,7 +729,12 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
     check_replay_options(with_replay, python_path, ssh_target, ssh_config, None)
     snap = snapshot_for_write(request, write_patch)
     explanation = explain(request)
+    from .schemas import stamp
+
     if not explanation.raises and error_text is None:
+        if as_json:
+            echo(dumps(stamp("fix", {"resolves": True, "fixes": [], "trade_offs": [], "plausible": []})))
+            return
         echo("Resolution succeeds with these arguments: nothing to fix.")
         return
     message = error_text if error_text is not None else None
@@ -729,7 +742,7 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
     report = compute_fixes(request, explanation, message,
                            replay_with=FixReplay(place, timeout_s, memory_mib) if place is not None else None)
     if as_json:
-        echo(dumps(fixes_json(explanation, report)))
+        echo(dumps(stamp("fix", {"resolves": False, **fixes_json(explanation, report)})))
     else:
         print_fixes(request, explanation, write_patch, report, snap=snap)
     if not report.fixes:

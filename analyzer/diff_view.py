@@ -635,7 +635,11 @@ def _decisive_lines(version: str, item: Decisive, diff: VersionDiff, max_guards:
 
 
 def to_json(diff: VersionDiff) -> dict:
+    """``diff --json`` (``analyzer/data/schemas/diff.json``): every change, whatever the text view shows."""
+    from .schemas import SCHEMA_NUMBERS
+
     return {
+        "schema": SCHEMA_NUMBERS["diff"],
         "old": {"version": diff.old_version, "era": diff.old_era},
         "new": {"version": diff.new_version, "era": diff.new_era},
         "focus": [{"old": o, "new": n} for o, n in diff.focus],

@@ -457,7 +457,10 @@ def render(explanation: Explanation, fields: list[str] | None = None, show_all: 
 
 
 def to_json(explanation: Explanation, verdict=None, field_verdicts=(), fields: list[str] | None = None) -> dict:
-    data = explanation.trace.to_dict()
+    """``explain --json`` (``analyzer/data/schemas/explain.json``): the Trace, then what explain adds to it."""
+    from .schemas import stamp
+
+    data = stamp("explain", explanation.trace.to_dict())
     if verdict is not None:
         data["verdict"] = verdict.to_dict()
     if field_verdicts:
@@ -468,9 +471,14 @@ def to_json(explanation: Explanation, verdict=None, field_verdicts=(), fields: l
         data["fields"] = {name: field_why(explanation, name).to_json() for name in fields}
     data["overrides"] = [
         {"field": o.field, "given": o.given, "flag": o.flag, "before": encode_value(o.before), "after": encode_value(o.after),
-         "site": o.writes[-1].site.short() if o.writes[-1].site else None, "function": o.writes[-1].site.function if o.writes[-1].site else None}
+         "site": site_ref(o.writes[-1].site), "function": o.writes[-1].site.function if o.writes[-1].site else None}
         for o in explanation.overrides
     ]
     data["cause"] = [{"expr": s.guard.expr, "held": s.guard.polarity, "inputs": s.inputs} for s in explanation.cause]
     data["launch"] = {"launcher": explanation.launch.launcher, "origin": explanation.launch.origin}
     return data
+
+
+def site_ref(site) -> dict | None:
+    """A ``SiteRef`` as every JSON output writes a site: ``{"file", "line", "function"}``."""
+    return {"file": site.file, "line": site.line, "function": site.function} if site is not None else None

@@ -92,7 +92,8 @@ class Fired:
 
     def to_json(self) -> dict:
         site = self.event.site
-        return {"site": site.short() if site else None, "function": site.function if site else None, "old": encode_value(self.event.old),
+        site_ref = {"file": site.file, "line": site.line, "function": site.function} if site else None
+        return {"site": site_ref, "function": site.function if site else None, "old": encode_value(self.event.old),
                 "new": encode_value(self.event.new), "certain": self.event.certain,
                 "decisions": [c.to_json() for c in self.decisions], "value_expr": self.value_expr,
                 "terms": [t.to_json() for t in self.terms], "value_line": self.value_line,
@@ -129,7 +130,9 @@ class FieldWhy:
 
 
 def _site_json(site: Site) -> dict:
-    return {"site": site.location.short(), "function": site.location.function, "value": site.value}
+    where = site.location
+    return {"site": {"file": where.file, "line": where.line, "function": where.function}, "function": where.function,
+            "value": site.value}
 
 
 # -- running the engine, watching --------------------------------------------------------------

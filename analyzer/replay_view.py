@@ -223,8 +223,11 @@ def partial_count(exc) -> str:
 
 def failure_json(exc) -> dict:
     """A failed replay as JSON: the one-line error and whatever trace it kept."""
+    from .schemas import SCHEMA_NUMBERS
+
     trace = getattr(exc, "trace", None)
     return {
+        "schema": SCHEMA_NUMBERS["replay"],
         "error": exc.one_line(),
         "kind": type(exc).__name__,
         "partial_trace": trace.to_dict() if trace is not None else None,
@@ -236,7 +239,10 @@ def failure_json(exc) -> dict:
 
 
 def replay_json(run: ReplayRun) -> dict:
-    data = run.trace.to_dict()
+    """``replay --json`` (``analyzer/data/schemas/replay.json``): the Trace, with where it ran."""
+    from .schemas import stamp
+
+    data = stamp("replay", run.trace.to_dict())  # the document's number, not the harness's protocol number
     data["where"] = run.where
     data["launch"] = {"launcher": run.launch.launcher, "origin": run.launch.origin}
     data["model"] = None if run.model is None else {"architecture": run.model.architecture, "note": run.model_note}

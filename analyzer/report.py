@@ -23,9 +23,10 @@ from .errors import SgtraceError
 from .explain import ExplainRequest, Explanation, explain, load_launch, parse_env_items, pick_profile
 from .report_flags import FlagHistory, Releases, flag_history, unknown_flags
 from .report_replay import ReplayOutcome
+from .schemas import SCHEMA_NUMBERS
 
 FORMATS = ("md", "html", "json")
-REPORT_SCHEMA = 1
+REPORT_SCHEMA = SCHEMA_NUMBERS["report"]
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
 
 RAISES = "raises"
@@ -236,7 +237,8 @@ def _diagnosis_json(diagnosis: Any) -> dict | None:
     return {
         "exc_type": diagnosis.observed.exc_type,
         "message": diagnosis.observed.message,
-        "sites": [m.site.location.short() for m in diagnosis.matches],
+        "sites": [{"file": m.site.location.file, "line": m.site.location.line, "function": m.site.location.function}
+                  for m in diagnosis.matches],
         "phase": diagnosis.matches[0].phase if diagnosis.matches else None,
         "consistent": diagnosis.consistent,
         "conditional": list(diagnosis.conditional),
@@ -262,7 +264,7 @@ def to_json(report: Report, redact: bool = True) -> dict:
     redacted unless ``redact`` is False (``report.redacted`` names what was)."""
     from .explain_view import to_json as explanation_json
 
-    data: dict = {"report": metadata(report), "trace": None}
+    data: dict = {"schema": REPORT_SCHEMA, "report": metadata(report), "trace": None}
     if report.explanation is not None:
         trace = explanation_json(report.explanation, report.verdict)
         trace["sglang_source"] = source_words(report.tree)

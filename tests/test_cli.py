@@ -35,7 +35,7 @@ def test_sites_json_on_fixture(capsys, fixtures_dir):
 def test_flags_on_fixture(capsys, fixtures_dir):
     code, out, _ = run(capsys, "flags", "--sglang", str(fixtures_dir / "sites" / "era_a"), "strategy", "--json")
     assert code == 0
-    [flag] = json.loads(out)
+    [flag] = json.loads(out)["flags"]
     assert flag["dest"] == "strategy" and flag["choices"] == ["auto", "no_buffer", "extra_buffer"]
 
 
@@ -99,7 +99,7 @@ def test_done_when_commands(capsys):
 
     code, out, _ = run(capsys, "flags", "--sglang", "0.5.14", "mamba", "--json")
     assert code == 0
-    [alias] = [f for f in json.loads(out) if "--mamba-scheduler-strategy" in f["option_strings"]]
+    [alias] = [f for f in json.loads(out)["flags"] if "--mamba-scheduler-strategy" in f["option_strings"]]
     assert alias["deprecated"] and alias["dest"] == "mamba_radix_cache_strategy"
     assert alias["replacement"] == "--mamba-radix-cache-strategy"
 

@@ -43,7 +43,8 @@ def test_p1_predicts_the_seed_error(capsys, fixtures_dir, source):
     assert data["error"]["site"]["function"] == "ServerArgs._handle_mamba_radix_cache"
     strategy = [o for o in data["overrides"] if o["field"] == "mamba_scheduler_strategy"]
     assert strategy == [{"field": "mamba_scheduler_strategy", "given": False, "flag": None, "before": "auto", "after": "no_buffer",
-                         "site": "sglang/srt/server_args.py:1082", "function": "ServerArgs._handle_missing_default_values"}]
+                         "site": {"file": "sglang/srt/server_args.py", "line": 1082, "function": "ServerArgs._handle_missing_default_values"},
+                         "function": "ServerArgs._handle_missing_default_values"}]
     cause = {c["expr"]: c for c in data["cause"]}
     assert cause["self.speculative_algorithm is None"]["held"] is False
     assert any("your --speculative-algo" in w for w in cause["self.speculative_algorithm is None"]["inputs"])

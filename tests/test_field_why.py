@@ -171,8 +171,8 @@ def test_json_carries_the_field_entry(capsys, fixtures_dir):
     data = json.loads(out)
     assert code == 3
     entry = data["fields"]["mamba_scheduler_strategy"]
-    assert entry["fired"][0]["site"] == "sglang/srt/server_args.py:1082"
+    assert entry["fired"][0]["site"] == {"file": "sglang/srt/server_args.py", "line": 1082, "function": "ServerArgs._handle_missing_default_values"}
     [skipped] = entry["skipped"]
-    assert skipped["sites"][0]["site"] == "sglang/srt/server_args.py:3772"
+    assert (skipped["sites"][0]["site"]["file"], skipped["sites"][0]["site"]["line"]) == ("sglang/srt/server_args.py", 3772)
     assert skipped["guard"]["expr"] == "self.disaggregation_mode == 'decode'" and skipped["guard"]["value"] is False
     assert skipped["guard"]["terms"][0]["value"] == "null"

@@ -384,7 +384,7 @@ def test_concurrent_first_fetches_of_one_release_all_succeed(tmp_path):
         results = [child.communicate(timeout=900) for child in children]
         for child, (out, err) in zip(children, results):
             assert child.returncode == 0, (trial, child.returncode, err[-2000:])
-            options = {option: flag["dest"] for flag in json.loads(out) for option in flag["option_strings"]}
+            options = {option: flag["dest"] for flag in json.loads(out)["flags"] for option in flag["option_strings"]}
             assert options.get("--tp-size") == "tensor_parallel_size", (trial, out[:500])
         trees = cache_dir / "sources"
         assert sorted(p.name for p in trees.iterdir() if not p.name.startswith(".")) == ["0.5.11"]

@@ -155,7 +155,7 @@ def test_json_carries_the_verdict(miniature, capsys):
 
     main(["explain", "--sglang", str(miniature), "--profile", "h100", "--json", "--args", "--model-path /m --speculative-algorithm EAGLE"])
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 2
+    assert data["schema"] == 3
     verdict = data["verdict"]
     assert verdict["outcome"] == "raises"
     assert verdict["causes"][0]["field"] == "strategy" and verdict["causes"][0]["role"] == "sglang-default"
