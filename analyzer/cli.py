@@ -231,6 +231,13 @@ def _keep_assumed_files(ctx, param, value):
     return value
 
 
+def _keep_check_env(ctx, param, value):
+    """``--check-env FILE``, kept on the context for ``build_request``: the profile ``check-env:FILE``."""
+    if value is not None:
+        ctx.meta["sgtrace.check_env"] = value
+    return value
+
+
 def explain_inputs(func):
     """The options every command that runs a user's launch through resolution takes."""
     options = [
@@ -240,7 +247,9 @@ def explain_inputs(func):
         click.option("--script", type=click.Path(dir_okay=False), help="A shell launch script (parsed, never executed)."),
         click.option("--env", "env_items", multiple=True, metavar="KEY=VALUE", help="An env var for the server; repeatable."),
         click.option("--model-config", help="config.json, a model directory, or a built-in name (sgtrace models)."),
-        click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles) or a TOML file."),
+        click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles), a TOML file, or check-env:FILE."),
+        click.option("--check-env", "check_env_file", metavar="FILE", expose_value=False, callback=_keep_check_env,
+                     help="The node's `python3 -m sglang.check_env` output (- for stdin) as the hardware profile."),
         click.option("--assume-file", "assume_files", multiple=True, metavar="PATH=exists|dir|missing", expose_value=False,
                      callback=_keep_assumed_files,
                      help="What the node has at PATH, for SGLang's checks of the files a launch names (--ssl-keyfile); repeatable."),
@@ -256,6 +265,11 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
 
     context = click.get_current_context(silent=True)
     assumed = list(context.meta.get("sgtrace.assume_files", ())) if context is not None else []
+    check_env = context.meta.get("sgtrace.check_env") if context is not None else None
+    if check_env is not None:
+        if profile_name:
+            raise SgtraceError("give --profile or --check-env, not both", hint="--check-env FILE is the profile check-env:FILE")
+        profile_name = f"check-env:{check_env}"
     return ExplainRequest(
         sglang=sglang_spec, args=args_text, cmd=cmd_text, service=service, script=script,
         env=list(env_items), model_config=model_config, profile=profile_name, assume_files=assumed,
@@ -759,9 +773,17 @@ def models_cmd() -> None:
 
 
 @cli.command("profiles")
-def profiles_cmd() -> None:
+@click.option("--from-check-env", "check_env_file", metavar="FILE",
+              help="Print the profile `python3 -m sglang.check_env` output gives (- for stdin) as TOML, for --profile FILE.")
+def profiles_cmd(check_env_file: str | None) -> None:
     """The built-in hardware profiles."""
     from .profiles import list_profiles
+
+    if check_env_file is not None:
+        from . import check_env
+
+        echo(check_env.toml_text(check_env.load(check_env_file)), nl=False)
+        return
 
     for profile in list_profiles():
         cc = ".".join(map(str, profile.compute_capability)) if profile.compute_capability else "-"
@@ -870,8 +892,8 @@ def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script
     request = None
     if any(v is not None for v in (args_text, cmd_text, service, script)):
         request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
-    elif env_items or model_config or profile_name:
-        raise SgtraceError("--env, --model-config and --profile need a launch to resolve",
+    elif env_items or model_config or profile_name or click.get_current_context().meta.get("sgtrace.check_env"):
+        raise SgtraceError("--env, --model-config, --profile and --check-env need a launch to resolve",
                            hint='add --args "--model-path ...", --cmd, --service FILE or --script FILE')
     result = diff_versions(old, new, fields, request)
     echo(dumps(to_json(result)) if as_json else render(result, show_all), nl=as_json)

@@ -395,7 +395,12 @@ def _looks_like_path(name_or_path: str) -> bool:
 
 
 def load_profile(name_or_path: str | Path) -> Profile:
-    """A built-in profile by name (case-insensitive, ``_`` for ``-`` allowed) or a TOML file path."""
+    """A built-in profile by name (case-insensitive, ``_`` for ``-`` allowed), a TOML file path, or
+    ``check-env:FILE``: what ``python3 -m sglang.check_env`` printed on the node (``analyzer.check_env``)."""
+    if isinstance(name_or_path, str) and name_or_path.startswith("check-env:"):
+        from analyzer import check_env
+
+        return check_env.load(name_or_path[len("check-env:"):])
     if isinstance(name_or_path, Path) or _looks_like_path(str(name_or_path)):
         return _load_file(Path(name_or_path))
     key = name_or_path.strip().lower().replace("_", "-")
