@@ -630,7 +630,7 @@ def fixes_json(explanation, report) -> dict:
     def one(candidate):
         return {"changes": [c.text() for c in candidate.changes], "origin": [c.origin for c in candidate.changes],
                 "outcome": candidate.outcome, "trade_off": candidate.trade_off, "command": command_line(explanation, candidate),
-                "replay": candidate.replayed}
+                "replay": candidate.replayed, "note": candidate.note}
 
     return {"fixes": [one(c) for c in report.fixes], "trade_offs": [one(c) for c in report.trade_offs],
             "plausible": [{**one(c), "assumes": list(c.assumes)} for c in report.plausible]}
@@ -746,10 +746,15 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
     from .schemas import stamp
 
     if not explanation.raises and error_text is None:
+        from .keep_fix import keep_fixes, keep_lines
+
+        kept = keep_fixes(explanation)  # a value of yours SGLang overrides: the change that keeps it
         if as_json:
-            echo(dumps(stamp("fix", {"resolves": True, "fixes": [], "trade_offs": [], "plausible": []})))
+            echo(dumps(stamp("fix", {"resolves": True, "fixes": [], "trade_offs": [], "plausible": [],
+                                     "keep": [k.to_dict() for k in kept]})))
             return
-        echo("Resolution succeeds with these arguments: nothing to fix.")
+        for line in keep_lines(kept):
+            echo(line)
         return
     message = error_text if error_text is not None else None
     place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version) if with_replay else None

@@ -116,6 +116,8 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
                      + (f"; replay: {candidate.replayed}" if candidate.replayed else "") + "):")
         for change in candidate.changes:
             lines.append(f"    {change.text()}    ({change.origin})")
+        if candidate.note:
+            lines.append(f"  why no trade-off: {candidate.note}")
         lines.append(f"  command: {command_line(explanation, candidate)}")
         if show_patch and index == 1:
             patch = file_patch(explanation, candidate, snap)

@@ -58,6 +58,7 @@ class Candidate:
     trade_off: str | None = None  # what it costs, when it is a trade-off
     replayed: str | None = None  # the replay's verdict, when one ran
     assumes: list[str] = field(default_factory=list)  # conditions its run assumed false that the prediction did not
+    note: str = ""  # why a change of a flag you gave is no trade-off (SGLang's own name for your value)
 
     @property
     def size(self) -> int:
@@ -201,8 +202,11 @@ def apply(explanation: Explanation, changes: list[Change]) -> tuple[list[str], d
     return argv, env
 
 
-def trade_off_of(explanation: Explanation, changes: list[Change], result: Explanation) -> str | None:
-    """What a change costs the user, or None when it keeps their intent."""
+def trade_off_of(explanation: Explanation, changes: list[Change], result: Explanation,
+                 own_names: frozenset = frozenset()) -> str | None:
+    """What a change costs the user, or None when it keeps their intent. ``own_names``: (field,
+    value) pairs SGLang itself rewrites your value to later in resolution (NEXTN -> EAGLE):
+    giving that value is saying what you asked for in SGLang's own name, not changing it."""
     costs = []
     given = explanation.parsed.given
     for change in changes:
@@ -210,7 +214,8 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
             costs.append(f"drops your {change.option}")
         elif change.kind == "set-flag":
             flag = _flag_of(explanation, change.option)
-            if flag is not None and flag.dest in given and explanation.parsed.given_flags.get(flag.dest) and change.value != str(given[flag.dest]):
+            if (flag is not None and flag.dest in given and explanation.parsed.given_flags.get(flag.dest)
+                    and change.value != str(given[flag.dest]) and (flag.dest, change.value) not in own_names):
                 costs.append(f"changes your {explanation.parsed.given_flags[flag.dest]} {given[flag.dest]} to {change.value}")
             if flag is not None and flag.dest.startswith("disable_"):
                 costs.append(f"turns off {flag.dest[len('disable_'):].replace('_', ' ')}")
@@ -221,7 +226,26 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
     return "; ".join(dict.fromkeys(costs)) or None
 
 
-def verify(request: ExplainRequest, explanation: Explanation, changes: list[Change]) -> Candidate:
+def _renames(explanation: Explanation, change: Change, names: frozenset) -> bool:
+    flag = _flag_of(explanation, change.option)
+    return flag is not None and flag.dest in explanation.parsed.given and (flag.dest, change.value) in names
+
+
+def own_names(explanation: Explanation) -> frozenset:
+    """(field, value as typed) for each value of yours that SGLang rewrites later in resolution, after
+    the check that raised (the verdict's ordering causes: an alias and its canonical name)."""
+    from .verdict import Runner, ordering_causes
+
+    error = explanation.trace.error
+    if error is None or error.site is None:
+        return frozenset()
+    causes = ordering_causes(explanation, error, Runner(explanation), set())
+    return frozenset((c.field, str(c.alternative)) for c in causes
+                     if c.field in explanation.parsed.given and c.alternative is not None)
+
+
+def verify(request: ExplainRequest, explanation: Explanation, changes: list[Change],
+           names: frozenset = frozenset()) -> Candidate:
     from .errors import SgtraceError
 
     argv, env = apply(explanation, changes)
@@ -239,7 +263,13 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     elif conditional:
         candidate.outcome = f"may raise {conditional[0].error.exc_type} depending on {conditional[0].condition[0]}"
     else:
-        candidate.trade_off = trade_off_of(explanation, changes, result)
+        candidate.trade_off = trade_off_of(explanation, changes, result, names)
+        renamed = [c for c in changes if c.kind == "set-flag" and _renames(explanation, c, names)]
+        if renamed:
+            flag = _flag_of(explanation, renamed[0].option)
+            typed = explanation.parsed.given_flags.get(flag.dest, renamed[0].option)
+            candidate.note = (f"{renamed[0].value} is SGLang's own name for your {typed} {explanation.parsed.given[flag.dest]}: "
+                              f"resolution rewrites it to {renamed[0].value} after the check that raised")
         candidate.assumes = new_assumptions(explanation.trace, result.trace)
         if candidate.assumes:
             candidate.outcome = f"plausible, not verified: {candidate.assumes[0].split(': ', 1)[-1]}"
@@ -294,8 +324,9 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     message = message if message is not None else (error.message if error else "")
     guards = guards if guards is not None else (error.guards if error else [])
     report = FixReport()
+    names = own_names(explanation)
     for changes in build_candidates(explanation, message, guards):
-        candidate = verify(request, explanation, changes)
+        candidate = verify(request, explanation, changes, names)
         if candidate.verified and candidate.trade_off is None:
             report.fixes.append(candidate)
         elif candidate.verified:

@@ -150,7 +150,7 @@ def definitions() -> dict[str, dict]:
     defs["verdict"] = obj({**verdict, "overrides": array(ref("field_verdict"))}, optional=("overrides",))
     defs["field_verdict"] = obj({"field": STR, **verdict})
     defs["fix_candidate"] = obj({"changes": STRS, "origin": STRS, "outcome": STR, "trade_off": nullable(STR), "command": STR,
-                                 "replay": nullable(STR), "assumes": STRS}, optional=("assumes",))
+                                 "replay": nullable(STR), "note": STR, "assumes": STRS}, optional=("assumes",))
     defs["fixes"] = obj({"fixes": array(ref("fix_candidate")), "trade_offs": array(ref("fix_candidate")),
                          "plausible": array(ref("fix_candidate"))})
     defs["term"] = obj({"text": STR, "value": ref("value"), "kind": STR, "origin": STR, "site": nullable(STR),
@@ -278,8 +278,12 @@ def documents() -> dict[str, tuple]:
             "other_versions": STRS,
             "verdict": nullable(ref("verdict")),
         })),
-        "fix": ("sgtrace fix --json: verified fixes, trade-offs and plausible fixes", obj({
-            "schema": number["fix"], "resolves": BOOL, **definitions()["fixes"]["properties"]})),
+        "fix": ("sgtrace fix --json: verified fixes, trade-offs and plausible fixes; for a launch that resolves, "
+                "how to keep each value of yours SGLang overrides", obj({
+            "schema": number["fix"], "resolves": BOOL, **definitions()["fixes"]["properties"],
+            "keep": array(obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
+                               "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
+                               "trade_off": nullable(STR), "why": STR}))}, optional=("keep",))),
         "report": ("sgtrace report --format json: the report's facts and the Trace (as explain --json)", obj({
             "schema": number["report"],
             "report": obj({
@@ -342,7 +346,7 @@ def report_candidate() -> dict:
     return obj({"changes": array(obj({"kind": {"enum": ["set-flag", "drop-flag", "set-env"]}, "option": STR, "value": nullable(STR),
                                       "origin": STR})),
                 "argv": STRS, "env": mapping(STR), "verified": BOOL, "outcome": STR, "trade_off": nullable(STR),
-                "replayed": nullable(STR), "assumes": STRS})
+                "replayed": nullable(STR), "assumes": STRS, "note": STR})
 
 
 def build(document: str) -> dict:

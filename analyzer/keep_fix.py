@@ -1,0 +1,121 @@
+"""For a silent override of a flag you gave: the change that keeps your value, verified by the engine.
+
+``sgtrace fix`` on a launch that resolves used to say "nothing to fix", although the operator's
+question was "how do I keep what I asked for?". For each flag of yours SGLang changed, the
+override's verdict (``verdict.override_verdict``) already has the inputs whose change keeps the
+value, ranked. Each is run once more through the engine as a change of the command line: it is a
+fix when the field ends with your value, resolution still succeeds and the run assumed nothing the
+prediction did not. A change of a flag you gave (another value, or leaving it out) keeps this
+value by giving up something else you asked for: a trade-off, and it says which flag. When no
+change of one input keeps the value, it says so, with the write that SGLang makes regardless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .explain import Explanation, Override
+from .trace import SiteRef, encode_value, new_assumptions, same_value
+from .verdict import Change, Runner, change_text, override_verdict, site_dict
+
+# The causes tried for one override (each is one engine run).
+MAX_TRIED = 4
+
+
+@dataclass
+class KeepFix:
+    """How to keep one value of yours that SGLang overrides (``change`` None: no single change does)."""
+
+    field: str
+    flag: str | None  # the option you typed
+    given: Any  # your value
+    sglang_value: Any  # what SGLang writes instead
+    site: SiteRef | None  # where
+    change: str | None = None  # the change as typed (``--strategy no_buffer``, ``without --x``)
+    env: dict[str, str] = field(default_factory=dict)
+    trade_off: str | None = None  # what the change gives up (a flag of yours), when it does
+    why: str = ""  # the override's cause, in words
+    tried: int = 0  # changes run through the engine
+
+    def to_dict(self) -> dict:
+        return {
+            "field": self.field,
+            "flag": self.flag,
+            "given": encode_value(self.given),
+            "sglang_value": encode_value(self.sglang_value),
+            "site": site_dict(self.site),
+            "change": self.change,
+            "env": dict(self.env),
+            "trade_off": self.trade_off,
+            "why": self.why,
+        }
+
+
+def keep_fixes(explanation: Explanation, runner: Runner | None = None) -> list[KeepFix]:
+    """One ``KeepFix`` per flag you gave whose value SGLang changed, in resolution order."""
+    runner = runner or Runner(explanation)
+    return [keep_fix(explanation, override, runner) for override in explanation.overrides if override.given]
+
+
+def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
+    verdict = override_verdict(explanation, override, runner)
+    last = override.writes[-1]
+    found = KeepFix(field=override.field, flag=override.flag, given=override.before, sglang_value=override.after,
+                    site=last.site, why=verdict.causes[0].why if verdict.causes else "")
+    fallback: KeepFix | None = None
+    for cause in verdict.causes:
+        if found.tried >= MAX_TRIED or runner.exhausted():
+            break
+        if cause.role == "sglang-default" and cause.field == override.field:
+            continue  # the rule itself (SGLang's write): no input of yours
+        if cause.kind not in ("field", "env"):
+            continue  # hardware and the model are not changed on a command line
+        text = change_text(explanation, cause) if cause.kind == "field" else None
+        if cause.kind == "field" and text is None:
+            continue
+        change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
+        found.tried += 1
+        trace, _ = runner.run([change])
+        final = trace.final.get(override.field)
+        if trace.error is not None or any(a.error is not None for a in trace.alternatives):
+            continue
+        if not same_value(final, override.before) or new_assumptions(explanation.trace, trace):
+            continue
+        candidate = KeepFix(**{**found.__dict__})
+        candidate.change = text
+        candidate.env = {cause.field: str(cause.alternative)} if cause.kind == "env" else {}
+        if cause.role == "user-flag":
+            typed = cause.flag or "--" + cause.field.replace("_", "-")
+            candidate.trade_off = f"gives up your {typed} {cause.value!r}"
+            fallback = fallback or candidate
+            continue
+        return candidate
+    if fallback is not None:
+        fallback.tried = found.tried
+        return fallback
+    return found
+
+
+def keep_lines(fixes: list[KeepFix]) -> list[str]:
+    """``sgtrace fix``'s text for a launch that resolves."""
+    if not fixes:
+        return ["Resolution succeeds and SGLang keeps every value you gave: nothing to fix."]
+    lines = [f"Resolution succeeds, but SGLang overrides {len(fixes)} of your arguments. To keep them:"]
+    for fix in fixes:
+        label = fix.flag or fix.field
+        where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
+        lines.append(f"  {label} {fix.given!r} (SGLang sets {fix.sglang_value!r}{where})")
+        if fix.change is None and not fix.env:
+            lines.append(f"    no change of one input keeps it on this release ({fix.tried} tried); "
+                         "`sgtrace diff` shows whether another release keeps it")
+            continue
+        parts = [fix.change] if fix.change else []
+        if fix.env:
+            parts.append("env " + " ".join(f"{k}={v}" for k, v in fix.env.items()))
+        words = " with ".join(parts)
+        kind = "trade-off" if fix.trade_off else "fix"
+        lines.append(f"    {kind} (verified by the engine: {fix.field} stays {fix.given!r}, resolution succeeds): {words}")
+        if fix.trade_off:
+            lines.append(f"    it {fix.trade_off}")
+    return lines

@@ -1,0 +1,67 @@
+"""sgtrace fix on a launch that resolves: how to keep a value of yours SGLang overrides
+(analyzer/keep_fix.py), and an alias's canonical name as a fix, not a trade-off (fix.own_names)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from analyzer import schemas
+from analyzer.cli import main
+from analyzer.explain import ExplainRequest, explain
+from analyzer.fix import find_fixes
+from analyzer.keep_fix import keep_fixes
+from conftest import miniature_tree
+from test_verdict import MINIATURE
+
+
+@pytest.fixture(scope="module")
+def miniature(tmp_path_factory):
+    return miniature_tree(tmp_path_factory.mktemp("keep_fix"), MINIATURE)
+
+
+def explained(tree, args: str):
+    return explain(ExplainRequest(sglang=str(tree), args=args, profile="h100"))
+
+
+OVERRIDDEN = "--model-path /m --speculative-algorithm EAGLE --strategy extra_buffer --page-size 16"
+
+
+def test_the_change_that_keeps_an_overridden_value_is_verified_and_named_a_trade_off(miniature):
+    [kept] = keep_fixes(explained(miniature, OVERRIDDEN))
+    assert (kept.field, kept.given, kept.sglang_value) == ("page_size", 16, 1)
+    assert kept.site.function == "ServerArgs._handle_page_size"
+    # only leaving out speculative decoding keeps page_size 16 (every other --strategy raises): it costs a flag of yours
+    assert kept.change == "without --speculative-algorithm"
+    assert kept.trade_off == "gives up your --speculative-algorithm 'EAGLE'"
+
+
+def test_fix_on_a_resolving_launch_prints_how_to_keep_your_values(miniature, capsys):
+    code = main(["fix", "--sglang", str(miniature), "--profile", "h100", "--args", OVERRIDDEN])
+    out = capsys.readouterr().out
+    assert code in (0, None)
+    assert "SGLang overrides 1 of your arguments" in out and "--page-size 16 (SGLang sets 1 at" in out
+    assert "trade-off (verified by the engine: page_size stays 16" in out
+    main(["fix", "--sglang", str(miniature), "--profile", "h100", "--args", OVERRIDDEN, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    Draft202012Validator(schemas.load("fix")).validate(data)
+    assert data["resolves"] is True and data["keep"][0]["change"] == "without --speculative-algorithm"
+
+
+def test_nothing_overridden_is_nothing_to_fix(miniature, capsys):
+    main(["fix", "--sglang", str(miniature), "--profile", "h100", "--args", "--model-path /m"])
+    assert "SGLang keeps every value you gave: nothing to fix" in capsys.readouterr().out
+
+
+def test_an_alias_replaced_by_its_canonical_name_is_a_fix_not_a_trade_off(miniature):
+    # the model hook accepts only EAGLE/DSPARK and runs before SGLang rewrites NEXTN to EAGLE
+    explanation = explained(miniature, "--model-path /m --speculative-algorithm NEXTN --disable-radix-cache")
+    report = find_fixes(ExplainRequest(sglang=str(miniature), args="--model-path /m --speculative-algorithm NEXTN --disable-radix-cache",
+                                       profile="h100"), explanation)
+    first = report.fixes[0]
+    assert [c.text() for c in first.changes] == ["+ --speculative-algorithm EAGLE"]
+    assert first.trade_off is None and "SGLang's own name for your --speculative-algorithm NEXTN" in first.note
+    # another accepted value is still a change of what you asked for
+    assert any("changes your --speculative-algorithm NEXTN to DSPARK" in (c.trade_off or "") for c in report.trade_offs)
