@@ -12,12 +12,13 @@ change of one input keeps the value, it says so, with the write that SGLang make
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .explain import Explanation, Override
 from .trace import SiteRef, encode_value, new_assumptions, same_value
-from .verdict import Change, Runner, change_text, override_verdict, site_dict
+from .verdict import Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
 
 # The causes tried for one override (each is one engine run).
 MAX_TRIED = 4
@@ -37,6 +38,7 @@ class KeepFix:
     trade_off: str | None = None  # what the change gives up (a flag of yours), when it does
     why: str = ""  # the override's cause, in words
     tried: int = 0  # changes run through the engine
+    renamed: bool = False  # SGLang writes its own name for exactly your value (NEXTN -> EAGLE): nothing to keep
 
     def to_dict(self) -> dict:
         return {
@@ -49,6 +51,7 @@ class KeepFix:
             "env": dict(self.env),
             "trade_off": self.trade_off,
             "why": self.why,
+            "renamed": self.renamed,
         }
 
 
@@ -63,6 +66,9 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     last = override.writes[-1]
     found = KeepFix(field=override.field, flag=override.flag, given=override.before, sglang_value=override.after,
                     site=last.site, why=verdict.causes[0].why if verdict.causes else "")
+    if renames(override):
+        found.renamed = True
+        return found
     fallback: KeepFix | None = None
     for cause in verdict.causes:
         if found.tried >= MAX_TRIED or runner.exhausted():
@@ -97,6 +103,21 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     return found
 
 
+def renames(override: Override) -> bool:
+    """Whether SGLang's write replaces exactly your value by a name of its own: the write stores a
+    literal, under a condition that holds because the field equals (or is one of) your value
+    (``if self.speculative_algorithm == "NEXTN": self.speculative_algorithm = "EAGLE"``)."""
+    last = deciding_write(override)
+    if not isinstance(override.after, str) or not isinstance(override.before, str):
+        return False
+    compared = re.compile(rf"^\w+\.{re.escape(override.field)}\s*(==|in)\s*(.+)$")
+    for guard in conditions_of(last.guards):
+        match = compared.match(guard.expr.strip())
+        if match and guard.polarity and re.search(rf"""(['"]){re.escape(override.before)}\1""", match.group(2)):
+            return True
+    return False
+
+
 def keep_lines(fixes: list[KeepFix]) -> list[str]:
     """``sgtrace fix``'s text for a launch that resolves."""
     if not fixes:
@@ -106,6 +127,9 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         label = fix.flag or fix.field
         where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
         lines.append(f"  {label} {fix.given!r} (SGLang sets {fix.sglang_value!r}{where})")
+        if fix.renamed:
+            lines.append(f"    nothing to keep: {fix.sglang_value!r} is SGLang's own name for {fix.given!r} (it rewrites exactly that value)")
+            continue
         if fix.change is None and not fix.env:
             lines.append(f"    no change of one input keeps it on this release ({fix.tried} tried); "
                          "`sgtrace diff` shows whether another release keeps it")

@@ -283,7 +283,7 @@ def documents() -> dict[str, tuple]:
             "schema": number["fix"], "resolves": BOOL, **definitions()["fixes"]["properties"],
             "keep": array(obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
                                "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
-                               "trade_off": nullable(STR), "why": STR}))}, optional=("keep",))),
+                               "trade_off": nullable(STR), "why": STR, "renamed": BOOL}))}, optional=("keep",))),
         "report": ("sgtrace report --format json: the report's facts and the Trace (as explain --json)", obj({
             "schema": number["report"],
             "report": obj({

@@ -65,3 +65,13 @@ def test_an_alias_replaced_by_its_canonical_name_is_a_fix_not_a_trade_off(miniat
     assert first.trade_off is None and "SGLang's own name for your --speculative-algorithm NEXTN" in first.note
     # another accepted value is still a change of what you asked for
     assert any("changes your --speculative-algorithm NEXTN to DSPARK" in (c.trade_off or "") for c in report.trade_offs)
+
+
+@pytest.mark.network
+def test_p2_nextn_is_run_as_eagle_so_there_is_nothing_to_keep(capsys):
+    from conftest import FIXTURES
+
+    main(["fix", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(FIXTURES / "inputs" / "p2.service")])
+    out = capsys.readouterr().out
+    assert "--speculative-algo 'NEXTN' (SGLang sets 'EAGLE' at sglang/srt/server_args.py:3311" in out
+    assert "nothing to keep: 'EAGLE' is SGLang's own name for 'NEXTN'" in out
