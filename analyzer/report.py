@@ -23,16 +23,13 @@ from .errors import SgtraceError
 from .explain import ExplainRequest, Explanation, explain, load_launch, parse_env_items, pick_profile
 from .report_flags import FlagHistory, Releases, flag_history, unknown_flags
 from .report_replay import ReplayOutcome
+from .report_words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
+from .report_sections import DETAIL_LEVELS, build_document, command_text, profile_words, summary_parts, with_redaction_note
 from .schemas import SCHEMA_NUMBERS
 
 FORMATS = ("md", "html", "json")
 REPORT_SCHEMA = SCHEMA_NUMBERS["report"]
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
-
-RAISES = "raises"
-MAY_RAISE = "may_raise"
-RESOLVES = "resolves"
-REJECTED = "rejected"
 
 
 @dataclass(frozen=True)
@@ -75,15 +72,6 @@ class Report:
         if any(a.error is not None for a in trace.alternatives):
             return MAY_RAISE
         return RESOLVES
-
-
-def source_words(tree: sources.SourceTree) -> str:
-    """Where the SGLang tree came from, without machine-specific paths."""
-    if tree.origin == "fetched":
-        return words.SOURCE_FETCHED.format(version=tree.version)
-    if tree.origin == "installed":
-        return words.SOURCE_INSTALLED.format(version=tree.version)
-    return words.SOURCE_PATH.format(name=Path(tree.root).name, version=tree.version)
 
 
 def find_fixes(explanation: Explanation, replay: bool = False):
@@ -173,7 +161,6 @@ def document(report: Report, detail: str = "full", redact: bool = True):
     and then said so), every control character of every value escaped."""
     from .controls import printable
     from .redact import sanitize_document
-    from .report_sections import build_document, with_redaction_note
 
     secrets = redactor(report, redact)
     clean = sanitize_document(build_document(report, detail), lambda text: printable(secrets.text(text), newlines=True))
@@ -183,7 +170,6 @@ def document(report: Report, detail: str = "full", redact: bool = True):
 def render_markdown(report: Report, redact: bool = True) -> str:
     """Markdown for a GitHub issue: the full trace if it fits in an issue body, else shorter versions of it."""
     from .report_md import render as render_md
-    from .report_sections import DETAIL_LEVELS
 
     for detail in DETAIL_LEVELS:
         text = render_md(document(report, detail, redact))
@@ -195,7 +181,6 @@ def render_markdown(report: Report, redact: bool = True) -> str:
 def metadata(report: Report) -> dict:
     """What the JSON says about the report besides the trace."""
     from .report_doc import plain
-    from .report_sections import command_text, profile_words, summary_parts
 
     explanation = report.explanation
     model = explanation.model.architecture if explanation is not None and explanation.model is not None else None

@@ -16,7 +16,7 @@ from . import __version__
 from . import report_words as words
 from .explain import Override
 from .explain_view import show
-from .report import MAY_RAISE, RAISES, REJECTED, source_words
+from .report_words import MAY_RAISE, RAISES, REJECTED, source_words
 from .report_chain import error_chain, field_story, written_by_sglang, your_flags
 from .report_doc import (
     Break,

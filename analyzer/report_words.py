@@ -7,6 +7,15 @@ lives here and the formatting in the renderers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+# -- a report's status ---------------------------------------------------------------------
+
+RAISES = "raises"
+MAY_RAISE = "may_raise"
+RESOLVES = "resolves"
+REJECTED = "rejected"
+
 # -- titles and section headings --------------------------------------------------------
 
 TITLE_RAISES = "sgtrace report: {exc_type} at start on SGLang {version}"
@@ -226,3 +235,12 @@ CHECK_SUMMARY_TITLE = "sgtrace check: {passed} passed, {failed} failed"
 CHECK_TABLE_HEADER = ("expectation", "SGLang", "result", "checks", "first failure")
 CHECK_PASS = "PASS"
 CHECK_FAIL = "FAIL"
+
+
+def source_words(tree) -> str:
+    """Where the SGLang tree (an ``analyzer.sources.SourceTree``) came from, without machine-specific paths."""
+    if tree.origin == "fetched":
+        return SOURCE_FETCHED.format(version=tree.version)
+    if tree.origin == "installed":
+        return SOURCE_INSTALLED.format(version=tree.version)
+    return SOURCE_PATH.format(name=Path(tree.root).name, version=tree.version)
