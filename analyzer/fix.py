@@ -59,6 +59,7 @@ class Candidate:
     replayed: str | None = None  # the replay's verdict, when one ran
     assumes: list[str] = field(default_factory=list)  # conditions its run assumed false that the prediction did not
     note: str = ""  # why a change of a flag you gave is no trade-off (SGLang's own name for your value)
+    next_error: Any = field(default=None, repr=False)  # the explanation of a run that raised elsewhere (chained search)
 
     @property
     def size(self) -> int:
@@ -260,6 +261,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     conditional = [a for a in result.trace.alternatives if a.error is not None]
     if error is not None:
         candidate.outcome = f"raises {error.exc_type}: {error.message}"
+        candidate.next_error = result  # where this change led: the start of a chained search
     elif conditional:
         candidate.outcome = f"may raise {conditional[0].error.exc_type} depending on {conditional[0].condition[0]}"
     else:
@@ -335,6 +337,8 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
             report.plausible.append(candidate)
         else:
             report.rejected.append(candidate)
+    if not report.fixes:
+        _chained(request, explanation, report, names, error)
     # what the message asks for, all of it, first when it verifies; then the fewest changes
     report.fixes.sort(key=lambda c: (0 if c.size > 1 and all(ch.origin == "message" for ch in c.changes) else 1, c.size))
     report.trade_offs.sort(key=lambda c: c.size)
@@ -346,6 +350,62 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
                 log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)}")
             candidate.replayed = replay_check(explanation, candidate, python, ssh, version, timeout_s, memory_mib)
     return report
+
+
+MAX_CHAIN = 3  # changes in one candidate
+MAX_CHAINED_RUNS = 24  # engine runs the chained search may spend
+
+
+def _chained(request: ExplainRequest, explanation: Explanation, report: FixReport, names: frozenset, error) -> None:
+    """No single change resolves: follow the changes that got past the decisive check and raised
+    somewhere else, breadth first, each extended by the candidates of the raise it led to (its
+    message's hints, the inputs of its conditions), up to ``MAX_CHAIN`` changes. A change that
+    raises again at the same site did not move the decisive condition and is not followed; nor is
+    one that changes an option the chain already changed."""
+    if error is None or error.site is None:
+        return
+    frontier = [c for c in report.rejected if c.next_error is not None and _moved(c.next_error, error)]
+    runs = 0
+    seen = {_key(c.changes) for c in report.rejected + report.fixes + report.trade_offs + report.plausible}
+    while frontier and runs < MAX_CHAINED_RUNS:
+        following = []
+        for base in frontier:
+            raised = base.next_error.trace.error
+            options = {c.option for c in base.changes}
+            for extra in build_candidates(base.next_error, raised.message, raised.guards):
+                if runs >= MAX_CHAINED_RUNS:
+                    break
+                if any(c.option in options for c in extra):
+                    continue
+                changes = base.changes + extra
+                if len(changes) > MAX_CHAIN or _key(changes) in seen:
+                    continue
+                seen.add(_key(changes))
+                runs += 1
+                candidate = verify(request, explanation, changes, names)
+                for change in extra:
+                    change.origin = f"after {'; '.join(c.text() for c in base.changes)}: {change.origin}"
+                if candidate.verified and candidate.trade_off is None:
+                    report.fixes.append(candidate)
+                elif candidate.verified:
+                    report.trade_offs.append(candidate)
+                elif candidate.assumes:
+                    report.plausible.append(candidate)
+                elif candidate.next_error is not None and _moved(candidate.next_error, raised):
+                    following.append(candidate)
+        if report.fixes:
+            return  # the fewest changes that resolve are found
+        frontier = following
+
+
+def _moved(result: Explanation, error) -> bool:
+    """The run raised, but not at ``error``'s site: the change got past that check."""
+    raised = result.trace.error
+    return raised is not None and raised.site is not None and (raised.site.file, raised.site.line) != (error.site.file, error.site.line)
+
+
+def _key(changes: list[Change]) -> frozenset:
+    return frozenset((c.kind, c.option, c.value) for c in changes)
 
 
 def _drop_supersets(report: FixReport) -> FixReport:

@@ -11,6 +11,7 @@ timestamps, no cache paths, links pinned to the release tag.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from dataclasses import dataclass, field
@@ -238,9 +239,14 @@ def _fixes_json(report: Report) -> dict | None:
 
     if report.fixes is None:
         return None
+    def plain(candidate) -> dict:
+        data = asdict(dataclasses.replace(candidate, next_error=None))
+        data.pop("next_error", None)  # the explanation a rejected change led to: the search's, not the report's
+        return data
+
     return {
-        "fixes": [asdict(c) for c in report.fixes.fixes],
-        "trade_offs": [asdict(c) for c in report.fixes.trade_offs],
+        "fixes": [plain(c) for c in report.fixes.fixes],
+        "trade_offs": [plain(c) for c in report.fixes.trade_offs],
     }
 
 
