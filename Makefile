@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: install demo test test-offline bench fuzz clean agreement reports corpus
+.PHONY: install demo test test-offline bench fuzz clean agreement reports corpus corpus-fixes
 
 # Bytecode is compiled once here, also where PYTHONDONTWRITEBYTECODE is set: 0.05 s off every run.
 install:
@@ -41,6 +41,10 @@ agreement: install
 # the share of reproduced cases whose first cause is the one the maintainers established.
 corpus: install
 	$(PYTHON) -m analyzer.corpus tests/cases
+
+# The first fix sgtrace proposes on the same cases, against the fix their maintainers or reporters accepted (a few minutes).
+corpus-fixes: install
+	$(PYTHON) -m analyzer.corpus_fixes tests/cases
 
 # Speed and memory against the targets (medians of several runs; about 5 minutes). BENCH_ARGS=--quick for a smoke run (1 minute).
 bench: install

@@ -227,6 +227,38 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
     return "; ".join(dict.fromkeys(costs)) or None
 
 
+def cause_changes(explanation: Explanation) -> list[Change]:
+    """The verdict's causes of the raise (``analyzer.verdict``) as command-line changes: each cause's
+    input set to the value whose run avoided the raise (an ordering cause: the value SGLang itself
+    writes later). Hardware and model causes are no command-line change."""
+    from .verdict import verdict_of
+
+    changes = []
+    for cause in verdict_of(explanation).causes:
+        if cause.kind == "env" and cause.alternative is not None:
+            changes.append(Change("set-env", cause.field, str(cause.alternative), f"verdict: {cause.condition}"))
+            continue
+        if cause.kind != "field":
+            continue
+        flags = [f for f in explanation.extraction.flags_for_dest(cause.field) if not f.deprecated and not f.suppressed]
+        if not flags:
+            continue
+        flag, value = flags[0], cause.alternative
+        typed = explanation.parsed.given_flags.get(cause.field, flag.primary)
+        if flag.action in ("store_true", "store_false"):
+            wanted = flag.action == "store_true"
+            if value is wanted:
+                changes.append(Change("set-flag", flag.primary, None, f"verdict: {cause.condition}"))
+            elif cause.field in explanation.parsed.given:
+                changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
+        elif value is None:
+            if cause.field in explanation.parsed.given:
+                changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
+        elif not isinstance(value, (list, dict)):
+            changes.append(Change("set-flag", flag.primary, str(value), f"verdict: {cause.condition}"))
+    return changes
+
+
 def _renames(explanation: Explanation, change: Change, names: frozenset) -> bool:
     flag = _flag_of(explanation, change.option)
     return flag is not None and flag.dest in explanation.parsed.given and (flag.dest, change.value) in names
@@ -327,7 +359,13 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     guards = guards if guards is not None else (error.guards if error else [])
     report = FixReport()
     names = own_names(explanation)
-    for changes in build_candidates(explanation, message, guards):
+    candidates = build_candidates(explanation, message, guards)
+    known = {_key(c) for c in candidates}
+    for change in cause_changes(explanation) if error is not None else []:
+        if _key([change]) not in known:  # the verdict's decisive inputs, each changed as its run found
+            candidates.insert(0, [change])
+            known.add(_key([change]))
+    for changes in candidates:
         candidate = verify(request, explanation, changes, names)
         if candidate.verified and candidate.trade_off is None:
             report.fixes.append(candidate)

@@ -103,6 +103,27 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     return found
 
 
+def keep_default(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
+    """For a default SGLang resolved: the flag that states the value you want. The field's flag given
+    with the value it had before SGLang's write is run through the engine; when SGLang keeps an
+    explicit value (the field ends with it and resolution succeeds) that is the fix, for whatever
+    value you choose. Otherwise the override's causes, as for a flag you gave."""
+    last = override.writes[-1]
+    found = KeepFix(field=override.field, flag=None, given=override.before, sglang_value=override.after, site=last.site)
+    flags = [f for f in explanation.extraction.flags_for_dest(override.field) if not f.deprecated and not f.suppressed]
+    # the value before SGLang's write; a default left None (computed by SGLang) is tried with the value it computed
+    value = override.before if override.before is not None else override.after
+    if flags and value is not None and not isinstance(value, (bool, list, dict)) and flags[0].action not in ("store_true", "store_false"):
+        found.tried += 1
+        trace, _ = runner.run([Change("field", override.field, value)])
+        if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
+                and same_value(trace.final.get(override.field), value) and not new_assumptions(explanation.trace, trace)):
+            found.change = f"{flags[0].primary} {value}"
+            found.why = f"SGLang keeps an explicit {flags[0].primary}"
+            return found
+    return keep_fix(explanation, override, runner)
+
+
 def renames(override: Override) -> bool:
     """Whether SGLang's write replaces exactly your value by a name of its own: the write stores a
     literal, under a condition that holds because the field equals (or is one of) your value

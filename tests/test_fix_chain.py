@@ -73,3 +73,54 @@ def test_a_single_change_that_resolves_is_not_extended(chain):
     report = find_fixes(request, explain(request))
     assert [c.text() for c in report.fixes[0].changes] == ["+ --strategy extra_buffer"]
     assert all(len(c.changes) == 1 for c in report.fixes)
+
+
+def test_the_verdicts_ordering_cause_is_a_candidate_when_the_flag_lists_no_choices(tmp_path):
+    # --speculative-algorithm without choices: only the verdict knows SGLang writes EAGLE for NEXTN later
+    from test_verdict import MINIATURE
+
+    root = miniature_tree(tmp_path, MINIATURE.replace('choices=["EAGLE", "DSPARK", "NEXTN"], ', ""))
+    args = "--model-path /m --speculative-algorithm NEXTN --disable-radix-cache"
+    request = ExplainRequest(sglang=str(root), args=args, profile="h100")
+    report = find_fixes(request, explain(request))
+    first = report.fixes[0]
+    assert [c.text() for c in first.changes] == ["+ --speculative-algorithm EAGLE"]
+    assert first.changes[0].origin.startswith("verdict: ") and "SGLang's own name" in first.note
+
+
+DIVIDED = '''
+"""A miniature ServerArgs that computes a default from another flag unless it is given."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    dp_size: int = 1
+    chunked_prefill_size: Optional[int] = None
+
+    def __post_init__(self):
+        if self.chunked_prefill_size is None:
+            self.chunked_prefill_size = 8192 // self.dp_size
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--dp-size", type=int, default=1)
+        parser.add_argument("--chunked-prefill-size", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_computed_default_is_kept_by_stating_its_flag(tmp_path):
+    from analyzer.keep_fix import keep_default
+    from analyzer.verdict import Runner
+
+    root = miniature_tree(tmp_path, DIVIDED)
+    explanation = explain(ExplainRequest(sglang=str(root), args="--model-path /m --dp-size 2", profile="h100"))
+    [override] = [o for o in explanation.overrides if o.field == "chunked_prefill_size"]
+    kept = keep_default(explanation, override, Runner(explanation))
+    assert kept.change == "--chunked-prefill-size 4096" and kept.why == "SGLang keeps an explicit --chunked-prefill-size"

@@ -1,0 +1,186 @@
+"""The first fix on the corpus of real cases: does ``sgtrace fix`` propose first what the case's
+maintainers or reporters accepted?
+
+    python -m analyzer.corpus_fixes tests/cases [-k PATTERN]
+
+For each reproduced case, the accepted fix (``[fix] accepted``) is read up to its first
+alternative (before " (", ", or", " or "), as changes: ``--flag value``, ``drop --flag``,
+``unset VAR`` (the variable's default in environ.py), ``VAR=value``
+(``with VAR=value`` too). "none ..." means no change of the command
+line does it. What sgtrace proposes first: for a raise, ``fix``'s first verified fix, else its
+first trade-off; for an override of a flag you gave, the change ``fix`` prints to keep it; for
+a default SGLang resolved, ``keep_fix.keep_default`` (the flag stated explicitly, when SGLang keeps it). They match when they name the same changes
+(options compared by the field they set, so ``--tp`` is ``--tensor-parallel-size``; for a
+default SGLang resolved, the flag alone: the value wanted is the operator's); a case
+whose accepted text is "none" matches when nothing is proposed. Cases whose accepted fix is an
+SGLang-side change with flags after "as flags:" are read from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .corpus import CASE_DIR, Case, load_cases, outcome, run
+from .errors import SgtraceError
+
+CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
+
+
+@dataclass
+class FixRow:
+    case: Case
+    accepted: frozenset | None  # None: the text names no change we can read
+    proposed: frozenset
+    proposed_text: str
+    match: bool | None
+
+
+def accepted_changes(case: Case, flag_dest) -> frozenset | None:
+    text = case.fix.strip()
+    if "as flags:" in text:
+        text = text.split("as flags:", 1)[1]
+    first = re.split(r" \(|, or | or |; ", text, maxsplit=1)[0].strip()
+    if first.lower().startswith(("none", "no ")):
+        return frozenset()
+    if first.lower().startswith(("upgrade", "run ")):
+        return None
+    items = set()
+    for verb, name, value in CHANGE.findall(first):
+        if name.startswith("--"):
+            dest = flag_dest(name)
+            if dest is None:
+                continue
+            if verb in ("drop", "without"):
+                items.add(("drop", dest, None))
+            else:
+                items.add(("set", dest, value or None))
+        elif verb == "unset":
+            items.add(("env", name, ""))  # unset: the variable's default, as an empty or false value says
+        elif value:
+            items.add(("env", name, value))
+    return frozenset(items) if items else None
+
+
+def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str]:
+    from .fix import find_fixes
+    from .keep_fix import keep_default, keep_fix
+    from .verdict import Runner
+
+    if case.kind == "raise":
+        report = find_fixes(case.request(), explanation)
+        first = (report.fixes or report.trade_offs or [None])[0]
+        if first is None:
+            return frozenset(), "-"
+        items = set()
+        for change in first.changes:
+            if change.kind == "set-env":
+                items.add(("env", change.option, change.value))
+            elif change.kind == "drop-flag":
+                items.add(("drop", flag_dest(change.option) or change.option, None))
+            else:
+                items.add(("set", flag_dest(change.option) or change.option, change.value))
+        return frozenset(items), "; ".join(c.text() for c in first.changes)
+    override = next(o for o in explanation.overrides if o.field == case.expect_field)
+    if override.given:
+        kept = keep_fix(explanation, override, Runner(explanation))
+        text = " ".join(p for p in (kept.change, " ".join(f"{k}={v}" for k, v in kept.env.items())) if p) or "-"
+        return _from_text(kept.change or "", kept.env, flag_dest), text
+    kept = keep_default(explanation, override, Runner(explanation))
+    text = " ".join(p for p in (kept.change, " ".join(f"{k}={v}" for k, v in kept.env.items())) if p) or "-"
+    return _from_text(kept.change or "", kept.env, flag_dest), text
+
+
+def _from_text(text: str, env: dict, flag_dest) -> frozenset:
+    items = set()
+    for verb, name, value in CHANGE.findall(text):
+        if name.startswith("--"):
+            dest = flag_dest(name) or name
+            items.add(("drop", dest, None) if verb in ("without", "drop") else ("set", dest, value or None))
+    for name, value in env.items():
+        items.add(("env", name, str(value)))
+    return frozenset(items)
+
+
+def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
+    rows: list[FixRow] = []
+    for case in cases:
+        try:
+            explanation = run(case)
+        except SgtraceError:
+            continue
+        ok, _ = outcome(case, explanation)
+        if not ok:
+            continue
+
+        def flag_dest(option: str, extraction=explanation.extraction):
+            flag = extraction.flag_for(option)
+            return flag.dest if flag is not None else None
+
+        accepted = accepted_changes(case, flag_dest)
+        proposed, text = proposed_changes(case, explanation, flag_dest)
+        # a default SGLang resolved: the value wanted is the operator's (the docs', the reporter's); the flag is the fix
+        free = case.kind == "override" and not any(o.given for o in explanation.overrides if o.field == case.expect_field)
+        match = None if accepted is None else _same(accepted, proposed, values=not free,
+                                                    env_defaults=explanation.extraction.env_defaults)
+        rows.append(FixRow(case, accepted, proposed, text, match))
+        shown = "-" if match is None else ("yes" if match else "NO")
+        print(f"{case.slug[:58]:58}  {shown:4}  proposed: {text[:60]:60}  accepted: {case.fix[:70]}", file=out)
+    scored = [r for r in rows if r.match is not None]
+    hits = sum(1 for r in scored if r.match)
+    share = 100.0 * hits / len(scored) if scored else 0.0
+    print(f"\nfirst proposed fix = the accepted one in {hits} of {len(scored)} reproduced cases with a readable "
+          f"accepted fix ({share:.0f}%); {len(rows) - len(scored)} more have an accepted fix that is no command-line change", file=out)
+    return rows
+
+
+def _same(accepted: frozenset, proposed: frozenset, values: bool = True, env_defaults: dict | None = None) -> bool:
+    """The same flag changes (values too, except a placeholder such as ``N``); the env vars accepted
+    are among those proposed (a proposal may add the env SGLang's message asks for)."""
+    if not accepted:
+        return not proposed
+    flags = lambda items: {(kind, name) for kind, name, _ in items if kind != "env"}  # noqa: E731
+    env = lambda items: {(name, _env_value(name, value, env_defaults or {})) for kind, name, value in items if kind == "env"}  # noqa: E731
+    if flags(accepted) != flags(proposed) or not env(accepted) <= env(proposed):
+        return False
+    if not values:
+        return True
+    values = {(kind, name): value for kind, name, value in proposed}
+    return all(value is None or re.fullmatch(r"[A-Z]", value) or values.get((kind, name)) == value
+               for kind, name, value in accepted if kind == "set")
+
+
+def _env_value(name: str, value, defaults: dict) -> str:
+    """An env value as SGLang reads it: unset is the variable's declared default (environ.py);
+    1/true/yes/on and 0/false/no/off are the two booleans."""
+    if value is None or value == "":
+        value = defaults.get(name, "")
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return "true"
+    if text in ("0", "false", "no", "off", "", "none"):
+        return "false"
+    return str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analyzer.corpus_fixes", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", default=str(CASE_DIR))
+    parser.add_argument("-k", dest="pattern")
+    args = parser.parse_args(argv)
+    try:
+        cases = load_cases(Path(args.folder))
+    except SgtraceError as exc:
+        print(exc.one_line(), file=sys.stderr)
+        return exc.exit_code
+    if args.pattern:
+        cases = [c for c in cases if args.pattern in c.slug]
+    score(cases)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
