@@ -397,16 +397,17 @@ def format_result(result: CheckResult) -> str:
     return "\n".join([head, *marks])
 
 
-def junit_tree(results: list[CheckResult]) -> ET.ElementTree:
-    """JUnit XML: one testcase per expectation file, a <failure> with every failed finding."""
+def junit_tree(results: list[CheckResult], suite: str = "sgtrace check") -> ET.ElementTree:
+    """JUnit XML: one testcase per expectation file (``sgtrace upgrade``: per launch x release), a
+    <failure> with every failed finding."""
     failures = sum(1 for r in results if not r.passed)
     total = f"{sum(r.seconds for r in results):.3f}"
-    suites = ET.Element("testsuites", name="sgtrace check", tests=str(len(results)), failures=str(failures), errors="0", time=total)
-    suite = ET.SubElement(suites, "testsuite", name="sgtrace check", tests=str(len(results)), failures=str(failures),
+    suites = ET.Element("testsuites", name=suite, tests=str(len(results)), failures=str(failures), errors="0", time=total)
+    element = ET.SubElement(suites, "testsuite", name=suite, tests=str(len(results)), failures=str(failures),
                           errors="0", skipped="0", time=total)
     for result in results:
         expectation = result.expectation
-        case = ET.SubElement(suite, "testcase", classname=f"sgtrace.{expectation.path.stem}",
+        case = ET.SubElement(element, "testcase", classname=f"sgtrace.{expectation.path.stem}",
                              name=f"{expectation.name} [SGLang {result.sglang}]", file=str(expectation.path),
                              time=f"{result.seconds:.3f}")
         if not result.passed:
@@ -417,11 +418,11 @@ def junit_tree(results: list[CheckResult]) -> ET.ElementTree:
     return ET.ElementTree(suites)
 
 
-def write_junit(results: list[CheckResult], path: str | Path) -> Path:
+def write_junit(results: list[CheckResult], path: str | Path, suite: str = "sgtrace check") -> Path:
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        junit_tree(results).write(target, encoding="utf-8", xml_declaration=True)
+        junit_tree(results, suite).write(target, encoding="utf-8", xml_declaration=True)
     except OSError as exc:
         raise SgtraceError(f"cannot write {path}: {exc.strerror or exc}", hint="check the directory and its permissions") from None
     return target

@@ -1,0 +1,649 @@
+"""``sgtrace upgrade``: every launch through every release of a range, before an upgrade.
+
+Each launch (a unit, a script, a command line) is read once (``explain.load_launch``)
+and resolved on each release in turn, release after release, so that a release's
+extraction and parsed program (``symbolic.program.shared_program``) are loaded once
+and serve every launch. Per launch: the outcome on each release (resolves, raises at
+file:line, or the command line is refused), the silent overrides that changed from the
+previous release, and for the first release whose outcome changes, what made the
+difference (``verdict_view.diff_block`` and the changed sites of ``diff``) and, when a
+flag went away, the flag migration that ``diff`` follows through deprecated aliases
+(``diff.option_renames``), as a patch for the unit or script (``fix.file_patch``).
+
+No process pool: on this 2-core machine the work per release is dominated by loading
+the release once and the runs are short; see bench/bench.py (issue 19) for the figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from . import sources
+from .errors import SgtraceError
+
+SCHEMA = 1
+FINAL_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
+REASON_CHARS = 160
+UNIT_SUFFIXES = (".service",)
+SCRIPT_SUFFIXES = (".sh", ".bash")
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Cell:
+    """One launch on one release."""
+
+    release: str
+    status: str  # resolves, raises, refused
+    reason: str | None = None  # one line: "ValueError: ..." or the parse error
+    site: str | None = None  # file:line of the raise
+    function: str | None = None
+    overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # your flag's field -> (given, final, where)
+    override_changes: list[str] = field(default_factory=list)  # from the previous release, in words
+    defaults: int = 0  # fields left at their default that SGLang resolved to another value (not listed)
+    seconds: float = 0.0
+
+    def key(self) -> tuple:
+        """What counts as the same outcome across releases (line numbers move between releases)."""
+        kind = (self.reason or "").split(":", 1)[0] if self.status == "raises" else None
+        return self.status, kind, self.function if self.status == "raises" else None
+
+    def words(self) -> str:
+        if self.status == "resolves":
+            return "resolves"
+        if self.status == "raises":
+            kind = (self.reason or "").split(":", 1)[0]
+            return f"raises {kind} at {self.site}" + (f" in {self.function}" if self.function else "")
+        return "flags refused"
+
+
+@dataclass
+class Transition:
+    """The first release whose outcome differs from the previous one's."""
+
+    previous: str
+    release: str
+    before: str
+    after: str
+    lines: list[str] = field(default_factory=list)  # what made the difference
+    migrations: list[tuple[str, str]] = field(default_factory=list)  # (option as typed, option to use instead)
+    evidence: list[str] = field(default_factory=list)
+    patch: str | None = None  # a unified diff of the unit or script, or the migrated command line
+    patch_file: str | None = None
+    retried: str | None = None  # the outcome on ``release`` with the migration applied
+    snap: Any = None  # filepatch.Snapshot the patch was made on (for --write; not serialized)
+    patched_text: str | None = None
+
+
+@dataclass
+class LaunchUpgrade:
+    name: str  # the launch's origin (service:FILE, script:FILE, args, cmd)
+    request: Any  # explain.ExplainRequest
+    cells: list[Cell] = field(default_factory=list)
+    transition: Transition | None = None
+    launch: Any = None  # analyzer.inputs.LaunchSpec, read once
+
+
+@dataclass
+class UpgradeResult:
+    releases: list[str]
+    launches: list[LaunchUpgrade]
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# -- releases ----------------------------------------------------------------------------------
+
+
+def pypi_releases(notes: list[str]) -> list[str]:
+    """The final releases PyPI has (``pip index versions sglang``), oldest first; the cached ones
+    when pip cannot say (offline), with a note."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "pip", "index", "versions", "sglang", "--disable-pip-version-check"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        listed = re.search(r"Available versions:\s*(.+)", proc.stdout or "")
+    except (OSError, subprocess.TimeoutExpired):
+        listed = None
+    if listed:
+        versions = [v.strip() for v in listed.group(1).split(",")]
+    else:
+        versions = [t.version for t in sources.list_cached()]
+        notes.append("pip could not list SGLang's releases on PyPI; the range is made of the cached ones "
+                     "(`sgtrace sources list`)")
+    finals = [v for v in versions if FINAL_RELEASE.match(v)
+              and sources.version_tuple(v) >= sources.OLDEST_SUPPORTED]
+    return sorted(set(finals), key=sources.version_tuple)
+
+
+def release_range(start: str | None, end: str | None, listed: str | None, notes: list[str]) -> list[str]:
+    """``--releases A,B,...`` as given, else the final releases PyPI has from ``start`` to ``end``
+    (both included; post releases are left out: they fix a release, the range names releases)."""
+    if listed:
+        if start or end:
+            raise SgtraceError("give --releases or --from/--to, not both", hint="e.g. --from 0.5.11 --to 0.5.23")
+        out = [v.strip() for v in listed.split(",") if v.strip()]
+        for v in out:
+            if not sources.VERSION_RE.match(v):
+                raise SgtraceError(f"--releases: {v!r} is not a version number", hint="e.g. --releases 0.5.11,0.5.14,0.5.23")
+        if not out:
+            raise SgtraceError("--releases names no release", hint="e.g. --releases 0.5.11,0.5.14,0.5.23")
+        return list(dict.fromkeys(out))
+    for name, value in (("--from", start), ("--to", end)):
+        if value is not None and not sources.VERSION_RE.match(value):
+            raise SgtraceError(f"{name} {value!r} is not a version number", hint="e.g. --from 0.5.11 --to 0.5.23")
+    low = sources.version_tuple(start) if start else ()
+    high = sources.version_tuple(end) if end else (10**9,)
+    if start and end and low > high:
+        raise SgtraceError(f"--from {start} is newer than --to {end}", hint="give the older release as --from")
+    out = [v for v in pypi_releases(notes) if low <= sources.version_tuple(v) <= high]
+    if not out:
+        raise SgtraceError(f"no SGLang release from {start or 'the first'} to {end or 'the last'}",
+                           hint="`pip index versions sglang` lists them; sgtrace reads 0.5.7 and newer")
+    return out
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def requests_for(paths: list[str], base) -> list:
+    """One ExplainRequest per launch: ``base`` when it names one (--args/--cmd/--service/--script),
+    and one per unit or script named or found in a folder (``*.service``, ``*.sh``)."""
+    out = []
+    if any(getattr(base, k) is not None for k in ("args", "cmd", "service", "script")):
+        out.append(base)
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in UNIT_SUFFIXES + SCRIPT_SUFFIXES)
+            if not found:
+                raise SgtraceError(f"{item} holds no unit (*.service) or script (*.sh)", hint="name the files, or pass --args/--cmd")
+            out.extend(_file_request(p, base) for p in found)
+        elif path.exists():
+            out.append(_file_request(path, base))
+        else:
+            raise SgtraceError(f"{item}: no such file or folder", hint="give units, scripts or folders of them")
+    if not out:
+        raise SgtraceError("no launch to check", hint="give unit or script files (or a folder), or --args/--cmd/--service/--script")
+    return out
+
+
+def _file_request(path: Path, base):
+    kind = "service" if path.suffix in UNIT_SUFFIXES else "script"
+    if path.suffix not in UNIT_SUFFIXES + SCRIPT_SUFFIXES:
+        try:
+            head = path.read_text(errors="replace")[:65536]
+        except OSError:
+            head = ""
+        kind = "service" if re.search(r"^\s*\[Service\]", head, re.M) else "script"
+    values = {k: None for k in ("args", "cmd", "service", "script")}
+    values[kind] = str(path)
+    return dataclasses.replace(base, **values)
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+class _Release:
+    """One release: its tree and extraction, shared by every launch (an ``explain_with`` base)."""
+
+    def __init__(self, version: str):
+        from .extract import extract
+
+        self.version = version
+        self.tree = sources.resolve(version)
+        self.extraction = extract(self.tree)
+        self.base = SimpleNamespace(request=SimpleNamespace(sglang=version), tree=self.tree, extraction=self.extraction)
+        self.flag_diff: dict[str, Any] = {}  # previous version -> VersionDiff without sites
+        self.full_diff: dict[str, Any] = {}  # previous version -> VersionDiff with sites
+
+
+def _flags_diff(old: _Release, new: _Release):
+    """The flags and fields of OLD -> NEW (cheap: no sites), renames followed through aliases."""
+    from .diff import VersionDiff, diff_fields, diff_flags, field_renames
+
+    if old.version not in new.flag_diff:
+        renames = field_renames(old.extraction, new.extraction)
+        new.flag_diff[old.version] = VersionDiff(old.version, new.version, old.extraction.era, new.extraction.era, renames,
+                                                 diff_flags(old.extraction, new.extraction, renames),
+                                                 diff_fields(old.extraction, new.extraction, renames))
+    return new.flag_diff[old.version]
+
+
+def _site_diff(old: _Release, new: _Release):
+    from .diff import diff_sites, option_renames
+
+    if old.version not in new.full_diff:
+        flags = _flags_diff(old, new)
+        new.full_diff[old.version] = dataclasses.replace(
+            flags, sites=diff_sites(old.extraction, new.extraction, flags.renames, option_renames(flags.flags)))
+    return new.full_diff[old.version]
+
+
+def _run(release: _Release, request, launch, argv: list[str] | None = None):
+    """(Cell, explanation or None, the refusal or None) of ``launch`` on ``release``."""
+    from .argv import parse_argv
+    from .explain import explain_with, parse_env_items
+
+    request = dataclasses.replace(request, sglang=release.version)
+    if argv is not None:
+        launch = dataclasses.replace(launch, argv=list(argv)) if dataclasses.is_dataclass(launch) else _with_argv(launch, argv)
+    started = time.perf_counter()
+    env = {**dict(launch.env), **parse_env_items(request.env)}
+    try:
+        parse_argv(release.extraction, list(launch.argv), env=env)
+    except SgtraceError as exc:
+        return Cell(release.version, "refused", reason=_clip(exc.message), seconds=time.perf_counter() - started), None, exc
+    explanation = explain_with(request, launch=launch, base=release.base)
+    trace = explanation.trace
+    cell = Cell(release.version, "resolves", seconds=0.0)
+    if trace.error is not None:
+        error = trace.error
+        cell.status = "raises"
+        cell.reason = _clip(f"{error.exc_type}: {error.message}")
+        if error.site is not None:
+            cell.site, cell.function = error.site.short(), error.site.function
+    for override in explanation.overrides:
+        if not override.given:
+            cell.defaults += 1
+            continue
+        last = override.writes[-1] if override.writes else None
+        where = last.site.short() if last is not None and last.site is not None else None
+        cell.overrides[override.field] = (_short(override.before), _short(override.after), where)
+    cell.seconds = time.perf_counter() - started
+    return cell, explanation, None
+
+
+def _with_argv(launch, argv):
+    import copy
+
+    out = copy.copy(launch)
+    out.argv = list(argv)
+    return out
+
+
+def _clip(text: str) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 3] + "..."
+
+
+def _short(value: Any) -> str:
+    from .verdict_view import short
+
+    return short(value)
+
+
+def upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResult:
+    """Every launch of ``requests`` on every release of ``releases`` (in that order)."""
+    from .explain import load_launch
+
+    started = time.perf_counter()
+    launches = []
+    for request in requests:
+        item = LaunchUpgrade(name="", request=request)
+        item.launch = load_launch(request)
+        item.name = item.launch.origin or "args"
+        launches.append(item)
+    result = UpgradeResult(releases=list(releases), launches=launches)
+    previous: _Release | None = None
+    kept: dict[int, Any] = {}  # launch index -> its explanation on the previous release
+    steps: dict[str, dict[str, str]] = {}  # release -> field renames from the release before it
+    for version in releases:
+        if progress is not None:
+            progress(f"SGLang {version}: {len(launches)} launch(es)")
+        release = _Release(version)
+        if previous is not None:
+            steps[version] = {k: r.new for k, r in _flags_diff(previous, release).renames.items()}
+        now: dict[int, Any] = {}
+        for index, item in enumerate(launches):
+            cell, explanation, refusal = _run(release, item.request, item.launch)
+            now[index] = explanation
+            parsed = [c for c in item.cells if c.status != "refused"]
+            if cell.status == "refused":
+                pass  # nothing resolved: no overrides to compare
+            elif parsed:
+                cell.override_changes = override_changes(parsed[-1], cell, _renames_between(parsed[-1].release, version, releases, steps))
+            else:
+                cell.override_changes = [f"+{f} {b} -> {a}" for f, (b, a, _w) in cell.overrides.items()]
+            if item.cells and item.transition is None and cell.key() != item.cells[-1].key():
+                item.transition = transition(item, previous, release, item.cells[-1], cell, kept.get(index), explanation, refusal)
+            item.cells.append(cell)
+        previous, kept = release, now
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _renames_between(old: str, new: str, releases: list[str], steps: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Field renames from release ``old`` to ``new``: each adjacent pair's (``steps``: release -> its
+    renames from the release before it, ``diff.field_renames``), followed along."""
+    chain = releases[releases.index(old) + 1: releases.index(new) + 1]
+    forward: dict[str, str] = {}
+    for version in chain:
+        step = steps.get(version, {})
+        forward = {k: step.get(v, v) for k, v in forward.items()} | {k: v for k, v in step.items() if k not in forward.values()}
+    return forward
+
+
+def override_changes(before: Cell, after: Cell, forward: dict[str, str]) -> list[str]:
+    """The silent overrides of your flags that appeared, went away or end on another value than on the
+    previous release that resolved them (a renamed field is followed to its new name)."""
+    earlier = {forward.get(name, name): value for name, value in before.overrides.items()}
+    after = after.overrides
+    out = []
+    for name, (b, a, _where) in after.items():
+        if name not in earlier:
+            out.append(f"+{name} {b} -> {a}")
+        elif earlier[name][1] != a:
+            out.append(f"~{name} now -> {a} (was -> {earlier[name][1]})")
+    for name, (b, a, _where) in earlier.items():
+        if name not in after:
+            out.append(f"-{name} (was {b} -> {a})")
+    return out
+
+
+# -- the first change --------------------------------------------------------------------------
+
+
+def transition(item: LaunchUpgrade, old: _Release, new: _Release, before: Cell, after: Cell, old_run, new_run,
+               refusal) -> Transition:
+    change = Transition(old.version, new.version, before.words(), after.words())
+    if after.status == "refused":
+        change.lines.append(f"{new.version} refuses the command line: {after.reason}")
+        _migrate(change, item, old, new, old_run)
+        return change
+    if before.status == "refused":
+        change.lines.append(f"{old.version} refused the command line: {before.reason}")
+        return change
+    change.lines.extend(_difference(item, old, new, old_run, new_run))
+    return change
+
+
+def _difference(item: LaunchUpgrade, old: _Release, new: _Release, old_run, new_run) -> list[str]:
+    """``verdict_view.diff_block`` on the two runs, and the events at sites that changed between the releases."""
+    from .diff import BehaviourDiff, Outcome, _mark_decisive, _value_rows
+    from .diff_view import _decisive_lines
+    from .verdict_view import diff_block
+
+    static = _site_diff(old, new)
+    outcomes = []
+    for run, release in ((old_run, old), (new_run, new)):
+        trace = run.trace
+        error = trace.error
+        outcomes.append(Outcome(release.version, "raises" if error is not None else "resolves",
+                                error=f"{error.exc_type}: {error.message}" if error is not None else None,
+                                error_site=error.site if error is not None else None, final=dict(trace.final),
+                                explanation=run))
+    behaviour = BehaviourDiff(list(item.launch.argv), outcomes[0], outcomes[1])
+    behaviour.values = _value_rows(static, [], outcomes[0], outcomes[1], old.extraction, new.extraction)
+    _mark_decisive(behaviour, static)
+    diff = dataclasses.replace(static, behaviour=behaviour)
+    lines = [line.strip() if i == 0 else line for i, line in enumerate(diff_block(diff))]
+    decisive = [(o, d) for o in outcomes for d in o.decisive]
+    # The raises, and the writes of the fields the verdict names (its cause, and what the other
+    # release does with it); every other changed write on the way is in `sgtrace diff`.
+    said = " ".join(lines)
+    named = [(o, d) for o, d in decisive if d.event.kind != "write" or re.search(rf"\b{re.escape(d.event.field or '')}\b", said)]
+    decisive = named if len(named) > sum(1 for _o, d in decisive if d.event.kind != "write") else decisive
+    if decisive:
+        lines.append("What made the difference (events at sites that changed between the releases):")
+        for outcome, entry in decisive:
+            lines.extend(_decisive_lines(outcome.version, entry, diff))
+    return lines
+
+
+def _migrate(change: Transition, item: LaunchUpgrade, old: _Release, new: _Release, old_run) -> None:
+    """The options of the launch that ``new`` no longer has, each with the option ``diff`` says to use
+    instead (removed with a replacement, renamed, a deprecated alias gone), and the patch."""
+    from .diff import _rewrite, _typed_replacements, option_renames
+
+    flags = _flags_diff(old, new)
+    forward = option_renames(flags.flags)
+    argv = list(item.launch.argv)
+    typed = _typed_replacements(argv, old.extraction, new.extraction, forward)
+    change.migrations = typed
+    by_option = {c.option: c for c in flags.flags if c.kind in ("removed", "renamed")}
+    for option, instead in typed:
+        full = option if option in by_option else next((o for o in by_option if o.startswith(option)), option)
+        flag_change = by_option.get(full)
+        was = ""
+        if flag_change is not None and old.extraction.flag_for(full) is not None and old.extraction.flag_for(full).deprecated:
+            was = f" (a deprecated alias of {instead} in {old.version})"
+        change.evidence.append(f"{full} is gone in {new.version}{was}: use {instead}")
+    gone = [o for o in _unknown_options(argv, new) if o not in dict(typed)]
+    for option in gone:
+        change.evidence.append(f"{option} is gone in {new.version}, and no flag of {new.version} takes its place")
+    if not typed:
+        return
+    rewritten = _rewrite(argv, typed)
+    cell, _run_new, _refusal = _run(new, item.request, item.launch, argv=rewritten)
+    change.retried = cell.words() + (f": {cell.reason}" if cell.status != "resolves" and cell.reason else "")
+    _patch(change, item, old_run, typed, rewritten)
+
+
+def _unknown_options(argv: list[str], release: _Release) -> list[str]:
+    """The options of argv ``release`` does not take, as typed (an abbreviation argparse accepts,
+    ``--tp`` for ``--tp-size``, is taken)."""
+    from .diff import _unique_prefix
+
+    options = sorted({o for f in release.extraction.flags for o in f.option_strings if o.startswith("--")})
+    out = []
+    for token in argv:
+        if token.startswith("--") and token != "--":
+            name = token.split("=", 1)[0]
+            known = release.extraction.flag_for(name) is not None or _unique_prefix(name, options) is not None
+            if not known and name not in out:
+                out.append(name)
+    return out
+
+
+def _patch(change: Transition, item: LaunchUpgrade, old_run, typed: list[tuple[str, str]], rewritten: list[str]) -> None:
+    """The migration as a patch of the unit or script (``fix.file_patch``), else the command line."""
+    from . import filepatch
+    from .fix import Candidate, Change, command_line, file_patch, option_span, unified_diff
+
+    argv = list(item.launch.argv)
+    changes = []
+    for option, instead in typed:
+        span = option_span(argv, option)
+        value = None
+        if span is not None:
+            token = argv[span[0]]
+            value = token.split("=", 1)[1] if "=" in token else (" ".join(argv[span[0] + 1: span[1]]) or None)
+        new_option, _eq, folded = instead.partition("=")
+        if folded:
+            value = folded
+        known = old_run is not None and old_run.extraction.flag_for(new_option) is not None
+        same_dest = known and old_run.extraction.flag_for(option) is not None and \
+            old_run.extraction.flag_for(option).dest == old_run.extraction.flag_for(new_option).dest
+        if not same_dest:  # the old release does not tie the two: take the old one out, then set the new one
+            changes.append(Change("drop-flag", option, origin="upgrade"))
+        changes.append(Change("set-flag", new_option, value, origin="upgrade"))
+    candidate = Candidate(changes=changes, argv=rewritten, env=dict(item.launch.env))
+    if old_run is None:
+        change.patch = "sglang serve " + " ".join(rewritten)
+        return
+    origin = item.launch.origin or ""
+    if origin.startswith(("service:", "script:")):
+        snap = filepatch.snapshot(origin.split(":", 1)[1])
+        made = file_patch(old_run, candidate, snap=snap)
+        if made is not None:
+            path, old_text, new_text = made
+            change.patch, change.patch_file = unified_diff(path, old_text, new_text), str(path)
+            change.snap, change.patched_text = snap, new_text
+            return
+    change.patch = command_line(old_run, candidate)
+
+
+def write_patches(result: UpgradeResult) -> list[str]:
+    """Apply each launch's migration patch to its file (``fix.write_patch``: locked, checked, a .bak kept)."""
+    from .fix import write_patch
+
+    written = []
+    for item in result.launches:
+        change = item.transition
+        if change is None or change.snap is None or change.patched_text is None:
+            continue
+        backup = write_patch(change.snap, change.patched_text)
+        written.append(f"patched {change.patch_file} (backup: {backup})")
+    return written
+
+
+# -- exit code ---------------------------------------------------------------------------------
+
+
+def failing(cell: Cell, fail_on: str | None) -> bool:
+    """Whether a cell fails the CI gate ``fail_on``: raise (raises or refused), override (the silent
+    overrides changed from the previous release), any (either)."""
+    raised = cell.status != "resolves"
+    changed = bool(cell.override_changes)
+    if fail_on == "raise":
+        return raised
+    if fail_on == "override":
+        return changed
+    if fail_on == "any":
+        return raised or changed
+    return False
+
+
+def gate(result: UpgradeResult, fail_on: str | None) -> bool:
+    """True when some launch × release (after the first release, for overrides) fails ``fail_on``."""
+    for item in result.launches:
+        for index, cell in enumerate(item.cells):
+            if fail_on in ("override", "any") and index == 0 and cell.status == "resolves":
+                continue  # the first release's overrides are the baseline, not a change
+            if failing(cell, fail_on):
+                return True
+    return False
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def render_text(result: UpgradeResult) -> str:
+    lines = [f"SGLang releases: {', '.join(result.releases)}", ""]
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    for item in result.launches:
+        lines.append(f"Launch: {item.name}")
+        width = max(len(c.words()) for c in item.cells)
+        lines.append(f"  {'release':<9} {'outcome':<{width}}  overrides changed")
+        for cell in item.cells:
+            changes = "; ".join(cell.override_changes) or "-"
+            lines.append(f"  {cell.release:<9} {cell.words():<{width}}  {changes}")
+            if cell.status != "resolves" and cell.reason:
+                lines.append(f"  {'':<9}   {cell.reason}")
+        lines.extend(_transition_text(item.transition))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _transition_text(change: Transition | None) -> list[str]:
+    if change is None:
+        return ["  The outcome is the same on every release."]
+    lines = [f"  First change: {change.release} (after {change.previous}: {change.before} -> {change.after})"]
+    lines.extend(f"    {line}" for line in change.lines)
+    if change.evidence:
+        lines.append("  Flag migration:")
+        lines.extend(f"    {e}" for e in change.evidence)
+    if change.retried:
+        lines.append(f"    with the migration, {change.release} {change.retried}")
+    if change.patch:
+        lines.append(f"  Patch{' for ' + change.patch_file if change.patch_file else ' (the command line)'}:")
+        lines.extend(f"    {line}" for line in change.patch.rstrip("\n").split("\n"))
+    return lines
+
+
+def to_json(result: UpgradeResult) -> dict:
+    return {
+        "schema": SCHEMA,
+        "releases": result.releases,
+        "notes": result.notes,
+        "launches": [
+            {
+                "launch": item.name,
+                "argv": list(item.launch.argv),
+                "releases": [
+                    {"release": c.release, "outcome": c.status, "reason": c.reason, "site": c.site, "function": c.function,
+                     "overrides": {f: {"before": b, "after": a, "at": w} for f, (b, a, w) in c.overrides.items()},
+                     "override_changes": c.override_changes}
+                    for c in item.cells
+                ],
+                "first_change": None if item.transition is None else {
+                    "previous": item.transition.previous, "release": item.transition.release,
+                    "before": item.transition.before, "after": item.transition.after,
+                    "difference": item.transition.lines,
+                    "migrations": [{"typed": t, "use": u} for t, u in item.transition.migrations],
+                    "evidence": item.transition.evidence, "retried": item.transition.retried,
+                    "patch": item.transition.patch, "patch_file": item.transition.patch_file,
+                },
+            }
+            for item in result.launches
+        ],
+    }
+
+
+def render_markdown(result: UpgradeResult) -> str:
+    """A summary for the pull request that bumps SGLang."""
+    out = [f"## sgtrace upgrade: SGLang {result.releases[0]} .. {result.releases[-1]}", ""]
+    out.append("| launch | " + " | ".join(result.releases) + " |")
+    out.append("|---|" + "---|" * len(result.releases))
+    marks = {"resolves": "ok", "raises": "raises", "refused": "refused"}
+    for item in result.launches:
+        row = [marks[c.status] + (" (overrides changed)" if c.override_changes and i else "") for i, c in enumerate(item.cells)]
+        out.append(f"| `{_md(item.name)}` | " + " | ".join(row) + " |")
+    out.append("")
+    for item in result.launches:
+        change = item.transition
+        if change is None:
+            continue
+        out.append(f"### `{_md(item.name)}`: first change in {change.release}")
+        out.append("")
+        out.append(f"{change.previous}: {_md(change.before)}; {change.release}: {_md(change.after)}.")
+        out.append("")
+        if change.lines or change.evidence:
+            out.append("```")
+            out.extend(change.lines + change.evidence)
+            out.append("```")
+        if change.retried:
+            out.append("")
+            out.append(f"With the migration, {change.release} {_md(change.retried)}.")
+        if change.patch:
+            out.append("")
+            out.append("```diff" if change.patch_file else "```")
+            out.append(change.patch.rstrip("\n"))
+            out.append("```")
+        out.append("")
+    return "\n".join(out)
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("`", "'")
+
+
+def junit_results(result: UpgradeResult, fail_on: str | None):
+    """check.CheckResult's, one per launch × release, for ``check.junit_tree``: a case fails when it
+    fails ``fail_on`` (without it, when the launch does not resolve)."""
+    from .check import CheckResult, Expectation, Finding
+
+    out = []
+    for item in result.launches:
+        path = Path(item.name.split(":", 1)[1]) if ":" in item.name else Path(item.name)
+        for index, cell in enumerate(item.cells):
+            expectation = Expectation(path=path, name=item.name, sglang=cell.release, inputs={})
+            rule = fail_on or "raise"
+            bad = failing(cell, rule) and not (rule != "raise" and index == 0 and cell.status == "resolves")
+            text = cell.words() + (f": {cell.reason}" if cell.reason else "")
+            findings = [Finding(not bad, text)]
+            findings += [Finding(True, f"override {c}") for c in cell.override_changes]
+            out.append(CheckResult(expectation, cell.release, findings, cell.seconds))
+    return out
