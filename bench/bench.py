@@ -51,6 +51,8 @@ TARGET_COLD_EXTRACT_S = 5.0
 TARGET_BATCH_S = 0.020
 TARGET_ERROR_NO_MATCH_S = 2.0  # issue 14: --error with no local match (every cached release is asked)
 TARGET_PEAK_MB = 400.0
+TARGET_UPGRADE_S = 60.0  # issue 19: 100 launches x 17 releases, warm
+TARGET_UPGRADE_PEAK_MB = 1024.0
 
 FULL = {"cold": 3, "warm": 5, "explain_cold": 3, "explain_warm": 5, "replays": 3, "batch": 500, "growth": 30}
 QUICK = {"cold": 1, "warm": 2, "explain_cold": 1, "explain_warm": 2, "replays": 1, "batch": 30, "growth": 4}
@@ -267,6 +269,44 @@ def work_batch(spec: dict) -> dict:
     return {"first": first, "batch": batch, "growth": growth, "pool": len(pool), "rss_after_first_mb": rss_before}
 
 
+def work_upgrade(spec: dict) -> dict:
+    """Issue 19: ``n`` generated launches (real flags of the first release, built-in models and profiles)
+    through ``analyzer.upgrade`` over ``releases``, warm (each release's extraction is loaded once
+    before the clock starts, from the cache it already is in)."""
+    import resource
+    import shlex
+
+    from analyzer import models as models_module
+    from analyzer import profiles as profiles_module
+    from analyzer import sources, upgrade
+    from analyzer.explain import ExplainRequest
+    from analyzer.extract import extract
+
+    releases = spec["releases"]
+    for version in releases:
+        extract(sources.resolve(version))  # warm: the extraction cache holds every release
+    first = extract(sources.resolve(releases[0]))
+    models = models_module.list_models()
+    profiles = [p for p in profiles_module.list_profiles() if not getattr(p, "native", False) and p.name != "native"]
+    pool = flag_pool(first)
+    rng = random.Random(spec["seed"])
+    requests = []
+    for _ in range(spec["n"]):
+        argv, _parsed, _model, profile, *_rest = make_scenario(first, pool, models, profiles, rng.randint(1, 8), rng)
+        requests.append(ExplainRequest(args=shlex.join(argv), profile=profile.name))
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result, wall, cpu = timed(lambda: upgrade.upgrade(requests, releases))
+    cells = [c for item in result.launches for c in item.cells]
+    per_release = {}
+    for version in releases:
+        mine = [c.seconds for item in result.launches for c in item.cells if c.release == version]
+        per_release[version] = {"median": statistics.median(mine), "max": max(mine), "first": mine[0]}
+    return {"wall": wall, "cpu": cpu, "cells": len(cells), "rss_before_mb": rss_before,
+            "per_cell": [c.seconds for c in cells], "per_release": per_release,
+            "statuses": {s: sum(c.status == s for c in cells) for s in ("resolves", "raises", "refused")},
+            "transitions": sum(item.transition is not None for item in result.launches)}
+
+
 def work_replay(spec: dict) -> dict:
     """Fallback when the CLI has no ``replay`` command: the runner, with a materialized model directory."""
     from analyzer.cli import model_path_in
@@ -286,7 +326,7 @@ def work_replay(spec: dict) -> dict:
     return {"raises": trace.error is not None}
 
 
-WORKERS = {"extract": work_extract, "batch": work_batch, "replay": work_replay}
+WORKERS = {"extract": work_extract, "batch": work_batch, "replay": work_replay, "upgrade": work_upgrade}
 
 
 # ---------------------------------------------------------------------------
@@ -498,6 +538,29 @@ def bench_batch(b: Bench, versions: list[str]) -> None:
         b.raw[f"batch {version}"] = data
 
 
+def bench_upgrade(b: Bench, launches: int, releases: list[str]) -> None:
+    """Issue 19: ``sgtrace upgrade`` of generated launches over the cached releases, against the user's
+    cache (warm; the temporary one holds only the benched releases' trees)."""
+    env = {k: v for k, v in b.env.items() if k != "SGTRACE_CACHE"}
+    print(f"upgrade: {launches} generated launches x {len(releases)} releases ({releases[0]}..{releases[-1]}), warm", flush=True)
+    data, run = worker(env, "upgrade", {"n": launches, "releases": releases, "seed": b.args.seed}, timeout=3600)
+    scale = 100 * 17 / max(1, launches * len(releases))
+    status = judge(data["wall"] * scale, data["cpu"] * scale, TARGET_UPGRADE_S)
+    peak = "" if run.peak_mb is None else ("ok" if run.peak_mb <= TARGET_UPGRADE_PEAK_MB else "MISSED (memory)")
+    counts = data["statuses"]
+    b.add(Row("upgrade", f"{launches} x {len(releases)} releases, whole run", 1, data["wall"], data["cpu"], run.peak_mb,
+              f"< {TARGET_UPGRADE_S:.0f} s for 100 x 17, < 1 GB", " ".join(x for x in (status, peak) if x),
+              f"{counts['resolves']} resolve, {counts['raises']} raise, {counts['refused']} refused; "
+              f"{data['transitions']} first changes; x{scale:.1f} to 100 x 17"))
+    cells = data["per_cell"]
+    b.add(Row("upgrade", "per scenario (launch x release)", len(cells), median(cells), None, None, "",
+              "", f"mean {fmt_s(statistics.mean(cells))}, p90 {fmt_s(quantile(cells, 0.9))}, max {fmt_s(max(cells))}"))
+    for version, figures in data["per_release"].items():
+        b.add(Row("upgrade", f"{version}: per scenario", launches, figures["median"], None, None, "", "",
+                  f"first {fmt_s(figures['first'])} (parses the modules), max {fmt_s(figures['max'])}"))
+    b.raw["upgrade"] = data
+
+
 def quantile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -526,11 +589,20 @@ def print_table(b: Bench, started: float, load: tuple) -> None:
     print("  ".join("-" * w for w in widths))
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
-    peaks = [row.peak_mb for row in b.rows if row.peak_mb is not None and row.section != "replay"]
+    peaks = [row.peak_mb for row in b.rows if row.peak_mb is not None and row.section not in ("replay", "upgrade")]
     if peaks:
         worst = max(peaks)
         print(f"peak memory of sgtrace's processes: at most {worst:.0f} MB (target < {TARGET_PEAK_MB:.0f} MB): "
               f"{'met' if worst <= TARGET_PEAK_MB else 'MISSED'}")
+
+
+def upgrade_releases(listed: str | None) -> list[str]:
+    from analyzer import sources
+
+    if listed:
+        return [v for v in listed.split(",") if v]
+    return [t.version for t in sources.list_cached()
+            if sources.version_tuple(t.version) >= sources.OLDEST_SUPPORTED and "post" not in t.version]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -543,6 +615,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-replay", action="store_true", help="skip the replay (no replay environment here)")
     parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
     parser.add_argument("--keep-cache", action="store_true", help="keep the temporary SGTRACE_CACHE")
+    parser.add_argument("--upgrade-launches", type=int, help="issue 19: launches for the upgrade line (default 100; --quick 10)")
+    parser.add_argument("--upgrade-releases", help="releases of the upgrade line (default: every cached release sgtrace reads)")
+    parser.add_argument("--only", choices=["upgrade"], help="run only this line")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("spec", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -564,10 +639,12 @@ def main(argv: list[str] | None = None) -> int:
     tmp, env = prepare_cache(sorted(set(versions) | set(batch_versions) | {"0.5.11"}), not args.no_replay)
     b = Bench(args, reps, env)
     try:
-        bench_extraction(b, versions)
-        bench_explain(b, with_replay=not args.no_replay)
-        bench_error_no_match(b)
-        bench_batch(b, batch_versions)
+        if args.only is None:
+            bench_extraction(b, versions)
+            bench_explain(b, with_replay=not args.no_replay)
+            bench_error_no_match(b)
+            bench_batch(b, batch_versions)
+        bench_upgrade(b, args.upgrade_launches or (10 if args.quick else 100), upgrade_releases(args.upgrade_releases))
     finally:
         if not args.keep_cache:
             shutil.rmtree(tmp, ignore_errors=True)
