@@ -10,8 +10,11 @@ difference (``verdict_view.diff_block`` and the changed sites of ``diff``) and, 
 flag went away, the flag migration that ``diff`` follows through deprecated aliases
 (``diff.option_renames``), as a patch for the unit or script (``fix.file_patch``).
 
-No process pool: on this 2-core machine the work per release is dominated by loading
-the release once and the runs are short; see bench/bench.py (issue 19) for the figure.
+No process pool: measured on this 2-core machine (shared, load average about 3), 20 generated
+launches x 17 releases took 24.5 s in one process; split in two processes of 9 releases each
+(the release where they meet run by both) they took 21.6 s and 28.0 s side by side, so the
+wall time did not drop (no core was free) and each process loads its own releases.
+``bench/bench.py --only upgrade`` gives the figures.
 """
 
 from __future__ import annotations
@@ -208,6 +211,15 @@ class _Release:
         self.full_diff: dict[str, Any] = {}  # previous version -> VersionDiff with sites
 
 
+def _forget_program(release: _Release) -> None:
+    """Drop the parsed program of a release the run has moved past from the per-process share
+    (``symbolic.program.shared_program`` keeps the last 8 trees, each with the memo of every launch run
+    on it: 20 launches x 17 releases peaked at 698 MB with them kept)."""
+    from .symbolic import program
+
+    program._SHARED.pop(str(Path(release.tree.root).resolve()), None)
+
+
 def _flags_diff(old: _Release, new: _Release):
     """The flags and fields of OLD -> NEW (cheap: no sites), renames followed through aliases."""
     from .diff import VersionDiff, diff_fields, diff_flags, field_renames
@@ -334,6 +346,8 @@ def _upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResul
             if item.cells and item.transition is None and cell.key() != item.cells[-1].key():
                 item.transition = transition(item, previous, release, item.cells[-1], cell, kept.get(index), explanation, refusal)
             item.cells.append(cell)
+        if previous is not None:
+            _forget_program(previous)  # its runs and its first changes are done: only ``release`` is read again
         previous, kept = release, now
     result.seconds = time.perf_counter() - started
     return result
