@@ -51,7 +51,7 @@ class Cell:
     function: str | None = None
     overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # your flag's field -> (given, final, where)
     override_changes: list[str] = field(default_factory=list)  # from the previous release, in words
-    defaults: int = 0  # fields left at their default that SGLang resolved to another value (not listed)
+    defaults: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # fields you left at their default that SGLang changed (JSON only)
     seconds: float = 0.0
 
     def key(self) -> tuple:
@@ -266,12 +266,9 @@ def _run(release: _Release, request, launch, argv: list[str] | None = None):
         if error.site is not None:
             cell.site, cell.function = error.site.short(), error.site.function
     for override in explanation.overrides:
-        if not override.given:
-            cell.defaults += 1
-            continue
         last = override.writes[-1] if override.writes else None
         where = last.site.short() if last is not None and last.site is not None else None
-        cell.overrides[override.field] = (_short(override.before), _short(override.after), where)
+        (cell.overrides if override.given else cell.defaults)[override.field] = (_short(override.before), _short(override.after), where)
     cell.seconds = time.perf_counter() - started
     return cell, explanation, None
 
@@ -605,7 +602,8 @@ def to_json(result: UpgradeResult) -> dict:
                 "releases": [
                     {"release": c.release, "outcome": c.status, "reason": c.reason, "site": c.site, "function": c.function,
                      "overrides": {f: {"before": b, "after": a, "at": w} for f, (b, a, w) in c.overrides.items()},
-                     "override_changes": c.override_changes}
+                     "override_changes": c.override_changes,
+                     "defaults_changed": {f: {"before": b, "after": a, "at": w} for f, (b, a, w) in c.defaults.items()}}
                     for c in item.cells
                 ],
                 "first_change": None if item.transition is None else {

@@ -150,6 +150,9 @@ def test_p1_raises_through_0513_and_resolves_from_0514_with_the_auto_change(seed
     assert "0.5.14: mamba_radix_cache_strategy 'auto' -> 'extra_buffer'" in text
     assert "write mamba_radix_cache_strategy: 'auto' -> 'extra_buffer'" in text and "[site added in 0.5.14]" in text
     assert not change.migrations and change.patch is None
+    # the default you did not set, on both sides of the change (kept for --json)
+    assert p1.cells[2].defaults["mamba_scheduler_strategy"][:2] == ("'auto'", "'no_buffer'")
+    assert p1.cells[3].defaults["mamba_radix_cache_strategy"][:2] == ("'auto'", "'extra_buffer'")
 
 
 @pytest.mark.network
