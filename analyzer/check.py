@@ -325,12 +325,44 @@ def replay_findings(expectation: Expectation, explanation, fields: dict[str, str
     return [Finding(f.ok, words.CHECK_REPLAY_PREFIX + f.text) for f in trace_findings(expectation, trace, fields, starts)]
 
 
+RANGE_SEPARATOR = ".."
+
+
+def release_list(spec: str) -> list[str] | None:
+    """The releases an expectation's ``sglang`` names when it is a range (``"0.5.11..0.5.23"``: the final
+    releases PyPI has between the two, both included, as ``sgtrace upgrade --from/--to`` takes them)
+    or a list (``"0.5.11,0.5.14"``); None for one release, ``installed`` or a path."""
+    from .upgrade import release_range
+
+    if RANGE_SEPARATOR in spec and not Path(spec).exists():
+        start, _sep, end = spec.partition(RANGE_SEPARATOR)
+        return release_range(start.strip() or None, end.strip() or None, None, [])
+    if "," in spec and not Path(spec).exists():
+        return release_range(None, None, spec, [])
+    return None
+
+
 def run_expectation(expectation: Expectation, sglang: str | None = None, replay: bool = False) -> CheckResult:
     """Resolve the launch on the release (the file's own, or ``sglang``) and check every expectation.
+    On a range of releases (``sglang = "0.5.11..0.5.23"``) every release is checked: one result, each
+    finding marked with its release.
 
     A release that cannot be found is an ``SgtraceError``; a launch the release
     rejects is a failed check.
     """
+    releases = release_list(sglang or expectation.sglang)
+    if releases is not None:
+        started = time.monotonic()
+        result = CheckResult(expectation, f"{releases[0]}{RANGE_SEPARATOR}{releases[-1]}")
+        for version in releases:
+            one = _run_one(expectation, version, replay)
+            result.findings += [Finding(f.ok, f"[{one.sglang}] {f.text}") for f in one.findings]
+        result.seconds = time.monotonic() - started
+        return result
+    return _run_one(expectation, sglang, replay)
+
+
+def _run_one(expectation: Expectation, sglang: str | None, replay: bool) -> CheckResult:
     from . import sources
     from .argv import parse_argv
     from .explain import explain, load_launch, parse_env_items

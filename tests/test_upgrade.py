@@ -179,3 +179,20 @@ def test_cli_json_junit_fail_on_and_write(tmp_path, capsys):
     assert (tmp_path / "p2.service.bak").read_bytes() == original
     assert "--mamba-radix-cache-strategy extra_buffer" in unit.read_text()
     assert main(["upgrade", str(unit), "--releases", "0.5.19,0.5.20", "--profile", PROFILE, "--fail-on", "raise"]) == 0
+
+
+@pytest.mark.network
+def test_expectation_file_names_a_release_range(tmp_path):
+    from analyzer.check import load_expectation, run_expectation
+
+    example = Path(__file__).parent.parent / "examples"
+    shutil.copy(example / "sglang-qwen.service", tmp_path / "sglang-qwen.service")
+    text = (example / "sgtrace_p2.toml").read_text().replace('sglang = "0.5.11"', 'sglang = "0.5.18..0.5.20"')
+    (tmp_path / "sgtrace_p2.toml").write_text(text)
+    result = run_expectation(load_expectation(tmp_path / "sgtrace_p2.toml"))
+    assert result.sglang == "0.5.18..0.5.20"
+    by_release = {v: [f for f in result.findings if f.text.startswith(f"[{v}] ")] for v in ("0.5.18", "0.5.19", "0.5.20")}
+    assert all(by_release[v] and all(f.ok for f in by_release[v]) for v in ("0.5.18", "0.5.19"))
+    assert by_release["0.5.20"] and not all(f.ok for f in by_release["0.5.20"])
+    assert any("--mamba-scheduler-strategy" in f.text for f in by_release["0.5.20"] if not f.ok)
+    assert not result.passed
