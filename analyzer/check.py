@@ -332,14 +332,19 @@ def release_list(spec: str) -> list[str] | None:
     """The releases an expectation's ``sglang`` names when it is a range (``"0.5.11..0.5.23"``: the final
     releases PyPI has between the two, both included, as ``sgtrace upgrade --from/--to`` takes them)
     or a list (``"0.5.11,0.5.14"``); None for one release, ``installed`` or a path."""
+    from .sources import VERSION_RE
     from .upgrade import release_range
 
-    if RANGE_SEPARATOR in spec and not Path(spec).exists():
-        start, _sep, end = spec.partition(RANGE_SEPARATOR)
+    def version_or_empty(text: str) -> bool:
+        return not text.strip() or bool(VERSION_RE.match(text.strip()))
+
+    start, sep, end = spec.partition(RANGE_SEPARATOR)
+    if sep and (start.strip() or end.strip()) and version_or_empty(start) and version_or_empty(end):
         return release_range(start.strip() or None, end.strip() or None, None, [])
-    if "," in spec and not Path(spec).exists():
+    parts = spec.split(",")
+    if len(parts) > 1 and all(VERSION_RE.match(p.strip()) for p in parts if p.strip()):
         return release_range(None, None, spec, [])
-    return None
+    return None  # one release, installed, or a path (``../sglang``)
 
 
 def run_expectation(expectation: Expectation, sglang: str | None = None, replay: bool = False) -> CheckResult:

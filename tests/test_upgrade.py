@@ -196,3 +196,14 @@ def test_expectation_file_names_a_release_range(tmp_path):
     assert by_release["0.5.20"] and not all(f.ok for f in by_release["0.5.20"])
     assert any("--mamba-scheduler-strategy" in f.text for f in by_release["0.5.20"] if not f.ok)
     assert not result.passed
+
+
+def test_expectation_release_spec_forms(monkeypatch):
+    from analyzer import check
+
+    monkeypatch.setattr(upgrade, "pypi_releases", lambda notes: ["0.5.11", "0.5.12", "0.5.13"])
+    assert check.release_list("0.5.12..0.5.13") == ["0.5.12", "0.5.13"]
+    assert check.release_list("0.5.12..") == ["0.5.12", "0.5.13"]
+    assert check.release_list("0.5.13, 0.5.11") == ["0.5.13", "0.5.11"]
+    assert check.release_list("0.5.11") is None and check.release_list("installed") is None
+    assert check.release_list("../sglang") is None and check.release_list("/opt/a,b") is None
