@@ -251,12 +251,17 @@ def _run(release: _Release, request, launch, argv: list[str] | None = None):
     if argv is not None:
         launch = dataclasses.replace(launch, argv=list(argv)) if dataclasses.is_dataclass(launch) else _with_argv(launch, argv)
     started = time.perf_counter()
-    env = {**dict(launch.env), **parse_env_items(request.env)}
     try:
-        parse_argv(release.extraction, list(launch.argv), env=env)
+        explanation = explain_with(request, launch=launch, base=release.base)
     except SgtraceError as exc:
-        return Cell(release.version, "refused", reason=_clip(exc.message), seconds=time.perf_counter() - started), None, exc
-    explanation = explain_with(request, launch=launch, base=release.base)
+        # The command line parsed once per run, here: only a failed run asks whether it was the
+        # release's flag table that refused it (anything else is bad input, as in explain).
+        env = {**dict(launch.env), **parse_env_items(request.env)}
+        try:
+            parse_argv(release.extraction, list(launch.argv), env=env)
+        except SgtraceError as refusal:
+            return Cell(release.version, "refused", reason=_clip(refusal.message), seconds=time.perf_counter() - started), None, refusal
+        raise exc from None
     trace = explanation.trace
     cell = Cell(release.version, "resolves", seconds=0.0)
     if trace.error is not None:
@@ -271,6 +276,18 @@ def _run(release: _Release, request, launch, argv: list[str] | None = None):
         (cell.overrides if override.given else cell.defaults)[override.field] = (_short(override.before), _short(override.after), where)
     cell.seconds = time.perf_counter() - started
     return cell, explanation, None
+
+
+def check_request(request) -> None:
+    """The inputs of a launch that do not depend on the release, checked once before the first release
+    (bad input, exit 2, before minutes of work)."""
+    from . import models
+    from .explain import node_profile, parse_env_items, pick_profile
+
+    parse_env_items(request.env)
+    node_profile(pick_profile(request.profile), {}, request.assume_files, [])
+    if request.model_config:
+        models.load_model_config(request.model_config)
 
 
 def _with_argv(launch, argv):
@@ -317,6 +334,7 @@ def _upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResul
     for request in requests:
         item = LaunchUpgrade(name="", request=request)
         item.launch = load_launch(request)
+        check_request(request)
         item.name = item.launch.origin or "args"
         launches.append(item)
     result = UpgradeResult(releases=list(releases), launches=launches)
