@@ -215,9 +215,9 @@ def _forget_program(release: _Release) -> None:
     """Drop the parsed program of a release the run has moved past from the per-process share
     (``symbolic.program.shared_program`` keeps the last 8 trees, each with the memo of every launch run
     on it: 20 launches x 17 releases peaked at 698 MB with them kept)."""
-    from .symbolic import program
+    from .symbolic.program import forget_program
 
-    program._SHARED.pop(str(Path(release.tree.root).resolve()), None)
+    forget_program(release.tree.root)
 
 
 def _flags_diff(old: _Release, new: _Release):

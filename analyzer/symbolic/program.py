@@ -277,6 +277,11 @@ _SHARED: dict[str, Program] = {}
 MAX_SHARED = 8  # trees kept parsed in one process (a few releases side by side)
 
 
+def forget_program(root: Path) -> None:
+    """Drop a tree's Program from the share (a run that has moved past a release: ``upgrade``)."""
+    _SHARED.pop(str(Path(root).resolve()), None)
+
+
 def shared_program(root: Path, refresh: bool = True) -> Program:
     """The Program of a tree, kept between evaluations in this process (``explain --fix`` re-runs,
     the agreement matrix); a file changed on disk since it was parsed is parsed again. ``refresh=False``
