@@ -35,6 +35,7 @@ SCHEMA_NUMBERS = {
     "flags": 1,  # 1: an object {schema, sglang_version, flags}; before, a bare list of flags
     "graph": 1,
     "replay": TRACE_SCHEMA,  # the Trace the replay recorded, with where it ran
+    "upgrade": 1,
 }
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "data" / "schemas"
@@ -304,6 +305,24 @@ def documents() -> dict[str, tuple]:
                 "redacted": STRS,
             }),
             "trace": nullable(ref("explain")),
+        })),
+        "upgrade": ("sgtrace upgrade --json: each launch through each release, and the first change", obj({
+            "schema": number["upgrade"], "releases": STRS, "notes": STRS,
+            "launches": array(obj({
+                "launch": STR, "argv": STRS,
+                "releases": array(obj({
+                    "release": STR, "outcome": {"enum": ["resolves", "raises", "refused"]}, "reason": nullable(STR),
+                    "site": nullable(ref("site")),
+                    "overrides": mapping(obj({"before": ANY, "after": ANY, "at": nullable(STR)})),
+                    "override_changes": STRS,
+                    "defaults_changed": mapping(obj({"before": ANY, "after": ANY, "at": nullable(STR)})),
+                })),
+                "first_change": nullable(obj({
+                    "previous": STR, "release": STR, "before": STR, "after": STR, "difference": STRS,
+                    "migrations": array(obj({"typed": STR, "use": STR})), "evidence": STRS, "retried": nullable(STR),
+                    "patch": nullable(STR), "patch_file": nullable(STR),
+                })),
+            })),
         })),
         "diff": ("sgtrace diff --json: every change of flags, fields and sites, and with a launch how both versions resolve it", obj({
             "schema": number["diff"],

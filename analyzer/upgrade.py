@@ -30,7 +30,9 @@ from typing import Any
 from . import sources
 from .errors import SgtraceError
 
-SCHEMA = 1
+from .schemas import SCHEMA_NUMBERS
+
+SCHEMA = SCHEMA_NUMBERS["upgrade"]
 FINAL_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 REASON_CHARS = 160
 UNIT_SUFFIXES = (".service",)
@@ -608,6 +610,14 @@ def _transition_text(change: Transition | None) -> list[str]:
     return lines
 
 
+def _site_object(site: str | None, function: str | None) -> dict | None:
+    """The raise's ``file:line`` as the site object every other ``--json`` document uses."""
+    if not site:
+        return None
+    file, _, line = site.rpartition(":")
+    return {"file": file, "line": int(line), "function": function or ""} if line.isdigit() else {"file": site, "line": 0, "function": function or ""}
+
+
 def to_json(result: UpgradeResult) -> dict:
     return {
         "schema": SCHEMA,
@@ -618,7 +628,7 @@ def to_json(result: UpgradeResult) -> dict:
                 "launch": item.name,
                 "argv": list(item.launch.argv),
                 "releases": [
-                    {"release": c.release, "outcome": c.status, "reason": c.reason, "site": c.site, "function": c.function,
+                    {"release": c.release, "outcome": c.status, "reason": c.reason, "site": _site_object(c.site, c.function),
                      "overrides": {f: {"before": b, "after": a, "at": w} for f, (b, a, w) in c.overrides.items()},
                      "override_changes": c.override_changes,
                      "defaults_changed": {f: {"before": b, "after": a, "at": w} for f, (b, a, w) in c.defaults.items()}}

@@ -7,13 +7,15 @@ the rest are offline: the range, the inputs, the override comparison and the CI 
 from __future__ import annotations
 
 import json
+
+from jsonschema import Draft202012Validator
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from analyzer import upgrade
+from analyzer import schemas, upgrade
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
 from analyzer.explain import ExplainRequest
@@ -166,6 +168,9 @@ def test_cli_json_junit_fail_on_and_write(tmp_path, capsys):
     assert code == 1
     data = json.loads(capsys.readouterr().out)
     assert data["schema"] == upgrade.SCHEMA
+    Draft202012Validator(schemas.load("upgrade")).validate(data)
+    refused = data["launches"][0]["releases"][1]
+    assert refused["site"] is None and refused["reason"]
     assert [c["outcome"] for c in data["launches"][0]["releases"]] == ["resolves", "refused"]
     assert data["launches"][0]["first_change"]["migrations"] == [{"typed": "--mamba-scheduler-strategy", "use": "--mamba-radix-cache-strategy"}]
     cases = ET.parse(junit).getroot().findall(".//testcase")
