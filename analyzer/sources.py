@@ -242,26 +242,39 @@ def fetch_version(version: str) -> Path:
     reader sees either no tree or a whole one. A process that waited for the lock uses
     the tree the other one finished; a finished tree is never removed.
     """
+    return fetch_wheel_sources("sglang", version, fetched_dir(version), _keep_sglang, is_finished, label="SGLang")
+
+
+def _keep_sglang(name: str) -> bool:
+    return (name.startswith("sglang/") and name.endswith(SOURCE_SUFFIXES)) or (
+        ".dist-info/" in name and name.endswith(("METADATA", "entry_points.txt"))
+    )
+
+
+def fetch_wheel_sources(package: str, version: str, target: Path, keep, finished, label: str | None = None) -> Path:
+    """``pip download --no-deps PACKAGE==VERSION``, the wheel's members that ``keep(name)`` accepts unpacked
+    into ``target`` (with its ``.complete`` marker), under a lock; ``finished(target)`` says a tree is whole.
+    SGLang's sources and transformers' config modules (``analyzer.hfconfig.tree``) are fetched this way."""
     import tempfile  # the fetch's modules: a run on a cached tree (nearly every run) never loads them
 
-    target = fetched_dir(version)
+    label = label or package
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = _version_lock(target.parent / f".{version}.lock")
     except OSError as exc:
-        raise _unwritable(version, target, exc) from None
+        raise _unwritable(label, version, target, exc) from None
     with lock:
-        if is_finished(target):
+        if finished(target):
             return target
         try:
             staging_parent = tempfile.TemporaryDirectory(prefix=f".sgtrace-fetch-{version}-", dir=target.parent)
         except OSError as exc:
-            raise _unwritable(version, target, exc) from None
+            raise _unwritable(label, version, target, exc) from None
         with staging_parent as tmp:
             tmp_path = Path(tmp)
-            wheel = _download_wheel(version, tmp_path / "dl")
+            wheel = _download_wheel(version, tmp_path / "dl", package, label)
             staging = tmp_path / "tree"
-            _unpack_sources(wheel, staging)
+            _unpack_sources(wheel, staging, keep)
             (staging / ".complete").write_text(wheel.name + "\n")
             if target.exists() or target.is_symlink():
                 # An unfinished tree from before this lock existed (or a damaged one): moved
@@ -271,9 +284,9 @@ def fetch_version(version: str) -> Path:
     return target
 
 
-def _unwritable(version: str, target: Path, exc: OSError) -> SourceError:
+def _unwritable(label: str, version: str, target: Path, exc: OSError) -> SourceError:
     return SourceError(
-        f"cannot write SGLang {version} into the cache at {target.parent}: {exc.strerror or exc}",
+        f"cannot write {label} {version} into the cache at {target.parent}: {exc.strerror or exc}",
         hint="set SGTRACE_CACHE to a writable directory, or pass --sglang PATH",
     )
 
@@ -295,29 +308,30 @@ class _version_lock:
             os.close(self.fd)
 
 
-def _download_wheel(version: str, dest: Path) -> Path:
+def _download_wheel(version: str, dest: Path, package: str = "sglang", label: str = "SGLang") -> Path:
     import subprocess
 
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d", str(dest), f"sglang=={version}"]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d", str(dest), f"{package}=={version}"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired:
-        raise SourceError(f"downloading sglang=={version} timed out", hint="check the network or pass --sglang PATH")
-    wheels = sorted(dest.glob("sglang-*.whl"))
+        raise SourceError(f"downloading {package}=={version} timed out", hint="check the network or pass --sglang PATH")
+    wheels = sorted(dest.glob(f"{package}-*.whl"))
     if proc.returncode != 0 or not wheels:
         last = (proc.stderr or proc.stdout).strip().splitlines()
         reason = last[-1] if last else "pip failed"
         if "No matching distribution" in (proc.stderr or "") or "Could not find a version" in (proc.stderr or ""):
             raise SourceError(
-                f"SGLang {version} does not exist on PyPI",
-                hint="`pip index versions sglang` lists the releases; sgtrace supports 0.5.7 and newer",
+                f"{label} {version} does not exist on PyPI",
+                hint=f"`pip index versions {package}` lists the releases"
+                + ("; sgtrace supports 0.5.7 and newer" if package == "sglang" else ""),
             )
-        raise SourceError(f"could not download sglang=={version}: {reason}", hint="check the network or pass --sglang PATH")
+        raise SourceError(f"could not download {package}=={version}: {reason}", hint="check the network or pass --sglang PATH")
     return wheels[0]
 
 
-def _unpack_sources(wheel: Path, staging: Path) -> None:
+def _unpack_sources(wheel: Path, staging: Path, keep=_keep_sglang) -> None:
     import zipfile
 
     staging.mkdir(parents=True)
@@ -325,10 +339,7 @@ def _unpack_sources(wheel: Path, staging: Path) -> None:
         with zipfile.ZipFile(wheel) as zf:
             for info in zf.infolist():
                 name = info.filename
-                keep = (name.startswith("sglang/") and name.endswith(SOURCE_SUFFIXES)) or (
-                    ".dist-info/" in name and name.endswith(("METADATA", "entry_points.txt"))
-                )
-                if keep and ".." not in Path(name).parts:
+                if keep(name) and ".." not in Path(name).parts:
                     zf.extract(info, staging)
     except zipfile.BadZipFile as exc:
         raise SourceError(f"the wheel {wheel.name} is corrupt: {exc}", hint="remove it from the cache and fetch again")
