@@ -20,6 +20,7 @@ import json
 import math
 from typing import Any
 
+from .. import hfconfig
 from ..knowledge.log_levels import LOGGER_METHODS
 from ..trace import SiteRef, Unknown
 from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
@@ -329,10 +330,22 @@ def hf_get_config(interp, args, kwargs, node, frame):
     config = _config_at(interp.world, path)
     if isinstance(config, Unknown):
         return config
+    loaded = interp.world.loaded_config if config is interp.world.model_config.hf_config else getattr(config, "loaded", None)
+    if loaded is not None and loaded.error is not None:
+        raise config_error(interp, loaded, node, frame)
     overrides = kwargs.get("model_override_args")
     if isinstance(overrides, dict) and overrides:
         config = ConfigObj({**config.data, **overrides}, config.path)
     return config
+
+
+def config_error(interp, loaded, node, frame) -> SGLangError:
+    """The error transformers (or SGLang's config class) raises loading this config.json, at the call that loads it."""
+    exc_type, message, site = loaded.error
+    if site is not None:
+        interp.world.note(f"loading config.json raises {exc_type} in {' then '.join(c.split(' (')[0] for c in loaded.classes) or 'its config class'} "
+                          f"at {site[0]}:{site[1]} (transformers {loaded.transformers})")
+    return _interp_error(interp, exc_type, message, node, frame)
 
 
 def _config_at(world, path) -> ConfigObj | Unknown:
@@ -345,7 +358,12 @@ def _config_at(world, path) -> ConfigObj | Unknown:
     local = _local_config(path)
     if local is None:
         return Unknown(f"the config.json of {path} (not on this machine)", "input")
-    return ConfigObj(local, "hf_config")
+    loaded = hfconfig.load(world.program.root, local, tree_hash=world.extraction.content_hash)
+    for note in loaded.notes:
+        world.note(f"{path}: {note}")
+    config = ConfigObj(copy.deepcopy(loaded.data) if loaded.data is not None else local, "hf_config")
+    config.loaded = loaded
+    return config
 
 
 def _local_config(path: str) -> dict | None:

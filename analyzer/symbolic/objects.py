@@ -121,6 +121,7 @@ class ConfigObj:
 
     data: dict
     path: str = "hf_config"
+    loaded: Any = field(default=None, repr=False)  # analyzer.hfconfig.Loaded of a config.json read from a path
 
 
 @dataclass(eq=False)

@@ -49,6 +49,7 @@ from .objects import (
     is_sub_config,
 )
 from . import modeldir
+from .. import hfconfig
 from .program import Module, Program
 from ..knowledge.kinds import EventKind
 
@@ -113,6 +114,8 @@ class World:
         self._evaluating: set[tuple[str, str]] = set()
         self._module_values_read = 0  # module-level values evaluated or served so far (see ``global_name``)
         self.interp = None  # set by the engine
+        self.journal = None  # a memo.Journal while a shared call (Program.memo) is recorded
+        self.loaded_config = self._load_config()  # config.json as SGLang's config classes load it (analyzer.hfconfig)
         self.model_config = self._model_config()
         self._model_config_instance = None
         self._enum_members: dict[tuple, Instance] = {}
@@ -127,7 +130,6 @@ class World:
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
         self.intrinsics = intrinsics.table()
-        self.journal = None  # a memo.Journal while a shared call (Program.memo) is recorded
 
 
     # -- notes -----------------------------------------------------------------------
@@ -252,12 +254,25 @@ class World:
             return f"probe:{probe}" if probe is not None else f"call:{func.id}"
         return None
 
+    def _load_config(self):
+        """The model's config.json loaded the way this SGLang loads it (its pinned transformers' config class and
+        SGLang's own): the defaults filled in, or the error loading raises. None without a model."""
+        if self.model is None:
+            return None
+        loaded = hfconfig.load(self.program.root, self.model.config, trust_remote_code=self.record.fields.get("trust_remote_code") is True,
+                               tree_hash=self.extraction.content_hash)
+        for note in loaded.notes:
+            self.note(note)
+        return loaded
+
     def _model_config(self) -> ModelConfigObj:
         if self.model is None:
             data = {}
+        elif self.loaded_config is not None and self.loaded_config.data is not None:
+            data = copy.deepcopy(self.loaded_config.data)
         else:
-            data = self.model.config
-        return ModelConfigObj(hf_config=ConfigObj(dict(data), "hf_config"), model_path=self.record.fields.get("model_path"))
+            data = dict(self.model.config)
+        return ModelConfigObj(hf_config=ConfigObj(data, "hf_config"), model_path=self.record.fields.get("model_path"))
 
     # -- events ------------------------------------------------------------------------
     def emit(self, kind: str, frame, node: ast.AST | None, **data) -> Event:

@@ -1,0 +1,402 @@
+"""The model config as SGLang holds it: ``config.json`` read through the config classes that load it.
+
+SGLang's ``get_config`` (``sglang/srt/utils/hf_transformers*``) loads a model's
+``config.json`` with transformers' ``AutoConfig`` (the class transformers maps
+the ``model_type`` to, or, for a type transformers does not know, the one SGLang
+registers with ``AutoConfig.register``), then, when the model type is in
+SGLang's own ``_CONFIG_REGISTRY``, loads it again with SGLang's class. Each
+class fills what the file leaves out (its ``__init__`` defaults or, in
+transformers 5, its dataclass fields), builds its sub-configs
+(``vision_config: {}`` becomes a vision config with every default), derives
+values (``layer_types`` from ``full_attention_interval``) and validates
+(huggingface_hub's ``@strict`` runs transformers' ``validate_layer_type``:
+``num_hidden_layers`` must equal ``len(layer_types)``).
+
+``load`` does the same from the source of that transformers release (the one
+SGLang pins, ``analyzer.hfconfig.tree``) and of the SGLang tree, with the small
+evaluator of ``analyzer.hfconfig.pyeval``: nothing is imported. Its result is the
+config as attribute reads see it (instance attributes, class attributes,
+properties, ``attribute_map`` aliases), as plain data, or the error loading
+raises (a predicted model-config failure). Where the evaluator cannot follow the
+code, or no class is known for the model type, ``data`` is None and the engine
+reads ``config.json`` as plain data, as before; the notes say why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import pyeval
+from .pyeval import ClassInfo, Evaluator, GiveUp, Obj, Raised, Sources, Table, Unk, is_unk
+from .. import cache
+from .tree import TransformersTree, for_sglang_tree, installed_beside, pinned_version
+
+AUTO_MODULE = "transformers.models.auto.configuration_auto"
+LOADER_VERSION = 1
+# set by from_pretrained from the model's path, not by the class: read from config.json as given
+_PATH_ATTRS = frozenset({"_name_or_path", "name_or_path", "_commit_hash"})
+
+
+@dataclass
+class Loaded:
+    """What loading a config.json gives SGLang."""
+
+    data: dict | None = None  # the config object's attributes as data; None: read config.json as plain data
+    error: tuple[str, str, tuple[str, int] | None] | None = None  # (type, message, site in the trees) it raises
+    classes: list[str] = field(default_factory=list)  # the classes that built it, in order ("transformers ...Config")
+    transformers: str | None = None  # the transformers version read
+    notes: list[str] = field(default_factory=list)
+
+
+def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fetch: bool = True,
+         tree_hash: str | None = None) -> Loaded:
+    """``config`` (a parsed config.json) loaded the way SGLang at ``sglang_root`` loads it. Never raises.
+
+    Remembered in this process, and with ``tree_hash`` (the SGLang tree's content hash) in the user cache
+    (``analyzer.cache``), keyed on that hash, the transformers release, this loader's version and the
+    config.json: a warm run reads the result instead of following the config code again."""
+    text = json.dumps(config, sort_keys=True, default=str)
+    key = (str(sglang_root), text, bool(trust_remote_code))
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    root = Path(sglang_root)
+    disk_key = _disk_key(root, tree_hash, text, trust_remote_code)
+    loaded = _from_disk(disk_key) if disk_key else None
+    if loaded is None:
+        tree, why = for_sglang_tree(root, fetch=fetch)
+        if tree is None:
+            loaded = Loaded(notes=[why] if why else [])
+        else:
+            try:
+                loaded = _load(root, tree, config, trust_remote_code)
+            except RecursionError:
+                loaded = Loaded(transformers=tree.version, notes=["model config: the config code nests too deeply to follow; config.json read as plain data"])
+            if disk_key:
+                cache.store(disk_key, _encode_loaded(loaded))
+    _MEMO[key] = loaded
+    return loaded
+
+
+def _disk_key(root: Path, tree_hash: str | None, text: str, trust_remote_code: bool) -> str | None:
+    if not tree_hash:
+        return None
+    beside = installed_beside(root)
+    release = f"installed:{beside.version}:{beside.root}" if beside else f"pinned:{pinned_version(root)}"
+    if not beside and release == "pinned:None":
+        return None
+    digest = hashlib.sha256("\0".join([str(LOADER_VERSION), tree_hash, release, str(bool(trust_remote_code)), text]).encode()).hexdigest()[:32]
+    return f"hfconfig-{digest}"
+
+
+def _from_disk(key: str) -> Loaded | None:
+    data = cache.load(key)
+    if not isinstance(data, dict) or data.get("loader") != LOADER_VERSION:
+        return None
+    try:
+        error = data["error"]
+        return Loaded(
+            data=_decode(data["data"]),
+            error=(error[0], error[1], tuple(error[2]) if error[2] else None) if error else None,
+            classes=list(data["classes"]), transformers=data["transformers"], notes=list(data["notes"]),
+        )
+    except (KeyError, TypeError, IndexError, ValueError):
+        return None
+
+
+def _encode_loaded(loaded: Loaded) -> dict:
+    return {"loader": LOADER_VERSION, "data": _encode(loaded.data), "error": list(loaded.error) if loaded.error else None,
+            "classes": loaded.classes, "transformers": loaded.transformers, "notes": loaded.notes}
+
+
+_TAG = "__sgtrace_value__"
+
+
+def _encode(value):
+    """Plain data as JSON: tuples, sets and dicts with keys that are not strings are tagged."""
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value) and _TAG not in value:
+            return {k: _encode(v) for k, v in value.items()}
+        return {_TAG: "dict", "items": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, (tuple, set, frozenset)):
+        return {_TAG: type(value).__name__, "items": [_encode(v) for v in value]}
+    return value
+
+
+def _decode(value):
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if isinstance(value, dict):
+        kind = value.get(_TAG)
+        if kind is None:
+            return {k: _decode(v) for k, v in value.items()}
+        items = [_decode(v) for v in value["items"]]
+        if kind == "dict":
+            return {(tuple(k) if isinstance(k, list) else k): v for k, v in items}
+        return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
+    return value
+
+
+_MEMO: dict[tuple, Loaded] = {}
+_SOURCES: dict[tuple[str, str], Sources] = {}
+_INDEX: dict[str, dict[str, str]] = {}
+
+
+def _sources(sglang_root: Path, tree: TransformersTree) -> Sources:
+    key = (str(sglang_root), str(tree.root))
+    found = _SOURCES.get(key)
+    if found is None:
+        found = _SOURCES[key] = Sources({"sglang": sglang_root, "transformers": tree.root})
+    return found
+
+
+def class_index(tree: TransformersTree) -> dict[str, str]:
+    """Every config class of transformers' models by name -> its module (from the files' text, not parsed)."""
+    found = _INDEX.get(str(tree.root))
+    if found is None:
+        found = {}
+        pattern = re.compile(r"^class (\w+)\s*[(:]", re.M)
+        for path in sorted((tree.package / "models").glob("**/configuration_*.py")):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            dotted = ".".join(path.relative_to(tree.root).with_suffix("").parts)
+            for name in pattern.findall(text):
+                found.setdefault(name, dotted)
+        _INDEX[str(tree.root)] = found
+    return found
+
+
+class _Session:
+    def __init__(self, sglang_root: Path, tree: TransformersTree):
+        self.root, self.tree = sglang_root, tree
+        self.ev = Evaluator(_sources(sglang_root, tree), hooks=pyeval.outside_hooks())
+        index = class_index(tree)
+
+        def from_index(name: str):
+            module = index.get(name)
+            if module is None:
+                return None
+            try:
+                value = self.ev.global_value(module, name)
+            except NameError:
+                return None
+            return value if isinstance(value, ClassInfo) else None
+
+        self.ev.resolvers["transformers"] = from_index
+        self.ev.resolvers["transformers.models"] = from_index
+        self.ev.hooks[(AUTO_MODULE, "CONFIG_MAPPING")] = Table("CONFIG_MAPPING", self.transformers_class)
+        self._registry: dict | None = None
+        self._registered: dict | None = None
+
+    # -- which class --------------------------------------------------------------------------
+
+    def transformers_class(self, model_type: Any) -> ClassInfo | None:
+        """The class transformers' ``CONFIG_MAPPING`` gives for ``model_type``."""
+        if not isinstance(model_type, str):
+            return None
+        names = self.ev.global_value(AUTO_MODULE, "CONFIG_MAPPING_NAMES")
+        if not isinstance(names, dict):
+            raise GiveUp("transformers' CONFIG_MAPPING_NAMES could not be read")
+        class_name = names.get(model_type)
+        if not isinstance(class_name, str):
+            return None
+        try:
+            to_module = self.ev.global_value(AUTO_MODULE, "model_type_to_module_name")
+            module = self.ev.call(to_module, [model_type], {})
+        except (NameError, Raised):
+            module = None
+        if isinstance(module, str):
+            try:
+                found = self.ev.global_value(f"transformers.models.{module}", class_name)
+                if isinstance(found, ClassInfo):
+                    return found
+            except NameError:
+                pass
+        module = class_index(self.tree).get(class_name)
+        found = self.ev.global_value(module, class_name) if module else None
+        return found if isinstance(found, ClassInfo) else None
+
+    def registry(self) -> dict:
+        """SGLang's ``_CONFIG_REGISTRY`` (model type -> SGLang's config class), evaluated from its module."""
+        if self._registry is None:
+            self._registry = {}
+            for dotted in self._registry_modules():
+                value = self.ev.global_value(dotted, "_CONFIG_REGISTRY")
+                if isinstance(value, dict):
+                    self._registry = {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, ClassInfo)}
+                    break
+                if isinstance(value, Unk):
+                    raise GiveUp(f"SGLang's _CONFIG_REGISTRY: {value.why}")
+        return self._registry
+
+    def _registry_modules(self) -> list[str]:
+        utils = self.root / "sglang" / "srt" / "utils"
+        out = []
+        for path in sorted(utils.glob("hf_transformers*")) + sorted(utils.glob("hf_transformers*/*.py")):
+            if path.is_file() and path.suffix == ".py" and re.search(r"^_CONFIG_REGISTRY\b[^=\n]*=", _text(path), re.M):
+                out.append(".".join(path.relative_to(self.root).with_suffix("").parts).removesuffix(".__init__"))
+        return out
+
+    def registered(self) -> dict:
+        """The classes SGLang hands to ``AutoConfig.register(name, cls)``: its registry's, and the literal calls in
+        ``sglang/srt/configs``."""
+        if self._registered is None:
+            out = dict(self.registry())
+            configs = self.root / "sglang" / "srt" / "configs"
+            call = re.compile(r"^\s*AutoConfig\.register\(\s*([^,]+),\s*(\w+)", re.M)
+            for path in sorted(configs.glob("*.py")):
+                for name_src, class_name in call.findall(_text(path)):
+                    dotted = ".".join(path.relative_to(self.root).with_suffix("").parts)
+                    try:
+                        cls = self.ev.global_value(dotted, class_name)
+                        name = self.ev.eval(pyeval.ast.parse(name_src.strip(), mode="eval").body, self.ev.module_frame(self.ev.sources.module(dotted)))
+                    except (NameError, Raised, GiveUp, SyntaxError):
+                        continue
+                    if isinstance(name, str) and isinstance(cls, ClassInfo):
+                        out.setdefault(name, cls)
+            self._registered = out
+        return self._registered
+
+    # -- the config object as data --------------------------------------------------------------
+
+    def as_data(self, obj: Obj, raw: Any, depth: int = 0) -> dict:
+        raw = raw if isinstance(raw, dict) else {}
+        names = list(obj.attrs)
+        for owner in obj.cls.mro():
+            if isinstance(owner, ClassInfo):
+                names.extend(owner.values)
+                names.extend(owner.props)
+        aliases = self._class_value(obj.cls, "attribute_map")
+        if isinstance(aliases, dict):
+            names.extend(k for k in aliases if isinstance(k, str))
+        out: dict = {}
+        for name in dict.fromkeys(names):
+            if name in _PATH_ATTRS or name.startswith("__"):
+                if name in raw:
+                    out[name] = raw[name]
+                continue
+            try:
+                value = self.ev.getattr(obj, name)
+            except (Raised, GiveUp):
+                value = Unk(name)
+            converted = self._convert(value, raw.get(name), depth)
+            if converted is not _SKIP:
+                out[name] = converted
+            elif name in raw and name in obj.attrs:
+                out[name] = raw[name]
+        return out
+
+    def _class_value(self, cls: ClassInfo, name: str):
+        found = self.ev._class_lookup(cls, name)
+        if found is None or found[1] != "value":
+            return None
+        try:
+            return found[0].value(name)
+        except (Raised, GiveUp):
+            return None
+
+    def _convert(self, value: Any, raw: Any, depth: int):
+        if depth > 8:
+            return _SKIP
+        if is_unk(value):
+            return raw if raw is not None else _SKIP
+        if isinstance(value, Obj):
+            return self.as_data(value, raw, depth + 1)
+        if isinstance(value, (str, int, float, bool, type(None))):
+            return value
+        if isinstance(value, (list, tuple, set, frozenset)):
+            items = [self._convert(v, None, depth + 1) for v in value]
+            if any(i is _SKIP for i in items):
+                return raw if raw is not None else _SKIP
+            return type(value)(items) if not isinstance(value, (set, frozenset)) or all(_hashable(i) for i in items) else _SKIP
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                if not isinstance(k, (str, int, float, bool)):
+                    return raw if raw is not None else _SKIP
+                converted = self._convert(v, raw.get(k) if isinstance(raw, dict) else None, depth + 1)
+                if converted is _SKIP:
+                    return raw if raw is not None else _SKIP
+                out[k] = converted
+            return out
+        return raw if raw is not None else _SKIP  # classes, functions, outside objects (a torch dtype)
+
+
+_SKIP = object()
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _describe(cls: ClassInfo) -> str:
+    return f"{cls.mod.dotted.split('.')[0]} {cls.name} ({cls.mod.rel})"
+
+
+def _load(sglang_root: Path, tree: TransformersTree, config: dict, trust_remote_code: bool) -> Loaded:
+    loaded = Loaded(transformers=tree.version)
+    model_type = config.get("model_type")
+    plain = "config.json read as plain data"
+    if not isinstance(model_type, str):
+        loaded.notes.append(f"model config: no model_type in config.json (transformers then guesses from the path); {plain}")
+        return loaded
+    session = _Session(sglang_root, tree)
+    try:
+        auto_map = config.get("auto_map")
+        first = session.transformers_class(model_type)
+        if isinstance(auto_map, dict) and "AutoConfig" in auto_map and (trust_remote_code or first is None):
+            loaded.notes.append(f"model config: model_type {model_type!r} loads remote code (auto_map {auto_map['AutoConfig']!r}), not read; {plain}")
+            return loaded
+        if first is None:
+            first = session.registered().get(model_type)
+        if first is None:
+            loaded.notes.append(f"model config: transformers {tree.version} has no config class for model_type {model_type!r} and SGLang registers none; {plain}")
+            return loaded
+        steps = [first]
+        obj = session.ev.call(first, [], dict(_fresh(config)))
+        final_type = session.ev.getattr(obj, "model_type")
+        second = session.registry().get(final_type) if isinstance(final_type, str) else None
+        if second is not None:
+            steps.append(second)
+            obj = session.ev.call(second, [], dict(_fresh(config)))
+        loaded.classes = [_describe(c) for c in steps]
+        loaded.data = session.as_data(obj, config)
+    except Raised as raised:
+        loaded.classes = [_describe(c) for c in locals().get("steps", [])]
+        message = raised.exc.message
+        if raised.explicit and isinstance(message, str):
+            loaded.error = (raised.exc.type_name, message, raised.site)
+        else:
+            where = f" at {raised.site[0]}:{raised.site[1]}" if raised.site else ""
+            loaded.notes.append(f"model config: following {', '.join(loaded.classes) or model_type} stopped on {raised.exc.type_name}{where} (not predicted); {plain}")
+    except GiveUp as exc:
+        loaded.notes.append(f"model config: {model_type!r} is loaded by code sgtrace does not follow ({exc.why}); {plain}")
+    return loaded
+
+
+def _fresh(config: dict) -> dict:
+    """A copy of config.json for one class (each ``from_pretrained`` reads the file again)."""
+    return json.loads(json.dumps(config))
+
+
+__all__ = ["Loaded", "load", "LOADER_VERSION"]
