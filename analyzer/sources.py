@@ -251,9 +251,11 @@ def _keep_sglang(name: str) -> bool:
     )
 
 
-def fetch_wheel_sources(package: str, version: str, target: Path, keep, finished, label: str | None = None) -> Path:
+def fetch_wheel_sources(package: str, version: str, target: Path, keep, finished, label: str | None = None,
+                        layout: str = "") -> Path:
     """``pip download --no-deps PACKAGE==VERSION``, the wheel's members that ``keep(name)`` accepts unpacked
-    into ``target`` (with its ``.complete`` marker), under a lock; ``finished(target)`` says a tree is whole.
+    into ``target`` (with its ``.complete`` marker: the wheel's name, then ``layout``, a line that says which
+    members were kept), under a lock; ``finished(target)`` says a tree is whole.
     SGLang's sources and transformers' config modules (``analyzer.hfconfig.tree``) are fetched this way."""
     import tempfile  # the fetch's modules: a run on a cached tree (nearly every run) never loads them
 
@@ -275,7 +277,7 @@ def fetch_wheel_sources(package: str, version: str, target: Path, keep, finished
             wheel = _download_wheel(version, tmp_path / "dl", package, label)
             staging = tmp_path / "tree"
             _unpack_sources(wheel, staging, keep)
-            (staging / ".complete").write_text(wheel.name + "\n")
+            (staging / ".complete").write_text(wheel.name + "\n" + (layout + "\n" if layout else ""))
             if target.exists() or target.is_symlink():
                 # An unfinished tree from before this lock existed (or a damaged one): moved
                 # aside whole first, so the target is never a half-removed folder.

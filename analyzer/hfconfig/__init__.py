@@ -90,8 +90,24 @@ def _disk_key(root: Path, tree_hash: str | None, text: str, trust_remote_code: b
     release = f"installed:{beside.version}:{beside.root}" if beside else f"pinned:{pinned_version(root)}"
     if not beside and release == "pinned:None":
         return None
-    digest = hashlib.sha256("\0".join([str(LOADER_VERSION), tree_hash, release, str(bool(trust_remote_code)), text]).encode()).hexdigest()[:32]
+    digest = hashlib.sha256("\0".join([_code_version(), tree_hash, release, str(bool(trust_remote_code)), text]).encode()).hexdigest()[:32]
     return f"hfconfig-{digest}"
+
+
+_CODE: list[str] = []
+
+
+def _code_version() -> str:
+    """This loader's version: LOADER_VERSION and the text of its modules (a changed evaluator is a miss)."""
+    if not _CODE:
+        digest = hashlib.sha256(str(LOADER_VERSION).encode())
+        for name in ("__init__.py", "pyeval.py", "tree.py"):
+            try:
+                digest.update((Path(__file__).parent / name).read_bytes())
+            except OSError:
+                pass
+        _CODE.append(digest.hexdigest()[:16])
+    return _CODE[0]
 
 
 def _from_disk(key: str) -> Loaded | None:
@@ -118,26 +134,65 @@ _TAG = "__sgtrace_value__"
 
 
 def _encode(value):
-    """Plain data as JSON: tuples, sets and dicts with keys that are not strings are tagged."""
-    if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value) and _TAG not in value:
-            return {k: _encode(v) for k, v in value.items()}
-        return {_TAG: "dict", "items": [[_encode(k), _encode(v)] for k, v in value.items()]}
-    if isinstance(value, list):
-        return [_encode(v) for v in value]
-    if isinstance(value, (tuple, set, frozenset)):
-        return {_TAG: type(value).__name__, "items": [_encode(v) for v in value]}
-    return value
+    """Plain data as JSON: tuples, sets and dicts with keys that are not strings are tagged, and a container
+    held in two places is written once and referred to after (``_decode`` makes it one object again)."""
+    counts: dict[int, int] = {}
+
+    def count(v, depth=0):
+        if isinstance(v, (dict, list, set, frozenset, tuple)) and depth < 64:
+            counts[id(v)] = counts.get(id(v), 0) + 1
+            if counts[id(v)] == 1:
+                for item in (list(v.items()) if isinstance(v, dict) else v):
+                    count(item, depth + 1)
+
+    count(value)
+    names: dict[int, int] = {}
+
+    def enc(v):
+        if isinstance(v, (dict, list, set, frozenset, tuple)) and counts.get(id(v), 0) > 1:
+            if id(v) in names:
+                return {_TAG: "ref", "n": names[id(v)]}
+            names[id(v)] = len(names)
+            return {_TAG: "def", "n": names[id(v)], "value": plain(v)}
+        return plain(v)
+
+    def plain(v):
+        if isinstance(v, dict):
+            if all(isinstance(k, str) for k in v) and _TAG not in v:
+                return {k: enc(x) for k, x in v.items()}
+            return {_TAG: "dict", "items": [[enc(k), enc(x)] for k, x in v.items()]}
+        if isinstance(v, list):
+            return [enc(x) for x in v]
+        if isinstance(v, (tuple, set, frozenset)):
+            return {_TAG: type(v).__name__, "items": [enc(x) for x in v]}
+        return v
+
+    return enc(value)
 
 
-def _decode(value):
+def _decode(value, defined: dict | None = None):
+    defined = {} if defined is None else defined
     if isinstance(value, list):
-        return [_decode(v) for v in value]
+        return [_decode(v, defined) for v in value]
     if isinstance(value, dict):
         kind = value.get(_TAG)
         if kind is None:
-            return {k: _decode(v) for k, v in value.items()}
-        items = [_decode(v) for v in value["items"]]
+            return {k: _decode(v, defined) for k, v in value.items()}
+        if kind == "ref":
+            return defined[value["n"]]
+        if kind == "def":
+            inner = value["value"]
+            if isinstance(inner, dict) and inner.get(_TAG) is None:
+                out = defined[value["n"]] = {}
+                out.update({k: _decode(v, defined) for k, v in inner.items()})
+                return out
+            if isinstance(inner, list):
+                out = defined[value["n"]] = []
+                out.extend(_decode(v, defined) for v in inner)
+                return out
+            out = defined[value["n"]] = _decode(inner, defined)
+            return out
+        items = [_decode(v, defined) for v in value["items"]]
         if kind == "dict":
             return {(tuple(k) if isinstance(k, list) else k): v for k, v in items}
         return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
@@ -196,6 +251,7 @@ class _Session:
         self.ev.hooks[(AUTO_MODULE, "CONFIG_MAPPING")] = Table("CONFIG_MAPPING", self.transformers_class)
         self._registry: dict | None = None
         self._registered: dict | None = None
+        self._converted: dict[int, tuple[Any, Any]] = {}
 
     # -- which class --------------------------------------------------------------------------
 
@@ -305,11 +361,23 @@ class _Session:
             return None
 
     def _convert(self, value: Any, raw: Any, depth: int):
+        """``value`` as data; the same container reached twice (a property that returns an attribute:
+        ``rope_scaling`` is ``rope_parameters``) is one object in the data too, so a change through either shows."""
+        if isinstance(value, (dict, list, set, Obj)):
+            key = id(value)
+            if key not in self._converted:  # the value is kept with it: its id stays its own
+                self._converted[key] = (value, self._convert_new(value, raw, depth))
+            return self._converted[key][1]
+        return self._convert_new(value, raw, depth)
+
+    def _convert_new(self, value: Any, raw: Any, depth: int):
         if depth > 8:
             return _SKIP
         if is_unk(value):
             return raw if raw is not None else _SKIP
         if isinstance(value, Obj):
+            if not is_config(value):
+                return raw if raw is not None else _SKIP  # a helper object (a per-layer view), not a config
             return self.as_data(value, raw, depth + 1)
         if isinstance(value, (str, int, float, bool, type(None))):
             return value
@@ -332,6 +400,12 @@ class _Session:
 
 
 _SKIP = object()
+_CONFIG_ROOTS = frozenset({"transformers.configuration_utils.PreTrainedConfig", "transformers.configuration_utils.PretrainedConfig"})
+
+
+def is_config(obj: Obj) -> bool:
+    """Whether ``obj`` is a config object (its class derives from transformers' PreTrainedConfig)."""
+    return any(isinstance(c, ClassInfo) and c.qualname in _CONFIG_ROOTS for c in obj.cls.mro())
 
 
 def _hashable(value) -> bool:
@@ -390,7 +464,7 @@ def _load(sglang_root: Path, tree: TransformersTree, config: dict, trust_remote_
             where = f" at {raised.site[0]}:{raised.site[1]}" if raised.site else ""
             loaded.notes.append(f"model config: following {', '.join(loaded.classes) or model_type} stopped on {raised.exc.type_name}{where} (not predicted); {plain}")
     except GiveUp as exc:
-        loaded.notes.append(f"model config: {model_type!r} is loaded by code sgtrace does not follow ({exc.why}); {plain}")
+        loaded.notes.append(f"model config: {model_type!r} is loaded by code sgtrace does not follow ({exc}); {plain}")
     return loaded
 
 

@@ -60,6 +60,10 @@ class GiveUp(Exception):
     def __init__(self, why: str):
         super().__init__(why)
         self.why = why
+        self.site: tuple[str, int] | None = None  # the statement it stopped at
+
+    def __str__(self) -> str:
+        return f"{self.why} at {self.site[0]}:{self.site[1]}" if self.site else self.why
 
 
 class ExcValue:
@@ -224,6 +228,34 @@ class Table:
         return self
 
 
+class FieldSpec:
+    """``dataclasses.field(...)`` (or huggingface_hub's ``validated_field``): a default or a factory, and the
+    validators ``@strict`` runs on every value stored into that field."""
+
+    __slots__ = ("default", "factory", "validators")
+
+    def __init__(self, default=None, factory=None, validators=()):
+        self.default, self.factory, self.validators = default, factory, list(validators)
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class EnumMember:
+    """A member of an ``enum.Enum`` subclass of the trees: ``.name``, ``.value``; one object per member."""
+
+    __slots__ = ("cls", "name", "value")
+
+    def __init__(self, cls: "ClassInfo", name: str, value):
+        self.cls, self.name, self.value = cls, name, value
+
+    def __repr__(self) -> str:
+        return f"<{self.cls.name}.{self.name}: {self.value!r}>"
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class Obj:
     """An instance of a class of the trees (a config object): its class and its ``__dict__``."""
 
@@ -243,7 +275,7 @@ _MUTABLE = (dict, list, set, Obj, ExcValue)
 def _clone(value, memo: dict):
     """A deep copy of what the evaluated code holds; code objects (classes, functions) are shared.
     ``memo`` maps id(original) -> (original, copy)."""
-    if isinstance(value, (str, int, float, bool, type(None), Unk, ExtRef, ModRef, Func, Native, type, Table)) or isinstance(value, ClassInfo):
+    if isinstance(value, (str, int, float, bool, type(None), Unk, ExtRef, ModRef, Func, Native, type, Table, EnumMember, FieldSpec)) or isinstance(value, ClassInfo):
         return value
     hit = memo.get(id(value))
     if hit is not None:
@@ -449,6 +481,7 @@ class ClassInfo:
         self._bases: list | None = None
         self._mro: list | None = None
         self._evaluated: dict[str, Any] = {}
+        self.specs: dict[str, FieldSpec] = {}  # fields declared with field(...): their default, factory, validators
 
     def __repr__(self) -> str:
         return f"<class {self.name}>"
@@ -506,7 +539,11 @@ class ClassInfo:
         if name not in self._evaluated:
             self._evaluated[name] = Unk(f"{self.name}.{name} while it is evaluated")
             frame = Frame(self.mod, {}, parent=self.outer or self.ev.module_frame(self.mod), class_body=self)
-            self._evaluated[name] = self.ev.eval(self.values[name], frame)
+            value = self.ev.eval(self.values[name], frame)
+            if isinstance(value, FieldSpec) and self.ev.is_dataclass(self):
+                self.specs[name] = value
+                value = value.default if value.default is not _MISSING else Unk(f"{self.name}.{name} has a default factory")
+            self._evaluated[name] = value
         return self._evaluated[name]
 
 
@@ -574,6 +611,7 @@ class Evaluator:
         self._frames: dict[str, Frame] = {}
         self._lookup_cache: dict[tuple[int, str], tuple] = {}
         self._facts: dict[tuple[str, int], bool] = {}
+        self._members: dict[tuple[int, str], EnumMember] = {}
         self.resolvers: dict[str, Any] = {}  # module -> fn(name): a name the module makes available lazily
 
     # -- module names ---------------------------------------------------------------------------
@@ -620,7 +658,7 @@ class Evaluator:
         if isinstance(node, ast.ClassDef):
             value = self.class_of(node, mod)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            value = Func(node, mod)
+            value = self.decorated(Func(node, mod), self.module_frame(mod))
         elif name in mod.imports:
             target, attr = mod.imports[name]
             value = self.import_value(target, attr, depth + 1)
@@ -664,6 +702,20 @@ class Evaluator:
         except NameError:
             return Unk(f"{target}.{attr} not found")
 
+    def decorated(self, func: Func, frame: Frame) -> Any:
+        """``func`` with its decorators applied: a function of the trees, or an outside one the evaluator knows
+        (``as_validated_field``); any other outside decorator (``lru_cache``, ``wraps``...) is taken to keep
+        the function's behaviour."""
+        value: Any = func
+        for decorator in reversed(func.node.decorator_list):
+            try:
+                applied = self.eval(decorator, frame)
+            except (Raised, GiveUp):
+                continue
+            if isinstance(applied, (Func, Bound, Native)) or (isinstance(applied, ExtRef) and ("call", applied.name) in self.hooks):
+                value = self.call(applied, [value], {})
+        return value
+
     # -- statements -----------------------------------------------------------------------------
 
     def tick(self) -> None:
@@ -676,6 +728,14 @@ class Evaluator:
             self.exec_stmt(stmt, frame)
 
     def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
+        try:
+            self._exec_stmt(stmt, frame)
+        except GiveUp as exc:
+            if exc.site is None:
+                exc.site = (frame.mod.rel, stmt.lineno)
+            raise
+
+    def _exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
         self.tick()
         kind = type(stmt)
         if kind is ast.Expr:
@@ -737,7 +797,7 @@ class Evaluator:
             for target in stmt.targets:
                 self.delete(target, frame)
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            frame.locals[stmt.name] = Func(stmt, frame.mod, closure=frame)
+            frame.locals[stmt.name] = self.decorated(Func(stmt, frame.mod, closure=frame), frame)
         elif kind is ast.ClassDef:
             frame.locals[stmt.name] = ClassInfo(self, stmt, frame.mod, outer=frame)
         elif kind is ast.Import:
@@ -1077,6 +1137,8 @@ class Evaluator:
                 raise Raised(ExcValue(AttributeError, (f"type object '{obj.name}' has no attribute '{name}'",)))
             if found[1] == "property":
                 return Unk("a property of a class")
+            if found[1] == "value" and self.is_enum(found[0]) and not name.startswith("_"):
+                return self.enum_member(found[0], name)
             return self._bind(found, None, obj)
         if isinstance(obj, ModRef):
             try:
@@ -1085,6 +1147,12 @@ class Evaluator:
                 raise Raised(ExcValue(AttributeError, (f"module '{obj.mod.dotted}' has no attribute '{name}'",))) from None
         if isinstance(obj, ExtRef):
             return self.hooks.get(("ext", f"{obj.name}.{name}")) or ExtRef(f"{obj.name}.{name}")
+        if isinstance(obj, EnumMember):
+            if name in ("value", "_value_"):
+                return obj.value
+            if name in ("name", "_name_"):
+                return obj.name
+            return self.getattr(obj.cls, name) if name != "__class__" else obj.cls
         if isinstance(obj, ExcValue):
             if name == "args":
                 return obj.args
@@ -1144,6 +1212,15 @@ class Evaluator:
         if is_unk(obj):
             raise GiveUp(f"a store into attribute {name} of an unknown value")
         if isinstance(obj, Obj):
+            for validator in self.field_validators(obj.cls, name):
+                try:
+                    self.call(validator, [value], {})
+                except GiveUp:
+                    continue
+                except Raised as raised:
+                    base = raised.exc.builtin_base()
+                    if raised.explicit and base is not None and issubclass(base, (ValueError, TypeError)):
+                        raise Raised(strict_field_error(name, raised.exc), raised.site, explicit=True) from None
             custom = self._class_lookup(obj.cls, "__setattr__")
             if custom is not None and custom[1] == "method":
                 self.call(self._bind(custom, obj, obj.cls), [name, value], {})
@@ -1208,6 +1285,20 @@ class Evaluator:
 
     # -- classes: instances, dataclass __init__, @strict ---------------------------------------
 
+    def is_enum(self, cls: ClassInfo) -> bool:
+        key = ("enum", id(cls))
+        if key not in self._facts:
+            self._facts[key] = any(isinstance(b, ExtRef) and b.name.rsplit(".", 1)[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
+                                   and b.name.startswith("enum") for b in cls.mro())
+        return self._facts[key]
+
+    def enum_member(self, cls: ClassInfo, name: str) -> EnumMember:
+        key = (id(cls), name)
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = EnumMember(cls, name, cls.value(name))
+        return found
+
     def is_dataclass(self, cls: ClassInfo) -> bool:
         """Decorated ``@dataclass``, or below a class whose ``__init_subclass__`` makes every subclass one
         (transformers 5's ``PreTrainedConfig``)."""
@@ -1267,15 +1358,27 @@ class Evaluator:
     def field_default(self, owner: ClassInfo, name: str, value: ast.expr | None):
         if value is None:
             return _MISSING
-        if isinstance(value, ast.Call) and _decorator_name(value).split(".")[-1] == "field":
-            for keyword in value.keywords:
-                if keyword.arg == "default":
-                    return self.eval(keyword.value, Frame(owner.mod, {}, self.module_frame(owner.mod)))
-                if keyword.arg == "default_factory":
-                    factory = self.eval(keyword.value, Frame(owner.mod, {}, self.module_frame(owner.mod)))
-                    return self.call(factory, [], {})
-            return _MISSING
-        return _clone(owner.value(name), {})
+        default = owner.value(name)
+        spec = owner.specs.get(name)
+        if spec is not None and spec.default is _MISSING:
+            if spec.factory is None:
+                return _MISSING
+            return self.call(spec.factory, [], {})
+        return _clone(default, {})
+
+    def field_validators(self, cls: ClassInfo, name: str) -> list:
+        """The validators ``@strict`` runs when ``name`` is stored on an instance of ``cls``: those of the field
+        as the nearest ``@strict`` class in its method order declares it."""
+        for owner in cls.mro():
+            if isinstance(owner, ClassInfo) and self.is_strict(owner):
+                for field_name, declaring, _value in self.fields(owner):
+                    if field_name == name:
+                        if name in declaring.values:
+                            declaring.value(name)
+                        spec = declaring.specs.get(name)
+                        return spec.validators if spec is not None else []
+                return []
+        return []
 
     def generated_init(self, cls: ClassInfo, obj: Obj, kwargs: dict) -> None:
         """The ``__init__`` a dataclass ``cls`` gets (with transformers' / ``@strict``'s keyword-accepting wrapper
@@ -1349,6 +1452,16 @@ class Evaluator:
                 raise
 
     def construct(self, cls: ClassInfo, args: list, kwargs: dict) -> Any:
+        if self.is_enum(cls):
+            if len(args) == 1 and not kwargs:  # Enum(value): the member with that value
+                for owner in cls.mro():
+                    if isinstance(owner, ClassInfo) and self.is_enum(owner):
+                        for name in owner.values:
+                            member = self.enum_member(owner, name) if not name.startswith("_") else None
+                            if member is not None and same(member.value, args[0]):
+                                return member
+                raise Raised(ExcValue(ValueError, (f"{args[0]!r} is not a valid {cls.name}",)))
+            raise GiveUp("an Enum called with those arguments")
         if any(isinstance(b, type) and issubclass(b, BaseException) for b in cls.mro()):
             exc = ExcValue(cls, tuple(args))
             found = self._class_lookup(cls, "__init__")
@@ -1367,6 +1480,13 @@ class Evaluator:
     def call(self, func: Any, args: list, kwargs: dict) -> Any:
         self.tick()
         if isinstance(func, Func):
+            if func.owner is None and func.closure is None and all(_scalar(a) for a in [*args, *kwargs.values()]):
+                # a module function given only scalars cannot change the config being built: what it does
+                # that the evaluator does not follow (a package probe: is_torch_available()) is an unknown result
+                try:
+                    return self.call_func(func, args, kwargs)
+                except GiveUp as exc:
+                    return Unk(f"{func.name}(): {exc}")
             return self.call_func(func, args, kwargs)
         if isinstance(func, Bound):
             return self.call(func.func, [func.self, *args], kwargs)
@@ -1577,6 +1697,14 @@ def _source(cls: ClassInfo, method: str) -> str:
     return ast.unparse(node) if node is not None else ""
 
 
+def strict_field_error(field_name: str, cause: ExcValue) -> ExcValue:
+    """huggingface_hub's ``StrictDataclassFieldValidationError(field, cause)``: a field validator refused a value."""
+    message = cause.message
+    text = message if isinstance(message, str) else "(message not known)"
+    return ExcValue(ExtRef("huggingface_hub.errors.StrictDataclassFieldValidationError"),
+                    (f"Validation error for field '{field_name}':\n    {cause.type_name}: {text}",))
+
+
 def _exits(body) -> bool:
     """Whether a branch can leave its function or loop (return, break, continue outside a nested loop)."""
     def visit(nodes, in_loop: bool) -> bool:
@@ -1677,6 +1805,12 @@ def _merge(memo_a: dict, memo_b: dict) -> None:
             updates.append((original, a))
     for original, contents in updates:
         _replace(original, contents)
+
+
+def _scalar(value, depth: int = 0) -> bool:
+    if isinstance(value, (str, int, float, bool, type(None), Unk)):
+        return True
+    return isinstance(value, (tuple, frozenset)) and depth < 5 and all(_scalar(v, depth + 1) for v in value)
 
 
 def _plain(value) -> bool:
@@ -1916,6 +2050,16 @@ def _expr_compare(ev, node, frame):
                         outcome = _CMPOPS[type(op)](left, right)
                     except TypeError as exc:
                         raise Raised(ExcValue(TypeError, (str(exc),))) from None
+            elif isinstance(left, EnumMember) or isinstance(right, EnumMember):
+                if not isinstance(op, (ast.Eq, ast.NotEq)):
+                    return Unk("an ordering of enum members")
+                if isinstance(left, EnumMember) and isinstance(right, EnumMember):
+                    outcome = left is right
+                else:
+                    member, other = (left, right) if isinstance(left, EnumMember) else (right, left)
+                    mixin = any(b in (str, int) for b in member.cls.mro())
+                    outcome = mixin and same(member.value, other)
+                outcome = outcome if isinstance(op, ast.Eq) else not outcome
             elif not (_plain(left) and _plain(right)):
                 if isinstance(op, (ast.Eq, ast.NotEq)):
                     outcome = same(left, right) if isinstance(left, (Obj, ClassInfo, ExtRef)) or isinstance(right, (Obj, ClassInfo, ExtRef)) else None
@@ -2333,6 +2477,28 @@ OUTSIDE_CALLS = {
     "warnings.warn": lambda ev, args, kwargs: None,
     **{f"math.{name}": _math(name) for name in ("ceil", "floor", "sqrt", "log", "log2", "exp", "isclose", "prod", "gcd")},
 }
+
+
+def _field(ev, args, kwargs):
+    return FieldSpec(kwargs.get("default", _MISSING), kwargs.get("default_factory"), ())
+
+
+def _validated_field(ev, args, kwargs):
+    validators = args[0] if args else kwargs.get("validator")
+    validators = list(validators) if isinstance(validators, (list, tuple)) else [validators]
+    return FieldSpec(kwargs.get("default", _MISSING), kwargs.get("default_factory"), validators)
+
+
+def _as_validated_field(ev, args, kwargs):
+    validator = args[0] if args else None
+    return Native("validated field", lambda ev, a, kw: FieldSpec(kw.get("default", _MISSING), kw.get("default_factory"), [validator]))
+
+
+OUTSIDE_CALLS.update({
+    "dataclasses.field": _field,
+    "huggingface_hub.dataclasses.validated_field": _validated_field,
+    "huggingface_hub.dataclasses.as_validated_field": _as_validated_field,
+})
 
 
 def _shallow(value):
