@@ -20,6 +20,9 @@ tables::
 place of ``argv`` (paths relative to the repository root). In ``argv``,
 ``{scenarios}`` stands for the folder of the scenario file: a draft model's
 directory (``{scenarios}/models/NAME``, a ``config.json``) that both engines read.
+``model`` is a built-in model config or, with ``{scenarios}``, such a directory
+(``model = "{scenarios}/models/llama-minimal"``: a ``config.json`` written for the
+scenario, which both engines load through the release's config classes).
 
 For each scenario the symbolic engine runs with ``--model-config MODEL`` and the
 replay runs SGLang's own resolution with ``--model-path`` replaced by a temporary
@@ -120,7 +123,7 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
         name=data["name"],
         version=data["version"],
         profile=data["profile"],
-        model=data["model"],
+        model=data["model"].replace(SCENARIOS_MARK, str(folder.resolve())),
         argv=tuple(a.replace(SCENARIOS_MARK, str(folder.resolve())) for a in argv),
         service=data.get("service"),
         script=data.get("script"),

@@ -142,7 +142,7 @@ def _encode(value):
         if isinstance(v, (dict, list, set, frozenset, tuple)) and depth < 64:
             counts[id(v)] = counts.get(id(v), 0) + 1
             if counts[id(v)] == 1:
-                for item in (list(v.items()) if isinstance(v, dict) else v):
+                for item in (v.values() if isinstance(v, dict) else v):  # (the data's keys are scalars)
                     count(item, depth + 1)
 
     count(value)

@@ -164,6 +164,7 @@ class Func:
     def __init__(self, node, mod: "Mod", owner: "ClassInfo | None" = None, closure: "Frame | None" = None):
         self.node, self.mod, self.owner, self.closure = node, mod, owner, closure
         self.name = getattr(node, "name", "<lambda>")
+        self.attrs: dict[str, Any] = {}  # attributes a decorator sets on the function
 
     def __deepcopy__(self, memo):
         return self
@@ -1168,7 +1169,9 @@ class Evaluator:
         if isinstance(obj, Func):
             if name in ("__name__", "__qualname__"):
                 return obj.name
-            raise GiveUp(f"attribute {name} of a function")
+            if name in obj.attrs:
+                return obj.attrs[name]
+            raise Raised(ExcValue(AttributeError, (f"'function' object has no attribute '{name}'",)))
         if isinstance(obj, Bound):
             if name == "__name__":
                 return obj.func.name if isinstance(obj.func, Func) else "?"
@@ -1232,6 +1235,9 @@ class Evaluator:
             return
         if isinstance(obj, ExtRef):
             return  # a store into an outside module (a logger's level): nothing the config reads
+        if isinstance(obj, Func):
+            obj.attrs[name] = value
+            return
         raise GiveUp(f"a store into attribute {name} of {type(obj).__name__}")
 
     def raw_setattr(self, obj: Obj, name: str, value: Any) -> None:

@@ -18,7 +18,6 @@ Nothing of it is imported: ``analyzer.hfconfig.pyeval`` reads it with ``ast``.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +108,7 @@ def fetched(version: str, fetch: bool = True) -> TransformersTree:
     Raises SourceError (from ``analyzer.sources``) when it is not there and cannot be fetched."""
     target = fetched_dir(version)
     if not _finished(target):
-        if not fetch or os.environ.get("SGTRACE_NO_FETCH_TRANSFORMERS"):
+        if not fetch:
             raise SgtraceError(f"transformers {version} is not in the cache", hint=f"pip download --no-deps transformers=={version}")
         fetch_wheel_sources("transformers", version, target, _keep, _finished, label="transformers", layout=LAYOUT)
     return TransformersTree(target, version, "fetched")
