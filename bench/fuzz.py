@@ -467,7 +467,8 @@ class Summary:
 
 
 def prepare_cache(root: Path, versions: list[str]) -> Path:
-    """A temporary SGTRACE_CACHE: links to the user's cached trees, copies of its extraction entries."""
+    """A temporary SGTRACE_CACHE: links to the user's cached trees (SGLang's, transformers' config sources),
+    copies of its extraction entries."""
     from analyzer import sources
 
     user = sources.cache_root()
@@ -480,6 +481,11 @@ def prepare_cache(root: Path, versions: list[str]) -> Path:
         (cache / "sources" / version).symlink_to(tree, target_is_directory=True)
     if (user / "extract").is_dir():
         shutil.copytree(user / "extract", cache / "extract", ignore=shutil.ignore_patterns("*.tmp"))
+    if (user / "transformers").is_dir():  # the config sources of the transformers releases SGLang pins
+        (cache / "transformers").mkdir()
+        for release in (user / "transformers").iterdir():
+            if (release / ".complete").exists():
+                (cache / "transformers" / release.name).symlink_to(release, target_is_directory=True)
     return cache
 
 

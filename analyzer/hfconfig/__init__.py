@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,10 @@ def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fe
     Remembered in this process, and with ``tree_hash`` (the SGLang tree's content hash) in the user cache
     (``analyzer.cache``), keyed on that hash, the transformers release, this loader's version and the
     config.json: a warm run reads the result instead of following the config code again."""
-    text = json.dumps(config, sort_keys=True, default=str)
+    try:
+        text = json.dumps(config, sort_keys=True, default=str)
+    except (RecursionError, ValueError):
+        return Loaded(notes=["model config: config.json nests too deeply to load; read as plain data"])
     key = (str(sglang_root), text, bool(trust_remote_code))
     hit = _MEMO.get(key)
     if hit is not None:
@@ -77,6 +81,11 @@ def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fe
                 loaded = _load(root, tree, config, trust_remote_code)
             except RecursionError:
                 loaded = Loaded(transformers=tree.version, notes=["model config: the config code nests too deeply to follow; config.json read as plain data"])
+            except Exception as exc:  # the evaluator's own failure: the launch is still explained, on plain data
+                if os.environ.get("SGTRACE_DEBUG"):
+                    raise
+                loaded = Loaded(transformers=tree.version, notes=[
+                    f"model config: sgtrace could not follow the config code ({type(exc).__name__}: {exc}); config.json read as plain data"])
             if disk_key:
                 cache.store(disk_key, _encode_loaded(loaded))
     _MEMO[key] = loaded

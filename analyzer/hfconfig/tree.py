@@ -122,10 +122,18 @@ def for_sglang_tree(sglang_root: Path, fetch: bool = True) -> tuple[Transformers
     version = pinned_version(sglang_root)
     if version is None:
         return None, None  # a tree without metadata (a fixture, a bare copy): config.json is read as plain data
+    if fetch and version in _UNAVAILABLE:
+        return None, _UNAVAILABLE[version]
     try:
         return fetched(version, fetch), None
     except SgtraceError as exc:
-        return None, f"transformers {version} (the release SGLang pins) could not be read: {exc.message}"
+        why = f"transformers {version} (the release SGLang pins) could not be read: {exc.message}"
+        if fetch:
+            _UNAVAILABLE[version] = why
+        return None, why
+
+
+_UNAVAILABLE: dict[str, str] = {}  # a release that could not be fetched, once per process
 
 
 __all__ = ["TransformersTree", "fetched", "fetched_dir", "for_sglang_tree", "installed_beside", "pinned_version"]
