@@ -6,7 +6,9 @@ the text config, layer types, MoE and MTP fields, quantization. Built-in configs
 live in ``analyzer/data/models/<name>.json``, each a real model's ``config.json``
 (facts only, no weights). ``load_model_config`` also takes a path to a
 ``config.json`` or to a model directory; ``materialize`` writes a directory a
-replay can pass to SGLang as ``--model-path``.
+replay can pass to SGLang as ``--model-path``. ``ModelInfo.config`` is the file as
+written; the symbolic engine holds it as that release's config classes load it
+(``analyzer.hfconfig``).
 """
 
 from __future__ import annotations

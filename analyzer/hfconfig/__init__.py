@@ -444,6 +444,7 @@ def _load(sglang_root: Path, tree: TransformersTree, config: dict, trust_remote_
         loaded.notes.append(f"model config: no model_type in config.json (transformers then guesses from the path); {plain}")
         return loaded
     session = _Session(sglang_root, tree)
+    steps: list[ClassInfo] = []
     try:
         auto_map = config.get("auto_map")
         first = session.transformers_class(model_type)
@@ -455,7 +456,7 @@ def _load(sglang_root: Path, tree: TransformersTree, config: dict, trust_remote_
         if first is None:
             loaded.notes.append(f"model config: transformers {tree.version} has no config class for model_type {model_type!r} and SGLang registers none; {plain}")
             return loaded
-        steps = [first]
+        steps.append(first)
         obj = session.ev.call(first, [], dict(_fresh(config)))
         final_type = session.ev.getattr(obj, "model_type")
         second = session.registry().get(final_type) if isinstance(final_type, str) else None
@@ -465,7 +466,7 @@ def _load(sglang_root: Path, tree: TransformersTree, config: dict, trust_remote_
         loaded.classes = [_describe(c) for c in steps]
         loaded.data = session.as_data(obj, config)
     except Raised as raised:
-        loaded.classes = [_describe(c) for c in locals().get("steps", [])]
+        loaded.classes = [_describe(c) for c in steps]
         message = raised.exc.message
         if raised.explicit and isinstance(message, str):
             loaded.error = (raised.exc.type_name, message, raised.site)
