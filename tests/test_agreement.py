@@ -43,6 +43,8 @@ REPLAYED = [
     "engine-check-tp-not-divisible-by-nnodes-0.5.23",
     "ssl-files-on-this-machine-0.5.14",
     "ssl-key-here-assumed-missing-0.5.18",
+    "qwen35-vision-config-empty-h100-0.5.11",
+    "qwen35-layer-types-short-0.5.23",
 ]
 
 
@@ -80,6 +82,8 @@ def test_scenario_folder_mark_is_expanded():
     eagle = BY_NAME["llama-h100-eagle3-0.5.23"]
     draft = eagle.argv[eagle.argv.index("--speculative-draft-model-path") + 1]
     assert draft.startswith(str(agreement.SCENARIO_DIR.resolve())) and draft.endswith("EAGLE3-LLaMA3.1-Instruct-8B")
+    model = BY_NAME["qwen35-vision-config-empty-h100-0.5.11"].model
+    assert model == str(agreement.SCENARIO_DIR.resolve() / "models" / "qwen35-moe-vision-config-empty")
 
 
 @pytest.mark.network
