@@ -1915,7 +1915,7 @@ def _expr_subscript(ev, node, frame):
             raise Raised(ExcValue(KeyError, (key,)))
         return found
     if isinstance(container, (ClassInfo, ExtRef, type)):
-        return Unk("a subscripted type")
+        return container  # a generic alias (OrderedDict[str, str]): called, it is its class
     return Unk("an item of an object")
 
 
