@@ -42,6 +42,16 @@ FILES = {
             return cls
 
 
+        def marked(fn):
+            fn._marked = True
+            return fn
+
+
+        @marked
+        def default_width():
+            return 2048 if default_width._marked else 0
+
+
         @strict(accept_kwargs=True)
         @dataclass(repr=False)
         class PreTrainedConfig:
@@ -62,30 +72,28 @@ FILES = {
                 if not has_init:
                     cls = wrap_init_to_accept_kwargs(cls)
 
-            def __setattr__(self, key, value):
-                if key in super().__getattribute__("attribute_map"):
-                    key = super().__getattribute__("attribute_map")[key]
-                super().__setattr__(key, value)
+            def __setattr__(self, name, value):
+                aliases = super().__getattribute__("attribute_map")
+                super().__setattr__(aliases.get(name, name), value)
 
-            def __getattribute__(self, key):
-                if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
-                    key = super().__getattribute__("attribute_map")[key]
-                return super().__getattribute__(key)
+            def __getattribute__(self, name):
+                if name == "attribute_map":
+                    return super().__getattribute__(name)
+                return super().__getattribute__(super().__getattribute__("attribute_map").get(name, name))
 
             @property
             def rope_scaling(self):
                 return getattr(self, "rope_parameters", None)
 
             def validate_layer_type(self):
-                if getattr(self, "layer_types", None) is None or not hasattr(self, "num_hidden_layers"):
+                kinds = getattr(self, "layer_types", None)
+                if kinds is None or not hasattr(self, "num_hidden_layers"):
                     return
-                if not all(t in ALLOWED_LAYER_TYPES for t in self.layer_types):
-                    raise ValueError(f"The `layer_types` entries must be in {ALLOWED_LAYER_TYPES}")
-                if self.num_hidden_layers != len(self.layer_types):
-                    raise ValueError(
-                        f"`num_hidden_layers` ({self.num_hidden_layers}) must be equal to the number of layer types "
-                        f"({len(self.layer_types)})"
-                    )
+                unknown = [k for k in kinds if k not in ALLOWED_LAYER_TYPES]
+                if unknown:
+                    raise ValueError(f"unknown layer types {unknown}")
+                if len(kinds) != self.num_hidden_layers:
+                    raise ValueError(f"{len(kinds)} layer types for {self.num_hidden_layers} layers")
 
 
         PretrainedConfig = PreTrainedConfig
@@ -99,7 +107,7 @@ FILES = {
     "transformers/models/auto/configuration_auto.py": """
         from collections import OrderedDict
 
-        CONFIG_MAPPING_NAMES = OrderedDict([("toy", "ToyConfig"), ("toy_text", "ToyTextConfig")])
+        CONFIG_MAPPING_NAMES = OrderedDict[str, str]([("toy", "ToyConfig"), ("toy_text", "ToyTextConfig")])
         CONFIG_MAPPING_NAMES.update({"toy_vision": "ToyVisionConfig"})
 
 
@@ -117,7 +125,7 @@ FILES = {
         import torch
         from huggingface_hub.dataclasses import strict
 
-        from ...configuration_utils import PreTrainedConfig
+        from ...configuration_utils import PreTrainedConfig, default_width
 
 
         @strict
@@ -132,7 +140,7 @@ FILES = {
             model_type = "toy_text"
             attribute_map = {"n_layer": "num_hidden_layers"}
             num_hidden_layers: int = 8
-            hidden_size: int = 2048
+            hidden_size: int = default_width()
             layer_types: list | None = None
             full_attention_interval: int = 4
 
@@ -272,8 +280,7 @@ def test_a_class_validator_refusal_is_the_predicted_error(site):
     assert loaded.data is None
     exc_type, message, where = loaded.error
     assert exc_type == "StrictDataclassClassValidationError"
-    assert message == ("Class validation error for validator 'validate_layer_type':\n"
-                       "    ValueError: `num_hidden_layers` (4) must be equal to the number of layer types (1)")
+    assert message == "Class validation error for validator 'validate_layer_type':\n    ValueError: 1 layer types for 4 layers"
     assert where[0] == "transformers/configuration_utils.py"
 
 
