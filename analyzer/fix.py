@@ -72,6 +72,18 @@ class FixReport:
     trade_offs: list[Candidate] = field(default_factory=list)
     rejected: list[Candidate] = field(default_factory=list)
     plausible: list[Candidate] = field(default_factory=list)  # resolves only over conditions the engine assumed
+    last: Candidate | None = field(default=None, repr=False)  # the candidate ``file`` saw last
+
+    def file(self, candidate: Candidate) -> bool:
+        """Put a verified or plausible candidate in its list; False (nowhere yet) for one that failed."""
+        self.last = candidate
+        if candidate.verified:
+            (self.fixes if candidate.trade_off is None else self.trade_offs).append(candidate)
+        elif candidate.assumes:
+            self.plausible.append(candidate)
+        else:
+            return False
+        return True
 
 
 # -- argv editing -------------------------------------------------------------------------------
@@ -366,15 +378,8 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
             candidates.insert(0, [change])
             known.add(_key([change]))
     for changes in candidates:
-        candidate = verify(request, explanation, changes, names)
-        if candidate.verified and candidate.trade_off is None:
-            report.fixes.append(candidate)
-        elif candidate.verified:
-            report.trade_offs.append(candidate)
-        elif candidate.assumes:
-            report.plausible.append(candidate)
-        else:
-            report.rejected.append(candidate)
+        if not report.file(verify(request, explanation, changes, names)):
+            report.rejected.append(report.last)
     if not report.fixes:
         _chained(request, explanation, report, names, error)
     # what the message asks for, all of it, first when it verifies; then the fewest changes
@@ -423,13 +428,7 @@ def _chained(request: ExplainRequest, explanation: Explanation, report: FixRepor
                 candidate = verify(request, explanation, changes, names)
                 for change in extra:
                     change.origin = f"after {'; '.join(c.text() for c in base.changes)}: {change.origin}"
-                if candidate.verified and candidate.trade_off is None:
-                    report.fixes.append(candidate)
-                elif candidate.verified:
-                    report.trade_offs.append(candidate)
-                elif candidate.assumes:
-                    report.plausible.append(candidate)
-                elif candidate.next_error is not None and _moved(candidate.next_error, raised):
+                if not report.file(candidate) and candidate.next_error is not None and _moved(candidate.next_error, raised):
                     following.append(candidate)
         if report.fixes:
             return  # the fewest changes that resolve are found

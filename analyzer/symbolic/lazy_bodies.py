@@ -39,7 +39,9 @@ _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.M)
 
 
 class FunctionDef(ast.FunctionDef):
-    """A ``def`` whose body is parsed on first access (see the module docstring)."""
+    """A ``def`` whose body is parsed on first access (see the module docstring). The property is
+    written out in each class: a shared mixin changes the layout, and ``__class__`` cannot then be
+    switched on a parsed node."""
 
     @property
     def body(self):
