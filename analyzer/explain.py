@@ -93,6 +93,9 @@ class Explanation:
     trace: Trace
     overrides: list[Override]
     cause: list[CauseStep]
+    # the verdict asks for the inputs of one condition several times (each candidate, the ordering
+    # question, the fix): ``verdict.condition_inputs`` keeps them here, keyed by condition and event limit
+    condition_inputs_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def raises(self) -> bool:

@@ -234,7 +234,15 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
 
 def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
     """The inputs of one condition, with the value each had when it was evaluated (events before
-    ``limit``): what it reads itself, and through the locals it reads."""
+    ``limit``): what it reads itself, and through the locals it reads. A fresh list each call (callers sort it)."""
+    key = (guard.file, guard.line, guard.function, guard.expr, limit)
+    known = explanation.condition_inputs_memo.get(key)
+    if known is None:
+        known = explanation.condition_inputs_memo[key] = _condition_inputs(explanation, guard, limit)
+    return list(known)
+
+
+def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
     extraction = explanation.extraction
     texts = [through_views(t) for t in [guard.expr] + local_sources(explanation, guard)]
     answered = [p["name"] for p in explanation.trace.probes]

@@ -72,16 +72,22 @@ def parse_python(source, filename: str = "<unknown>") -> ast.Module:
 
     Code nested deeper than ``MAX_NESTING`` is a ``SourceProblem``, as is code that
     exhausts Python's own parser."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(source, filename=filename)
-        except (RecursionError, MemoryError):
-            raise SourceProblem("its code is nested too deeply for Python's own parser") from None
+    tree = parse_unchecked(source, filename)
     depth = nesting_depth(tree, MAX_NESTING)
     if depth > MAX_NESTING:
         raise SourceProblem(f"its code nests more than {MAX_NESTING} levels deep, past what sgtrace parses safely")
     return tree
+
+
+def parse_unchecked(source, filename: str = "<unknown>") -> ast.Module:
+    """``parse_python`` without the nesting check, for a part of a file whose whole parse passed it
+    (``symbolic.lazy_bodies``: walking every node again costs a third of the parse)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(source, filename=filename)
+        except (RecursionError, MemoryError):
+            raise SourceProblem("its code is nested too deeply for Python's own parser") from None
 
 
 def nesting_depth(tree: ast.AST, stop: int) -> int:

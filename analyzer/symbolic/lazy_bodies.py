@@ -14,6 +14,9 @@ from its own lines on first access. Every reader of ``body`` (the evaluator, ``a
 
 A cache entry is input like any other: spans that are not well-formed, or that do not
 land on the skeleton's own ``def`` statements, are discarded and the file is parsed whole.
+A body parsed apart skips ``parse_python``'s nesting check: spans are only remembered
+after a whole parse that passed it, and code nested past it through a forged entry
+stops the evaluation at Python's recursion limit (``explore``'s "recursion too deep").
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import sys
 
 from ..cache import write_atomic
 from ..errors import SgtraceError
-from ..extract.parse import SourceProblem, parse_python
+from ..extract.parse import SourceProblem, parse_python, parse_unchecked
 from ..safe_read import read_file
 from ..sources import cache_root
 
@@ -222,7 +225,7 @@ def _loader(lines: list[bytes], first: int, last: int, end_col: int, rel: str, k
     def load() -> list:
         text = b"\n" * (first - 2) + b"if 1:\n" + b"\n".join(lines[first - 1: last]) + b"\n"
         try:
-            wrapper = parse_python(text, rel).body[0]
+            wrapper = parse_unchecked(text, rel).body[0]
         except (SourceProblem, SyntaxError, ValueError, RecursionError, MemoryError):
             wrapper = None
         if isinstance(wrapper, ast.If) and wrapper.body and wrapper.body[0].lineno == first and (wrapper.body[-1].end_lineno, wrapper.body[-1].end_col_offset) == (last, end_col):

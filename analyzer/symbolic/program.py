@@ -275,6 +275,10 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 _SHARED: dict[str, Program] = {}
 MAX_SHARED = 8  # trees kept parsed in one process (a few releases side by side)
+# The path a caller gave -> the key it resolved to, for ``refresh=False`` lookups: the verdict asks
+# about the code it just ran a few hundred times, and each ``resolve`` is a ``realpath`` (an lstat
+# per path component).
+_RESOLVED: dict[str, str] = {}
 
 
 def forget_program(root: Path) -> None:
@@ -286,7 +290,12 @@ def shared_program(root: Path, refresh: bool = True) -> Program:
     """The Program of a tree, kept between evaluations in this process (``explain --fix`` re-runs,
     the agreement matrix); a file changed on disk since it was parsed is parsed again. ``refresh=False``
     skips that check (one stat per parsed file), for a lookup in the code an evaluation just ran."""
-    key = str(Path(root).resolve())
+    given = str(root)
+    key = None if refresh else _RESOLVED.get(given)
+    if key is None or key not in _SHARED:
+        if len(_RESOLVED) >= 8 * MAX_SHARED:
+            _RESOLVED.clear()
+        key = _RESOLVED[given] = str(Path(root).resolve())
     program = _SHARED.get(key)
     if program is None:
         if len(_SHARED) >= MAX_SHARED:
