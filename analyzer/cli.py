@@ -43,6 +43,15 @@ def sglang_option(func):
     return click.option("--sglang", "sglang_spec", default="installed", show_default=True, help=SGLANG_HELP)(func)
 
 
+LAUNCH_SGLANG_HELP = (SGLANG_HELP.replace(" (default)", "") + " A virtual environment (its folder or its interpreter) too."
+                      " Default: the environment of the interpreter the --service or --script names, when it is on this"
+                      " machine; else 'installed'.")
+
+
+def launch_sglang_option(func):
+    return click.option("--sglang", "sglang_spec", default=None, help=LAUNCH_SGLANG_HELP)(func)
+
+
 def load_extraction(spec: str) -> Extraction:
     """The extraction of ``--sglang``; the files of the tree it had to skip are noted on stderr."""
     from .extract import extract, problem_notes
@@ -253,7 +262,7 @@ def explain_inputs(func):
         click.option("--assume-file", "assume_files", multiple=True, metavar="PATH=exists|dir|missing", expose_value=False,
                      callback=_keep_assumed_files,
                      help="What the node has at PATH, for SGLang's checks of the files a launch names (--ssl-keyfile); repeatable."),
-        sglang_option,
+        launch_sglang_option,
     ]
     for option in reversed(options):
         func = option(func)
@@ -270,10 +279,31 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
         if profile_name:
             raise SgtraceError("give --profile or --check-env, not both", hint="--check-env FILE is the profile check-env:FILE")
         profile_name = f"check-env:{check_env}"
+    if sglang_spec is None:
+        sglang_spec = _launch_environment(service, script) or "installed"
     return ExplainRequest(
         sglang=sglang_spec, args=args_text, cmd=cmd_text, service=service, script=script,
         env=list(env_items), model_config=model_config, profile=profile_name, assume_files=assumed,
     )
+
+
+def _launch_environment(service: str | None, script: str | None) -> str | None:
+    """The interpreter a unit's ``ExecStart=`` or a script runs SGLang with, when it is an absolute path
+    whose environment holds SGLang on this machine (``--sglang`` not given): the tree that launch runs.
+    It is looked at, never run."""
+    if service is None and script is None:
+        return None
+    from .explain import ExplainRequest, load_launch
+
+    launch = load_launch(ExplainRequest(service=service, script=script))
+    interpreter = sources.launcher_interpreter(launch.launcher)
+    if interpreter is None:
+        return None
+    try:
+        found = sources.venv_site_packages(interpreter)
+    except SgtraceError:
+        return None  # that environment holds no SGLang here (another machine's path): the installed one
+    return str(interpreter) if found is not None else None
 
 
 def same_inputs_command(command: str, request) -> str:

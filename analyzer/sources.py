@@ -9,7 +9,9 @@
   ``pip download --no-deps sglang==VERSION`` into the user cache and its Python
   sources unpacked there;
 - a path: a directory holding ``sglang/`` (site-packages, a checkout's
-  ``python/``) or the ``sglang`` package directory itself.
+  ``python/``) or the ``sglang`` package directory itself; or a virtual
+  environment (its folder, or an interpreter in its ``bin/``), whose
+  site-packages is found from the layout, never by running that interpreter.
 """
 
 from __future__ import annotations
@@ -199,6 +201,12 @@ def installed_tree() -> SourceTree:
 def path_tree(path: Path) -> SourceTree:
     check_path(path, "SGLang source tree")
     path = path.expanduser()
+    environment = venv_site_packages(path)
+    if environment is not None:
+        site_packages, prefix = environment
+        named = f"the environment at {prefix}" if path.is_dir() else f"the environment of {path}"
+        return SourceTree(root=site_packages.resolve(), version=read_version(site_packages), origin="path",
+                          description=f"{named} ({site_packages})")
     if not path.exists():
         raise SourceError(
             f"no SGLang source tree at {path}",
@@ -214,6 +222,60 @@ def path_tree(path: Path) -> SourceTree:
             hint="point --sglang at site-packages, a checkout's python/ folder, or the sglang package folder",
         )
     return SourceTree(root=path.resolve(), version=read_version(path), origin="path", description=f"source tree at {path}")
+
+
+def venv_site_packages(path: Path) -> tuple[Path, Path] | None:
+    """``(site-packages holding sglang/, the environment's folder)`` for a virtual environment or a
+    Python installation named by its folder or by an interpreter in its ``bin/``; None when ``path``
+    is neither. The interpreter is never run (it is the launch's, not sgtrace's): its prefix is the
+    folder above ``bin/``, and ``lib/pythonX.Y/site-packages`` is looked up there (the ``X.Y`` the
+    interpreter's name or ``pyvenv.cfg`` gives first). A prefix with no SGLang installed is a
+    SourceError that says so."""
+    given = Path(os.path.abspath(path))  # not resolved: a venv's python is a link to the base interpreter
+    if (given.is_file() or given.is_symlink()) and given.parent.name in ("bin", "Scripts"):
+        prefix, wanted = given.parent.parent, re.fullmatch(r"python(\d+\.\d+)", given.name)
+    elif given.is_dir() and ((given / "pyvenv.cfg").is_file() or os.path.lexists(given / "bin" / "python")
+                             or os.path.lexists(given / "bin" / "python3")):
+        prefix, wanted = given, None
+    else:
+        return None
+    found = [p.parent.parent for p in sorted(prefix.glob("lib*/python3*/site-packages/sglang/srt")) if p.is_dir()]
+    found += [p for p in (prefix / "Lib" / "site-packages",) if (p / "sglang" / "srt").is_dir()]
+    version = wanted.group(1) if wanted else _venv_python_version(prefix)
+    preferred = [p for p in found if version and p.parent.name == f"python{version}"]
+    chosen = preferred or found
+    if not chosen:
+        raise SourceError(f"the environment at {prefix} has no SGLang installed (no lib/python3*/site-packages/sglang/srt)",
+                          hint="point --sglang at the environment SGLang runs in, or pass a version such as 0.5.11")
+    if len(chosen) > 1:
+        raise SourceError(f"the environment at {prefix} holds SGLang for several Pythons: "
+                          + ", ".join(str(p) for p in chosen),
+                          hint="pass the site-packages folder to use as --sglang, or the interpreter (bin/pythonX.Y)")
+    return chosen[0], prefix
+
+
+def launcher_interpreter(launcher: str) -> Path | None:
+    """The interpreter (or the ``sglang`` entry script) a launch starts SGLang with, when the launch
+    names it by an absolute path that is on this machine (``/opt/venv/bin/python -m sglang.launch_server``)."""
+    import shlex
+
+    try:
+        words = shlex.split(launcher or "")
+    except ValueError:
+        return None
+    if not words or not os.path.isabs(words[0]) or not os.path.lexists(words[0]):
+        return None
+    return Path(words[0])
+
+
+def _venv_python_version(prefix: Path) -> str | None:
+    """``X.Y`` of a virtual environment's Python, from its ``pyvenv.cfg`` (``version = 3.11.7``)."""
+    try:
+        text = read_text(prefix / "pyvenv.cfg", "pyvenv.cfg", MAX_INPUT_BYTES)
+    except SgtraceError:
+        return None
+    match = re.search(r"^\s*version(?:_info)?\s*=\s*(\d+\.\d+)", text, re.M)
+    return match.group(1) if match else None
 
 
 def fetched_dir(version: str) -> Path:

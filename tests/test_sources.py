@@ -96,3 +96,77 @@ def test_unknown_version_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path))
     with pytest.raises(SourceError, match="does not exist on PyPI"):
         sources.resolve("0.0.999")
+
+
+# -- a virtual environment as --sglang: its folder or its interpreter, never run ----------------------
+
+
+def make_venv(root, fixtures_dir, pythons=("3.11",), cfg_version="3.11.7"):
+    """A venv's layout: bin/python (a link to an interpreter that is not on this machine, as in a
+    venv copied from another node), pyvenv.cfg, and the fixture tree in each lib/pythonX.Y/site-packages."""
+    import shutil
+
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "python").symlink_to("/nonexistent/base/python3")
+    for version in pythons:
+        site = root / "lib" / f"python{version}" / "site-packages"
+        site.mkdir(parents=True)
+        shutil.copytree(fixtures_dir / "sites" / "era_a" / "sglang", site / "sglang")
+        (root / "bin" / f"python{version}").symlink_to("python")
+    if cfg_version:
+        (root / "pyvenv.cfg").write_text(f"home = /nonexistent/base\nversion = {cfg_version}\n")
+    return root
+
+
+def test_venv_folder_and_interpreter_give_its_site_packages(tmp_path, fixtures_dir):
+    venv = make_venv(tmp_path / "venv", fixtures_dir)
+    site = venv / "lib" / "python3.11" / "site-packages"
+    by_folder = sources.resolve(str(venv))
+    by_interpreter = sources.resolve(str(venv / "bin" / "python"))
+    assert by_folder.root == by_interpreter.root == site.resolve()
+    assert by_folder.version == "0.0.1"
+    assert f"the environment at {venv}" in by_folder.description
+    assert f"the environment of {venv / 'bin' / 'python'}" in by_interpreter.description
+
+
+def test_venv_with_two_pythons_follows_the_interpreter_or_pyvenv_cfg(tmp_path, fixtures_dir):
+    venv = make_venv(tmp_path / "venv", fixtures_dir, pythons=("3.10", "3.11"), cfg_version="3.10.4")
+    assert sources.resolve(str(venv / "bin" / "python3.11")).root == (venv / "lib" / "python3.11" / "site-packages").resolve()
+    assert sources.resolve(str(venv)).root == (venv / "lib" / "python3.10" / "site-packages").resolve()
+    (venv / "pyvenv.cfg").unlink()
+    (venv / "bin" / "python3.10").unlink()
+    with pytest.raises(SourceError, match="several Pythons"):
+        sources.resolve(str(venv))
+
+
+def test_venv_without_sglang_is_a_one_line_error(tmp_path):
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").touch()
+    with pytest.raises(SourceError, match="has no SGLang installed") as info:
+        sources.resolve(str(tmp_path / "venv" / "bin" / "python"))
+    assert info.value.hint
+
+
+def test_launcher_interpreter_only_for_an_absolute_path_on_this_machine(tmp_path):
+    here = tmp_path / "bin" / "python"
+    here.parent.mkdir()
+    here.symlink_to("/nonexistent/python3")
+    assert sources.launcher_interpreter(f"{here} -m sglang.launch_server") == here
+    assert sources.launcher_interpreter("python -m sglang.launch_server") is None
+    assert sources.launcher_interpreter("/home/nobody/venv/bin/python -m sglang.launch_server") is None
+    assert sources.launcher_interpreter("'unbalanced") is None
+
+
+def test_unit_without_sglang_flag_reads_the_environment_its_execstart_names(tmp_path, fixtures_dir, capsys):
+    from analyzer.cli import main
+
+    venv = make_venv(tmp_path / "venv", fixtures_dir)
+    unit = tmp_path / "a.service"
+    unit.write_text(f"[Service]\nExecStart={venv}/bin/python -m sglang.launch_server --model-path /m\n")
+    code = main(["explain", "--service", str(unit)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.splitlines()[0].startswith(f"SGLang 0.0.1 (era A) from the environment of {venv}/bin/python")
+    # --sglang given: that tree, whatever the unit names
+    code = main(["explain", "--service", str(unit), "--sglang", str(fixtures_dir / "sites" / "era_b")])
+    assert "from the environment" not in capsys.readouterr().out
