@@ -18,11 +18,12 @@ import gc
 import math
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 import click
 
-from . import __version__, sources
+from . import __version__, sources, terminal
 from .controls import printable
 from .errors import EXIT_BAD_INPUT, EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
@@ -33,8 +34,11 @@ EXIT_INTERNAL = 5
 
 def echo(text: str = "", nl: bool = True, err: bool = False) -> None:
     """Every line sgtrace prints: what came from the user or from SGLang is echoed with its control
-    characters escaped (no escape sequence reaches the terminal raw); line feeds are kept."""
-    click.echo(printable(str(text), newlines=True), nl=nl, err=err)
+    characters escaped (no escape sequence reaches the terminal raw); line feeds are kept. Colour
+    (``terminal``) is added after that, to sgtrace's own labels only."""
+    text = printable(str(text), newlines=True)
+    colour = terminal.colour_for(sys.stderr if err else sys.stdout)
+    click.echo(terminal.styled(text) if colour else text, nl=nl, err=err, color=colour)
 
 SGLANG_HELP = "SGLang source: 'installed' (default), a version such as 0.5.11 (fetched once into the cache), or a path."
 
@@ -81,8 +85,16 @@ EXIT_CODES_EPILOG = (
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}, epilog=EXIT_CODES_EPILOG)
 @click.version_option(__version__, prog_name="sgtrace")
-def cli() -> None:
+@click.option("--color", "--colour", "color", type=click.Choice(terminal.COLOR_CHOICES), default="auto", show_default=True,
+              help="Colour the verdict's labels: auto (a terminal, unless NO_COLOR is set), always, never.")
+@click.option("-q", "--quiet", is_flag=True, help="The answer only: explain prints its verdict block; no progress on stderr.")
+@click.option("-v", "--verbose", is_flag=True, help="Also, on stderr, where each phase's data came from and what it took.")
+@click.pass_context
+def cli(ctx: click.Context, color: str, quiet: bool, verbose: bool) -> None:
     """Explain how SGLang resolves its server arguments, from SGLang's own source."""
+    if quiet and verbose:
+        raise SgtraceError("give -q or -v, not both", hint="-q: the answer only; -v: also what each phase took")
+    terminal.use(ctx, terminal.TerminalSettings(color=color, quiet=quiet, verbose=verbose))
 
 
 # -- sources -------------------------------------------------------------------
@@ -163,6 +175,10 @@ def flags_cmd(pattern: str | None, sglang_spec: str, as_json: bool) -> None:
         row = flag_row(flag)
         table.add_row(*(row[c] for c in columns))
     Console(width=_terminal_width()).print(table)  # cells fold to the terminal's width: no line overflows
+
+
+def _ms(started: float) -> str:
+    return f"{(time.perf_counter() - started) * 1000:.0f} ms"
 
 
 def _stdout_is_terminal() -> bool:
@@ -391,10 +407,15 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch, snap)
     from .verdict import verdict_of
 
+    started = time.perf_counter()
     explanation = explain(request)
+    terminal.progress(f"SGLang {explanation.tree.version} from {explanation.tree.description}: "
+                      f"{len(explanation.trace.events)} events evaluated in {_ms(started)}", detail=True)
     for name in fields:
         check_field(explanation.extraction, name)
+    started = time.perf_counter()
     verdict = verdict_of(explanation)
+    terminal.progress(f"verdict: {len(verdict.causes)} decisive cause(s), {verdict.runs} engine run(s), in {_ms(started)}", detail=True)
     field_verdicts = [(name, verdict_of(explanation, name)) for name in fields]
     data = to_json(explanation, verdict, field_verdicts, list(fields)) if as_json else None
     place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version) if with_replay else None
@@ -403,7 +424,8 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         if with_fix and explanation.raises:
             data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation, replay_with=fix_replay))
     else:
-        echo(render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request)), nl=False)
+        rendered = render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request))
+        echo(terminal.verdict_only(rendered) if terminal.current().quiet else rendered, nl=False)
         if with_fix and explanation.raises:
             print_fixes(request, explanation, write_patch, snap=snap, replay_with=fix_replay)
     agrees = True

@@ -336,6 +336,9 @@ def fetch_wheel_sources(package: str, version: str, target: Path, keep, finished
             raise _unwritable(label, version, target, exc) from None
         with staging_parent as tmp:
             tmp_path = Path(tmp)
+            from .terminal import progress  # the command line's settings (-q): only a fetch needs them
+
+            progress(f"fetching {package}=={version} from PyPI (once: kept in {target.parent})")
             wheel = _download_wheel(version, tmp_path / "dl", package, label)
             staging = tmp_path / "tree"
             _unpack_sources(wheel, staging, keep)
