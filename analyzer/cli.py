@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import click
 
-from . import __version__, sources, terminal
+from . import __version__, completion, sources, terminal
 from .controls import printable
 from .errors import EXIT_BAD_INPUT, EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError, UnknownFieldError
 from .model import SITE_KINDS, Extraction
@@ -44,7 +44,8 @@ SGLANG_HELP = "SGLang source: 'installed' (default), a version such as 0.5.11 (f
 
 
 def sglang_option(func):
-    return click.option("--sglang", "sglang_spec", default="installed", show_default=True, help=SGLANG_HELP)(func)
+    return click.option("--sglang", "sglang_spec", default="installed", show_default=True, help=SGLANG_HELP,
+                        shell_complete=completion.sglang_trees)(func)
 
 
 LAUNCH_SGLANG_HELP = (SGLANG_HELP.replace(" (default)", "") + " A virtual environment (its folder or its interpreter) too."
@@ -53,7 +54,7 @@ LAUNCH_SGLANG_HELP = (SGLANG_HELP.replace(" (default)", "") + " A virtual enviro
 
 
 def launch_sglang_option(func):
-    return click.option("--sglang", "sglang_spec", default=None, help=LAUNCH_SGLANG_HELP)(func)
+    return click.option("--sglang", "sglang_spec", default=None, help=LAUNCH_SGLANG_HELP, shell_complete=completion.sglang_trees)(func)
 
 
 def load_extraction(spec: str) -> Extraction:
@@ -196,7 +197,7 @@ def _terminal_width() -> int:
 
 
 @cli.command("sites")
-@click.option("--field", "field_name", required=True, help="The server-argument field.")
+@click.option("--field", "field_name", required=True, help="The server-argument field.", shell_complete=completion.fields)
 @click.option("--kind", type=click.Choice(SITE_KINDS), help="Only sites of this kind (write, env, raise, warn).")
 @sglang_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sites as JSON.")
@@ -218,7 +219,7 @@ def sites_cmd(field_name: str, kind: str | None, sglang_spec: str, as_json: bool
 
 
 @cli.command("graph")
-@click.option("--field", "field_name", required=True, help="The server-argument field to slice on.")
+@click.option("--field", "field_name", required=True, help="The server-argument field to slice on.", shell_complete=completion.fields)
 @click.option("--direction", type=click.Choice(["back", "forward", "both"]), default="both", show_default=True,
               help="back: what can change the field; forward: what it influences.")
 @click.option("--depth", type=click.IntRange(min=1), default=None,
@@ -271,8 +272,10 @@ def explain_inputs(func):
         click.option("--service", type=click.Path(dir_okay=False), help="A systemd unit file (ExecStart=, Environment=, EnvironmentFile=)."),
         click.option("--script", type=click.Path(dir_okay=False), help="A shell launch script (parsed, never executed)."),
         click.option("--env", "env_items", multiple=True, metavar="KEY=VALUE", help="An env var for the server; repeatable."),
-        click.option("--model-config", help="config.json, a model directory, or a built-in name (sgtrace models)."),
-        click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles), a TOML file, or check-env:FILE."),
+        click.option("--model-config", help="config.json, a model directory, or a built-in name (sgtrace models).",
+                     shell_complete=completion.models),
+        click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles), a TOML file, or check-env:FILE.",
+                     shell_complete=completion.profiles),
         click.option("--check-env", "check_env_file", metavar="FILE", expose_value=False, callback=_keep_check_env,
                      help="The node's `python3 -m sglang.check_env` output (- for stdin) as the hardware profile."),
         click.option("--assume-file", "assume_files", multiple=True, metavar="PATH=exists|dir|missing", expose_value=False,
@@ -380,7 +383,7 @@ def replay_target_options(func):
 
 @cli.command("explain")
 @explain_inputs
-@click.option("--field", "fields", multiple=True, help="Show the whole chain of writes for this field; repeatable.")
+@click.option("--field", "fields", multiple=True, help="Show the whole chain of writes for this field; repeatable.", shell_complete=completion.fields)
 @click.option("--all", "show_all", is_flag=True, help="Show every event (writes, env writes, logs, probes).")
 @click.option("--json", "as_json", is_flag=True, help="Print the Trace (and the overrides and cause) as JSON.")
 @click.option("--error", "error_text", help="An error message you saw: find its raise site and hold it against these inputs.")
@@ -856,7 +859,7 @@ def profiles_cmd(check_env_file: str | None) -> None:
 @click.option("-o", "--output", required=True, metavar="FILE", help="Where to write the report; '-' prints it.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
               help="md (GitHub issue), html (one self-contained file) or json (the Trace plus metadata); default: from FILE's extension, else md.")
-@click.option("--field", "fields", multiple=True, help="Also show (and draw) the whole chain of this field; repeatable.")
+@click.option("--field", "fields", multiple=True, help="Also show (and draw) the whole chain of this field; repeatable.", shell_complete=completion.fields)
 @click.option("--since", metavar="VERSION", help="The release this launch works on now: a flag the target rejects is traced back to the release that removed it.")
 @click.option("--replay", "run_replay", is_flag=True, help="Replay the launch through SGLang's own code and say whether it confirms the prediction.")
 @click.option("--replay-trace", type=click.Path(dir_okay=False, exists=True), help="A replay Trace (JSON) recorded earlier, to compare instead of replaying.")
@@ -923,7 +926,7 @@ def check_cmd(files, sglang_spec, run_replay, junit_xml):
 @cli.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option("--field", "fields", multiple=True, help="Only what concerns this field (either version's name); repeatable.")
+@click.option("--field", "fields", multiple=True, help="Only what concerns this field (either version's name); repeatable.", shell_complete=completion.fields)
 @explain_inputs
 @click.option("--all", "show_all", is_flag=True, help="With a launch: list every change, not only those nearest to the launch.")
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON (every change).")

@@ -96,6 +96,11 @@ def _unknown_model(name: str, match: str) -> SgtraceError:
     return SgtraceError(f"unknown model {name!r}", hint=hint)
 
 
+def builtin_names() -> list[str]:
+    """The built-in models' names, sorted, without reading them (shell completion)."""
+    return sorted(_builtin_files(), key=str.lower)
+
+
 def list_models() -> list[ModelInfo]:
     """Every built-in model, sorted by name."""
     return [load_model_config(name) for name in sorted(_builtin_files(), key=str.lower)]

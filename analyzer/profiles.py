@@ -416,6 +416,11 @@ def load_profile(name_or_path: str | Path) -> Profile:
     return profile_from_dict(_read_toml(entry.read_text(encoding="utf-8"), f"{key}.toml"), source=f"builtin:{key}")
 
 
+def builtin_names() -> list[str]:
+    """The built-in profiles' names, sorted, without reading them (shell completion)."""
+    return sorted(_builtin_files())
+
+
 def list_profiles() -> list[Profile]:
     """Every built-in profile, sorted by name."""
     return [load_profile(name) for name in sorted(_builtin_files())]
