@@ -91,6 +91,8 @@ class Diagnosis:
     writes_elsewhere: list[Site] = field(default_factory=list)  # writes to the failing guard's fields
     producers: list[Producer] = field(default_factory=list)
     other_versions: list[str] = field(default_factory=list)
+    versions_searched: int = 0  # other cached releases whose sites were searched (the nearest, indexed)
+    versions_not_searched: int = 0  # cached releases left out: further away, or never indexed
     outside: "Outside | None" = None  # the best match is a site the engine does not evaluate (or a loose match)
 
 
@@ -214,20 +216,40 @@ def match_message(index: MessageIndex, extraction: Extraction, observed: Observe
     return best_matches(matches)
 
 
-def versions_matching(observed: ObservedError, exclude: str) -> list[str]:
-    """Among the versions in the cache, those with a message site that matches the message."""
+# Releases searched for a message the selected one does not have, nearest first: one never indexed
+# before is indexed then (seconds: every file of sglang/srt), once; a cache may hold every release
+# since 0.4.0, and indexing all of them would take minutes.
+MAX_OTHER_RELEASES = 8
+
+
+def nearest_cached(version: str, limit: int = MAX_OTHER_RELEASES) -> tuple[list, int]:
+    """The cached trees other than ``version``, nearest to it in release order first, at most ``limit``;
+    and how many more there are."""
+    trees = sorted((t for t in sources.list_cached() if t.version != version),
+                   key=lambda t: sources.version_tuple(t.version))
+    keys = [sources.version_tuple(t.version) for t in trees]
+    here = sum(1 for k in keys if k < sources.version_tuple(version))  # where ``version`` would sit
+    by_distance = sorted(range(len(trees)), key=lambda i: (abs(i - here + (0.5 if i >= here else 0)), -i))
+    chosen = sorted(by_distance[:limit])
+    return [trees[i] for i in chosen], max(0, len(trees) - limit)
+
+
+def versions_matching(observed: ObservedError, exclude: str) -> tuple[list[str], int, int]:
+    """Among the cached versions nearest to ``exclude`` (``nearest_cached``), those with a message site
+    that matches the message; how many releases were searched, and how many cached ones were not."""
     normalized = message_match.normalize(observed.message.strip())
     found = []
-    for tree in sources.list_cached():
-        if tree.version == exclude:
-            continue
+    trees, more = nearest_cached(exclude)
+    searched = 0
+    for tree in trees:
         try:
             index = message_index(tree)
         except SgtraceError:
             continue
+        searched += 1
         if any(message_match.match(index.parts(p), normalized) is not None for p in index.candidates(normalized.text)):
             found.append(tree.version)
-    return found
+    return found, searched, more
 
 
 # -- holding the site against the inputs --------------------------------------------------------
@@ -345,7 +367,8 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
     extraction = extract(tree)
     diagnosis = Diagnosis(observed=observed, matches=match_message(message_index(tree), extraction, observed))
     if not diagnosis.matches:
-        diagnosis.other_versions = versions_matching(observed, extraction.version)
+        found, diagnosis.versions_searched, diagnosis.versions_not_searched = versions_matching(observed, extraction.version)
+        diagnosis.other_versions = found
         return diagnosis
     best = diagnosis.matches[0]
     target = best.site

@@ -60,10 +60,13 @@ def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgt
     lines = [f"Observed: {observed.exc_type or 'error'}: {observed.message}"]
     if not diagnosis.matches:
         lines.append("No raise, assert or log site of this SGLang version matches the message.")
+        searched = (f" (searched: the {diagnosis.versions_searched} cached release(s) nearest this one; "
+                    f"{diagnosis.versions_not_searched} more were not: pass --sglang VERSION to look in one)"
+                    if diagnosis.versions_not_searched else "")
         if diagnosis.other_versions:
-            lines.append("Versions in the cache whose sites match it: " + ", ".join(diagnosis.other_versions))
+            lines.append("Versions in the cache whose sites match it: " + ", ".join(diagnosis.other_versions) + searched)
         else:
-            lines.append("No cached version matches it either (fetch others with `sgtrace sources fetch VERSION`).")
+            lines.append("No cached version matches it either" + (searched or " (fetch others with `sgtrace sources fetch VERSION`)") + ".")
         return "\n".join(lines) + "\n"
     for match in diagnosis.matches[:MAX_MATCHES]:
         lines.append(match_line(match))

@@ -237,3 +237,22 @@ def fixtures_dir_of():
     from pathlib import Path
 
     return Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def test_other_releases_searched_are_the_nearest_cached_ones(monkeypatch):
+    """A message the selected release lacks is looked up in the cached releases nearest to it (a cache
+    may hold every release since 0.4.0: indexing them all would take minutes), the rest counted."""
+    from types import SimpleNamespace
+
+    from analyzer import diagnose, sources
+
+    cached = ["0.4.0", "0.5.1", "0.5.2", "0.5.3", "0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.18", "0.5.23"]
+    monkeypatch.setattr(sources, "list_cached", lambda: [SimpleNamespace(version=v) for v in cached])
+    nearest, more = diagnose.nearest_cached("0.5.11", 4)
+    assert [t.version for t in nearest] == ["0.5.9", "0.5.10", "0.5.12", "0.5.14"] and more == 6
+    nearest, more = diagnose.nearest_cached("0.5.23", 3)
+    assert [t.version for t in nearest] == ["0.5.12", "0.5.14", "0.5.18"] and more == 7
+    nearest, more = diagnose.nearest_cached("0.5.13", 2)  # not cached itself: one on each side
+    assert [t.version for t in nearest] == ["0.5.12", "0.5.14"] and more == 9
+    nearest, more = diagnose.nearest_cached("0.5.11", 50)
+    assert len(nearest) == len(cached) - 1 and more == 0

@@ -613,6 +613,11 @@ BASH_CASES = {
     "append-unset": 'export FLAGS="--a 1"\nFLAGS+=" --b 2"\nunset NOPE\n'
     'python -m sglang.launch_server $FLAGS --c "${NOPE:-dflt}"\n',
     "crlf": "python -m sglang.launch_server --tp 4 \\\r\n  --x 1\r\n",
+    "arrays": 'M=/models/a\nARGS=(--model-path "$M" --tp 4)\nARGS+=(--name "two words")\n'
+    'EXTRA=(\n  --x 1   # a comment inside\n  --y ""\n)\nS="--s 1"\nS+=(--t 2)\n'
+    'python -m sglang.launch_server "${ARGS[@]}" ${EXTRA[@]} --joined "${ARGS[*]}" --first $ARGS '
+    '--i "${ARGS[1]}" --neg "${ARGS[-1]}" --out "${ARGS[9]}" "${S[@]}"\n',
+    "declared-array": 'declare -a A=(--p 1)\nexport B=b\nA+=(--q "$B")\npython -m sglang.launch_server "${A[@]}"\n',
     "escaped-space": "python -m sglang.launch_server --tp 4 \\ \n  --x 1\n",
     "p3-lost-flag": (FIX / "p3_lost_flag.sh").read_text(),
 }
@@ -651,17 +656,15 @@ def test_script_notes(tmp_path):
         "python -m sglang.launch_server --host $(hostname -I) --r $? ${#ARR} ${ARR[0]}\nexit 0\necho after\n"
     )
     spec = from_script(script)
-    assert spec.argv == ["--host", "$(hostname -I)", "--r", "$?", "${#ARR}", "${ARR[0]}"]
+    assert spec.argv == ["--host", "$(hostname -I)", "--r", "$?", "${#ARR}", "a"]
     s = str(script)
     assert spec.notes == [
         f"{s}:6: a here-document contains an SGLang launch; here-documents are not read",
-        f"{s}:3: array ARR is not read (arrays are out of scope)",
         f"{s}:4: 'source ./env.sh' is not followed; what it sets is unknown",
         f"{s}:10: never runs (the shell was replaced or exited before)",
         f"{s}:8: '$(hostname -I)' is not run; kept as written",
         f"{s}:8: $? is known only at run time; kept as written",
         f"{s}:8: '${{#ARR}}' kept as written (this expansion form is not evaluated)",
-        f"{s}:8: '${{ARR[0]}}' kept as written (arrays are out of scope)",
         f"{s}:2: SGLANG_ENABLE_SPEC_V2 is set but not exported, so SGLang does not see it "
         "(use 'export SGLANG_ENABLE_SPEC_V2=...')",
     ]
@@ -950,3 +953,16 @@ def test_malformed_configs(tmp_path, monkeypatch):
     assert error_of(merge_config, ["--config", "bad.yaml"]).message == (
         "config file bad.yaml: invalid YAML at line 2: expected the node content, but found '<stream end>'"
     )
+
+
+def test_script_array_notes(tmp_path):
+    """What bash knows only at run time, or an array assigned in a block, is said, never guessed silently."""
+    script = tmp_path / "s.sh"
+    script.write_text('A=(--tp 2)\nif [ -n "$DEBUG" ]; then\n  A+=(--log-level debug)\nfi\n'
+                      'python -m sglang.launch_server "${A[@]}" --u "${U[@]}" --k "${A[$K]}"\n')
+    spec = from_script(script)
+    assert spec.argv == ["--tp", "2", "--log-level", "debug", "--u", "${U[@]}", "--k", "${A[$K]}"]
+    s = str(script)
+    assert f"{s}:3: A is assigned inside an if/loop block; read as if the block runs" in spec.notes
+    assert any(n.startswith(f"{s}:5: U is not set in what was read") for n in spec.notes)
+    assert f"{s}:5: the subscript of '${{A[$K]}}' is not a number; kept as written" in spec.notes

@@ -6,8 +6,9 @@ assignments and exports (``X=1``, ``export X=1``, ``set -a``, ``unset``),
 expands each command's words from them, and turns every command that runs
 SGLang into a ``LaunchSpec``. A command that hands a string to another shell
 (``bash -c '...'``, ``ssh host '...'``) is read again, one level deeper.
-Things it does not follow (``source``, ``eval``, here-documents, arrays) are
-noted.
+Indexed arrays are read (``ARGS=(...)``, ``ARGS+=(...)``, ``"${ARGS[@]}"``); an assignment
+inside an ``if``/loop block is applied as if the block runs, and noted. Things it does not
+follow (``source``, ``eval``, here-documents) are noted.
 """
 
 from __future__ import annotations
@@ -51,10 +52,33 @@ LAUNCH_MARKERS = ("sglang.launch_server", "sglang serve", "sglang.cli.main")
 
 
 @dataclass
+class ArrayAssign:
+    """``NAME=(w1 w2 ...)`` / ``NAME+=(...)``: the ``NAME=`` word and the words between the parentheses.
+    It stands among a command's words where bash allows an assignment (alone, or after ``declare``)."""
+
+    word: Word
+    elements: list[Word]
+
+    @property
+    def raw(self):
+        return self.word.raw
+
+    @property
+    def origin(self) -> ArgOrigin:
+        return self.word.origin
+
+    def literal(self) -> None:
+        return None
+
+    def keyword(self) -> None:
+        return None
+
+
+@dataclass
 class Command:
     """A simple command: its words (redirections removed) and the origin of the first."""
 
-    words: list[Word]
+    words: list[Word | ArrayAssign]
     origin: ArgOrigin
 
 
@@ -80,7 +104,8 @@ def split_commands(tokens: list[Word | Op], notes: list[str]) -> list[Command]:
         token = tokens[i]
         if isinstance(token, Word):
             if _is_array_start(token, tokens, i):
-                i = _skip_array(tokens, i, notes)
+                array, i = _read_array(tokens, i)
+                words.append(array)
                 continue
             words.append(token)
         elif token.text in _SEPARATORS:
@@ -156,14 +181,18 @@ def _is_array_start(word: Word, tokens: list[Word | Op], i: int) -> bool:
     return bool(literal and _ASSIGN.fullmatch(literal) and isinstance(nxt, Op) and nxt.text == "(")
 
 
-def _skip_array(tokens: list[Word | Op], i: int, notes: list[str]) -> int:
+def _read_array(tokens: list[Word | Op], i: int) -> tuple[ArrayAssign, int]:
+    """The array literal starting at ``i`` (``NAME=`` then ``(``), and the index after its ``)``;
+    line breaks inside it separate nothing."""
     word = tokens[i]
     assert isinstance(word, Word)
-    notes.append(f"{word.origin.short()}: array {word.raw.text.rstrip('=+')} is not read (arrays are out of scope)")
+    elements: list[Word] = []
     i += 2
     while i < len(tokens) and not (isinstance(tokens[i], Op) and tokens[i].text == ")"):  # type: ignore[union-attr]
+        if isinstance(tokens[i], Word):
+            elements.append(tokens[i])  # type: ignore[arg-type]
         i += 1
-    return i + 1
+    return ArrayAssign(word, elements), i + 1
 
 
 def split_assignment(word: Word) -> tuple[str, bool, tuple[Part, ...]] | None:
@@ -274,12 +303,21 @@ class _Walker:
         if not words:
             return
         assigns: list[tuple[str, bool, tuple[Part, ...], Word]] = []
-        while words and (parsed := split_assignment(words[0])) is not None:
-            assigns.append((*parsed, words[0]))
+        arrays: list[ArrayAssign] = []
+        while words and (isinstance(words[0], ArrayAssign) or (parsed := split_assignment(words[0])) is not None):
+            if isinstance(words[0], ArrayAssign):
+                arrays.append(words[0])
+            else:
+                assigns.append((*parsed, words[0]))
             words = words[1:]
         if not words:
             self.apply_assignments(assigns)
+            for array in arrays:
+                self.assign_array(array)
             return
+        if arrays:  # bash refuses an array before a command name: the command is what counts here
+            self.result.notes.append(f"{arrays[0].origin.short()}: an array assignment before a command is not "
+                                     "something bash runs; it is ignored")
         self.note_stray_option(words[0], launched_before)
         name = words[0].literal()
         if name in _DECLARERS:
@@ -304,7 +342,7 @@ class _Walker:
         elif name in self.functions and not assigns:
             self.call_function(name, words[1:], command)
         else:
-            self.run(words, assigns, command)
+            self.run([w for w in words if not isinstance(w, ArrayAssign)], assigns, command)
 
     def strip_keywords(self, words: list[Word]) -> list[Word]:
         """Words without leading reserved words; tracks if/while/{ block depth."""
@@ -347,7 +385,22 @@ class _Walker:
             if append and name in self.scope.vars:
                 self.scope.budget.charge(len(self.scope.vars[name].value) + len(value), word.origin)
                 value = self.scope.vars[name].value + value
+            self.note_in_block(word, name)
             self.scope.assign(name, value, word.origin, export=export, notes=tuple(notes))
+
+    def assign_array(self, array: ArrayAssign) -> None:
+        """``NAME=(...)`` / ``NAME+=(...)``: each element word expanded and split as a command's words are."""
+        text = array.word.keyword() or array.word.raw.text
+        name, append = text.rstrip("=").rstrip("+"), text.endswith("+=")
+        notes: list[str] = []
+        elements = [f.text for f in expand_words(array.elements, self.scope, notes)]
+        self.note_in_block(array.word, name)
+        self.scope.assign_array(name, elements, array.origin, append=append, notes=tuple(notes))
+
+    def note_in_block(self, word: Word, name: str) -> None:
+        if self.block_depth:
+            self.result.notes.append(f"{word.origin.short()}: {name} is assigned inside an if/loop block; "
+                                     "read as if the block runs")
 
     def declare(self, builtin: str, args: list[Word]) -> None:
         export = builtin == "export"
@@ -358,6 +411,9 @@ class _Walker:
                     export = False
                 elif text.startswith("-") and "x" in text:
                     export = True
+                continue
+            if isinstance(word, ArrayAssign):
+                self.assign_array(word)
                 continue
             parsed = split_assignment(word)
             if parsed is not None:

@@ -5,12 +5,15 @@ each assignment and whether it is exported) and its positional arguments.
 ``expand_word`` turns a lexed ``Word`` into fields as bash would: parameter
 expansion (``$X``, ``${X}``, ``${X:-default}`` and friends), then splitting of
 unquoted expansion results on blanks, then removal of empty unquoted words.
-What cannot be known statically is kept as written and noted: unknown
-variables, ``$(...)``, ``$?``, arrays, exotic ``${...}`` forms.
+Indexed arrays expand as bash expands them (``"${A[@]}"`` one field per element,
+``"${A[*]}"`` joined, ``${A[2]}``, ``$A`` its first element). What cannot be known
+statically is kept as written and noted: unknown variables, ``$(...)``, ``$?``, a
+subscript that is not a number, exotic ``${...}`` forms.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from analyzer.errors import SgtraceError
@@ -66,6 +69,15 @@ class Var:
 
 
 @dataclass
+class ArrayVar:
+    """An indexed array: its elements (each with the origins of its characters) and where it was last assigned."""
+
+    elements: list[Located]
+    origin: ArgOrigin
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
 class ShellScope:
     """What a shell knows at one point of a script.
 
@@ -79,6 +91,7 @@ class ShellScope:
     """
 
     vars: dict[str, Var] = field(default_factory=dict)
+    arrays: dict[str, ArrayVar] = field(default_factory=dict)  # indexed arrays (never exported, as in bash)
     unset: set[str] = field(default_factory=set)
     positional: list[Located] = field(default_factory=list)
     script_name: str = "sh"
@@ -95,9 +108,23 @@ class ShellScope:
         self.vars[name] = Var(value, origin, exported, tuple(dict.fromkeys(notes)))  # "$X$X": X's notes once
         self.unset.discard(name)
 
+    def assign_array(self, name: str, elements: list[Located], origin: ArgOrigin, append: bool = False,
+                     notes: tuple[str, ...] = ()) -> None:
+        """``name=(...)``, or ``name+=(...)`` (appended to the array, or to a scalar's value as element 0)."""
+        old = self.arrays.get(name)
+        before: list[Located] = []
+        if append:
+            before = list(old.elements) if old is not None else ([self.vars[name].value] if name in self.vars else [])
+            notes = (old.notes if old is not None else ()) + notes
+        self.budget.charge(sum(len(e) for e in elements), origin)
+        self.vars.pop(name, None)  # one name is an array or a scalar: the array wins (element 0 is $name)
+        self.arrays[name] = ArrayVar(before + list(elements), origin, tuple(dict.fromkeys(notes)))
+        self.unset.discard(name)
+
     def remove(self, name: str) -> None:
         """``unset name``."""
         self.vars.pop(name, None)
+        self.arrays.pop(name, None)
         self.unset.add(name)
 
     def exported(self) -> dict[str, Var]:
@@ -186,9 +213,10 @@ def _expand_parts(parts: tuple[Part, ...], scope: ShellScope, notes: list[str], 
 
 def _expand_param(param: Param, scope: ShellScope, notes: list[str]) -> list:
     where = param.raw.origin().short()
-    if param.op in ("array", "unsupported"):
-        kind = "arrays are out of scope" if param.op == "array" else "this expansion form is not evaluated"
-        notes.append(f"{where}: '{param.raw.text}' kept as written ({kind})")
+    if param.op == "array":
+        return _expand_array(param, scope, notes)
+    if param.op == "unsupported":
+        notes.append(f"{where}: '{param.raw.text}' kept as written (this expansion form is not evaluated)")
         return [_Seg(param.raw, split=False, quoted=param.quoted)]
     if param.name in ("@", "*"):
         return _expand_positional(param, scope, notes)
@@ -238,6 +266,49 @@ def _inherit_quotes(segs: list, quoted: bool) -> list:
     return [s if s is _BREAK else _Seg(s.text, split=False, quoted=True) for s in segs]
 
 
+_SUBSCRIPT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\[\s*([^\]]*?)\s*\]\}")
+
+
+def _expand_array(param: Param, scope: ShellScope, notes: list[str]) -> list:
+    """``${NAME[@]}``, ``${NAME[*]}``, ``${NAME[N]}``: a scalar is an array of one element."""
+    where = param.raw.origin().short()
+    match = _SUBSCRIPT.fullmatch(param.raw.text)
+    subscript = match.group(1) if match else None
+    if param.name in scope.arrays:
+        array = scope.arrays[param.name]
+        notes.extend(array.notes)
+        elements = list(array.elements)
+    elif param.name in scope.vars:
+        notes.extend(scope.vars[param.name].notes)
+        elements = [scope.vars[param.name].value]
+    elif param.name in scope.unset:
+        elements = []
+    else:
+        notes.append(f"{where}: {param.name} is not set in what was read {_OUTSIDE}; '{param.raw.text}' kept as written")
+        return [_Seg(param.raw, split=False, quoted=param.quoted)]
+    if subscript in ("@", "*"):
+        if subscript == "*" and param.quoted:
+            joined: list[Located] = []
+            for k, element in enumerate(elements):
+                if k:
+                    joined.append(Located.at(" ", element.origin()))
+                joined.append(element)
+            return [_Seg(Located.join(joined) if joined else Located.at("", param.raw.origin()), split=False, quoted=True)]
+        segs: list = []
+        for k, element in enumerate(elements):
+            if k:
+                segs.append(_BREAK)
+            segs.append(_Seg(element, split=not param.quoted, quoted=param.quoted))
+        return segs
+    if subscript is not None and re.fullmatch(r"-?\d+", subscript):
+        index = int(subscript)
+        index = index + len(elements) if index < 0 else index
+        value = elements[index] if 0 <= index < len(elements) else Located.at("", param.raw.origin())
+        return [_Seg(value, split=not param.quoted, quoted=param.quoted)]
+    notes.append(f"{where}: the subscript of '{param.raw.text}' is not a number; kept as written")
+    return [_Seg(param.raw, split=False, quoted=param.quoted)]
+
+
 def _expand_positional(param: Param, scope: ShellScope, notes: list[str]) -> list:
     args = scope.positional
     if not args:
@@ -266,6 +337,10 @@ def _lookup(name: str, scope: ShellScope, notes: list[str]) -> tuple[Located | N
     if name in scope.vars:
         notes.extend(scope.vars[name].notes)
         return scope.vars[name].value, True
+    if name in scope.arrays:  # $NAME of an array: its first element
+        array = scope.arrays[name]
+        notes.extend(array.notes)
+        return (array.elements[0] if array.elements else None), True
     if name in scope.unset:
         return None, True
     if name.isdigit():
