@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: install demo test test-offline bench fuzz clean agreement reports corpus corpus-fixes
+.PHONY: install demo test lint test-offline bench fuzz clean agreement reports corpus corpus-fixes
 
 # Bytecode is compiled once here, also where PYTHONDONTWRITEBYTECODE is set: 0.05 s off every run.
 install:
@@ -12,8 +12,13 @@ install:
 demo: install
 	sgtrace explain --sglang 0.5.11 --profile rtx-pro-6000-blackwell --service fixtures/inputs/p1.service; test $$? -eq 3
 
-test: install
+test: lint
 	$(PYTHON) -m pytest -q
+
+# pyflakes and bugbear's likely bugs everywhere (pyproject.toml [tool.ruff]); strict types on the knowledge package.
+lint: install
+	$(PYTHON) -m ruff check analyzer tests bench
+	$(PYTHON) -m mypy --strict --follow-imports=silent analyzer/knowledge
 
 # Only the tests that need neither the network nor a replay environment.
 test-offline: install

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import EXIT_BAD_INPUT, SgtraceError
+from .errors import SgtraceError
 from .safe_read import read_utf8
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +107,7 @@ def load_case(path: Path) -> Case:
     try:
         data = tomllib.loads(read_utf8(path, "case file"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SgtraceError(f"{path}: cannot read the case ({exc})", hint="a case is a TOML file, see analyzer/corpus.py")
+        raise SgtraceError(f"{path}: cannot read the case ({exc})", hint="a case is a TOML file, see analyzer/corpus.py") from None
 
     def need(table: dict, key: str, where: str = "") -> Any:
         if key not in table:

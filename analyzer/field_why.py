@@ -353,7 +353,6 @@ class _Reader:
                     term = self.term(raw, step, step.start, depth + 1)
                     if term is not None:
                         inputs.extend(_leaves(term))
-        last = steps[-1]
         file = obs.function.split("::")[0]
         lines = sorted({s.line for s in steps})
         where = f"{file}:{lines[0]}" if len(lines) == 1 else f"{file}:{lines[0]}-{lines[-1]}"

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, sources
-from . import report_words as words
 from .errors import SgtraceError
 from .explain import ExplainRequest, Explanation, explain, load_launch, parse_env_items, pick_profile
 from .report_flags import FlagHistory, Releases, flag_history, unknown_flags

@@ -383,7 +383,7 @@ def _download_wheel(version: str, dest: Path, package: str = "sglang", label: st
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired:
-        raise SourceError(f"downloading {package}=={version} timed out", hint="check the network or pass --sglang PATH")
+        raise SourceError(f"downloading {package}=={version} timed out", hint="check the network or pass --sglang PATH") from None
     wheels = sorted(dest.glob(f"{package}-*.whl"))
     if proc.returncode != 0 or not wheels:
         last = (proc.stderr or proc.stdout).strip().splitlines()
@@ -409,7 +409,7 @@ def _unpack_sources(wheel: Path, staging: Path, keep=_keep_sglang) -> None:
                 if keep(name) and ".." not in Path(name).parts:
                     zf.extract(info, staging)
     except zipfile.BadZipFile as exc:
-        raise SourceError(f"the wheel {wheel.name} is corrupt: {exc}", hint="remove it from the cache and fetch again")
+        raise SourceError(f"the wheel {wheel.name} is corrupt: {exc}", hint="remove it from the cache and fetch again") from None
 
 
 def list_cached() -> list[SourceTree]:

@@ -1191,7 +1191,7 @@ def skipped_default_cause(explanation: Explanation, override: Override, decisive
     if isinstance(final, Unknown) or same_value(final, override.after) or changed.error is not None:
         return None
     now = {(e.site.file, e.site.line) for e in changed.writes(name) if e.site is not None}
-    for site, expr, line in against:
+    for site, expr, _line in against:
         if (site.location.file, site.location.line) in now:
             skipped = f"{name} = {site.value} at {site.location.short()} in {site.location.function}"
             return Cause(

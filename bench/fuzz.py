@@ -670,7 +670,7 @@ def minimize(worker: Worker, case: dict, signature: str, limit_s: float, echo, m
     best["argv"] = argv[:1] + ddmin(argv[1:], lambda rest: fails(dict(best, argv=argv[:1] + rest)), budget)
     for index, word in enumerate(best["argv"]):
         if " " in word and budget():
-            def with_words(words, index=index):
+            def with_words(words, index=index, best=best):
                 return dict(best, argv=best["argv"][:index] + [" ".join(words)] + best["argv"][index + 1:])
             best = with_words(ddmin(word.split(" "), lambda words: fails(with_words(words)), budget))
     for name in list(best["files"]):
@@ -679,7 +679,7 @@ def minimize(worker: Worker, case: dict, signature: str, limit_s: float, echo, m
             continue
         lines = best["files"][name].splitlines(keepends=True)
 
-        def with_lines(kept, name=name):
+        def with_lines(kept, name=name, best=best):
             return dict(best, files={**best["files"], name: b"".join(kept)})
         best = with_lines(ddmin(lines, lambda kept: fails(with_lines(kept)), budget))
         try:  # a config.json is one line: its keys, then
@@ -687,7 +687,7 @@ def minimize(worker: Worker, case: dict, signature: str, limit_s: float, echo, m
         except ValueError:
             continue
         if isinstance(data, dict) and budget():
-            def with_items(items, name=name):
+            def with_items(items, name=name, best=best):
                 return dict(best, files={**best["files"], name: json.dumps(dict(items), allow_nan=True).encode()})
             best = with_items(ddmin(list(data.items()), lambda items: fails(with_items(items)), budget))
     if best.get("stdin") and budget():

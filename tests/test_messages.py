@@ -11,7 +11,7 @@ import pytest
 
 from analyzer import message_match
 from analyzer.cli import main
-from analyzer.diagnose import ObservedError, best_matches, match_message, match_site, site_of
+from analyzer.diagnose import ObservedError, best_matches, match_site, site_of
 from analyzer.message_index import MessageSite, index_file, message_index
 from analyzer.model import Call, Extraction, Function
 from analyzer.phases import ENGINE_CHECK, MODEL_CONFIG, RESOLUTION, RUNTIME, START_UP, Phases
@@ -213,7 +213,7 @@ def _round_trip(tree) -> tuple[int, int, list[str]]:
     rng = random.Random(7)
     total = own = 0
     unmatched = []
-    for position, site in enumerate(index.sites):
+    for site in index.sites:
         if not _has_text(site):
             continue
         total += 1

@@ -329,7 +329,9 @@ def test_unknown_probe_name():
 
 
 def test_profile_is_a_frozen_dataclass():
-    with pytest.raises(Exception):
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
         load_profile("h100").gpu_count = 4  # type: ignore[misc]
     assert isinstance(load_profile("h100"), Profile)
 

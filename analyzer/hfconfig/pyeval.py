@@ -24,11 +24,10 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-import re
 from pathlib import Path
 from typing import Any
 
-from ..extract.parse import SourceProblem, dotted_name, parse_python, read_source, resolve_relative
+from ..extract.parse import SourceProblem, parse_python, read_source, resolve_relative
 
 MAX_STEPS = 2_000_000
 MAX_DEPTH = 80

@@ -107,7 +107,8 @@ def _if_gpu(read: Callable[[Ask], Any], otherwise: Any = None) -> Callable[[Ask]
 
 
 def _capability(a: Ask) -> tuple[int, int]:
-    return tuple(a.fact("compute_capability"))  # type: ignore[return-value]
+    major, minor = a.fact("compute_capability")
+    return (int(major), int(minor))
 
 
 def _total_memory_bytes(a: Ask) -> int:
@@ -206,10 +207,10 @@ def _device_sm(a: Ask) -> int:
     if not a.ask("torch.cuda.is_available"):
         return 0
     major, minor = a.ask("torch.cuda.get_device_capability")
-    return major * 10 + minor
+    return int(major * 10 + minor)
 
 
-def _device_capability(a: Ask) -> tuple:
+def _device_capability(a: Ask) -> tuple[int | None, int | None]:
     if not a.ask("torch.cuda.is_available"):
         return (None, None)
     return tuple(a.ask("torch.cuda.get_device_capability"))

@@ -691,7 +691,7 @@ class StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             }
         return self._absent | self.active_tops
 
-    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
+    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):  # noqa: B008  (importlib's own signature)
         name = getattr(context, "name", None)
         if not name:
             # Listing every distribution (packages_distributions() and the like): the GPU-only
@@ -2209,7 +2209,7 @@ def main(input_text):
             ap.install()
             ctx["argparse"] = ap
 
-            import sglang.srt.server_args as sa  # noqa: the import itself is the point
+            import sglang.srt.server_args as sa  # noqa: F401  (the import itself is the point)
 
             if inp.get("mode") == "flags":
                 rec.phase = "flags"

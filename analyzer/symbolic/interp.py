@@ -44,7 +44,6 @@ from .objects import (
     View,
 )
 from .program import Module, Program, resolve_relative
-from ..knowledge.kinds import EventKind
 
 MAX_DEPTH = 60
 MAX_STEPS = 400_000
@@ -299,7 +298,7 @@ class Interpreter:
             try:
                 return func(*args, **kwargs)
             except Exception as exc:  # the real builtin raised: SGLang's code would raise the same
-                raise SGLangError(type(exc).__name__, str(exc), self.site(node, frame), frame.chain())
+                raise SGLangError(type(exc).__name__, str(exc), self.site(node, frame), frame.chain()) from None
         return Unknown(f"call of {type(func).__name__}")
 
     # -- statements ----------------------------------------------------------------
@@ -1087,5 +1086,5 @@ def _is_subclass(name: str, parent: str) -> bool:
 __all__ = [
     "BudgetExceeded", "Decisions", "Frame", "Interpreter", "SGLangError", "AttrMissing", "ConfigObj", "EnvVar",
     "EnvironObj", "EnvsObj", "Instance", "LoggerObj", "ModelConfigObj", "ModuleRef", "PlatformObj", "Record", "View",
-    "WRITE", "ENV_WRITE", "WARNING", "RAISE", "PROBE", "Event",
+    "Event",
 ]

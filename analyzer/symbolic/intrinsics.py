@@ -622,7 +622,7 @@ def _getattr(interp, args, kwargs, node, frame):
     except AttrMissing:
         if len(args) > 2:
             return args[2]
-        raise _interp_error(interp, "AttributeError", f"no attribute {name!r}", node, frame)
+        raise _interp_error(interp, "AttributeError", f"no attribute {name!r}", node, frame) from None
     if isinstance(value, Unknown) and len(args) > 2 and isinstance(obj, (ConfigObj, Record, View)):
         return value
     return value
@@ -740,7 +740,7 @@ def _plain_call(fn):
         try:
             return fn(*[_unwrap(a) for a in args], **kwargs)
         except Exception as exc:
-            raise _interp_error(interp, type(exc).__name__, str(exc), node, frame)
+            raise _interp_error(interp, type(exc).__name__, str(exc), node, frame) from None
 
     return call
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import re
 import sys
 

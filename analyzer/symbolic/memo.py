@@ -40,7 +40,6 @@ from .objects import (
     PathObj,
     PlatformObj,
     ProbedObject,
-    Record,
     Stash,
     View,
 )

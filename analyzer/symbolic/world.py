@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
-from ..trace import RESOLUTION, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import RESOLUTION, Event, SiteRef, Unknown, encode_value
 from . import intrinsics
 from .intrinsics import module_frame
 from ..knowledge import env_values
@@ -847,7 +847,7 @@ class World:
             try:
                 return _wrap(container[key], "item")
             except (KeyError, IndexError) as exc:
-                raise SGLangError(type(exc).__name__, str(exc), SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+                raise SGLangError(type(exc).__name__, str(exc), SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain()) from None
             except TypeError:
                 return Unknown("subscript of an unsupported kind")
         if isinstance(container, ClassRef) and isinstance(key, str):
