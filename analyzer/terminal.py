@@ -84,14 +84,19 @@ def styled(text: str) -> str:
 
 
 def progress(line: str, *, detail: bool = False) -> None:
-    """A progress line on stderr (``sgtrace: fetching sglang==0.5.11 ...``): shown unless ``-q``;
-    ``detail=True`` lines (timings, cache hits) only with ``-v``."""
+    """A progress line on stderr (``sgtrace: fetching sglang==0.5.11 ...``): shown on a terminal
+    unless ``-q``, and with ``-v`` wherever stderr goes (a pipe or a log gets only the one-line
+    error of a failure otherwise); ``detail=True`` lines (timings, cache hits) only with ``-v``."""
     settings = current()
-    if settings.quiet or (detail and not settings.verbose):
-        return
     stream = sys.stderr
-    if stream is None:
+    if stream is None or settings.quiet or (detail and not settings.verbose):
         return
+    if not settings.verbose:
+        try:
+            if not stream.isatty():
+                return
+        except (AttributeError, ValueError, OSError):
+            return
     try:
         stream.write(f"sgtrace: {line}\n")
         stream.flush()

@@ -85,9 +85,13 @@ def test_quiet_and_verbose_together_is_a_one_line_error(capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "not both" in err
 
 
-@pytest.mark.parametrize("quiet, verbose, detail, shown", [
-    (False, False, False, True), (True, False, False, False), (False, False, True, False), (False, True, True, True)])
-def test_progress_follows_quiet_and_verbose(monkeypatch, capsys, quiet, verbose, detail, shown):
+@pytest.mark.parametrize("tty, quiet, verbose, detail, shown", [
+    (True, False, False, False, True), (True, True, False, False, False), (True, False, False, True, False),
+    (False, False, False, False, False), (False, False, True, False, True), (False, False, True, True, True)])
+def test_progress_follows_the_terminal_quiet_and_verbose(monkeypatch, tty, quiet, verbose, detail, shown):
+    """On a terminal unless -q; into a pipe or a log only with -v (a failure there stays one line)."""
+    stream = Tty() if tty else io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
     monkeypatch.setattr(terminal, "current", lambda: terminal.TerminalSettings(quiet=quiet, verbose=verbose))
     terminal.progress("fetching sglang==9.9.9", detail=detail)
-    assert (capsys.readouterr().err == "sgtrace: fetching sglang==9.9.9\n") is shown
+    assert (stream.getvalue() == "sgtrace: fetching sglang==9.9.9\n") is shown
