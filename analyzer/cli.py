@@ -391,9 +391,10 @@ def replay_target_options(func):
 @click.option("--fix", "with_fix", is_flag=True, help="Also propose fixes, each verified before it is shown (and replayed with --replay).")
 @click.option("--write", "write_patch", is_flag=True, help="With --fix on --service/--script: apply the first fix to the file (keeps FILE.bak).")
 @click.option("--replay", "with_replay", is_flag=True, help="Also replay the launch through SGLang's own code and compare, field by field.")
+@click.option("--memory", "with_memory", is_flag=True, help="Also the memory plan (sgtrace memory): SGLang's pool sizing on the resolved arguments.")
 @replay_target_options
 def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, fields, show_all, as_json,
-                error_text, log_file, with_fix, write_patch, with_replay, python_path, ssh_target, ssh_config, timeout_s, memory_mib):
+                error_text, log_file, with_fix, write_patch, with_replay, with_memory, python_path, ssh_target, ssh_config, timeout_s, memory_mib):
     """Run the arguments through SGLang's resolution code symbolically and explain every silent override.
 
     With --replay, also run them through SGLang's own code (see `sgtrace replay`) and compare.
@@ -410,6 +411,8 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch, snap)
     from .verdict import verdict_of
 
+    if with_memory and as_json:
+        raise SgtraceError("explain --memory has no --json form", hint="sgtrace memory --json prints the plan as JSON")
     started = time.perf_counter()
     explanation = explain(request)
     terminal.progress(f"SGLang {explanation.tree.version} from {explanation.tree.description}: "
@@ -431,6 +434,12 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         echo(terminal.verdict_only(rendered) if terminal.current().quiet else rendered, nl=False)
         if with_fix and explanation.raises:
             print_fixes(request, explanation, write_patch, snap=snap, replay_with=fix_replay)
+        if with_memory:
+            echo("")
+            try:
+                print_memory(request, explanation=explanation)
+            except click.exceptions.Exit:
+                pass  # explain's own exit code stands
     agrees = True
     if with_replay:
         agrees = replay_and_compare(request, explanation, place, timeout_s, data, memory_mib)
@@ -776,6 +785,34 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
     if diagnosis.consistent is False:
         raise click.exceptions.Exit(1)
     return None
+
+
+@cli.command("memory")
+@explain_inputs
+@click.option("--strategy", "strategies", multiple=True, help="Only these mamba strategies (default: every choice of the release's flag but auto).")
+@click.option("--weight-bytes", type=click.IntRange(min=1), help="The checkpoint's bytes (all ranks), instead of reading or estimating them.")
+@click.option("--startup-used-mib", type=click.FloatRange(min=0), help="GPU memory in use before SGLang measures (default: the profile's startup_used_mib, else 0).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (schema: memory).")
+def memory_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, strategies,
+               weight_bytes, startup_used_mib, as_json):
+    """Run SGLang's own pool sizing (init_memory_pool) on the resolved arguments: weights, memory for the pools,
+    KV-cache tokens, mamba state per slot and slots, max_running_requests as capped, each with its SGLang site;
+    for a hybrid model, each mamba strategy side by side. Exit 0 when your plan fits, 3 when its pool sizing raises (does not fit), 2 on bad input."""
+    request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    print_memory(request, list(strategies), weight_bytes, startup_used_mib, as_json)
+
+
+def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=None, as_json=False, explanation=None):
+    from .explain import explain
+    from .memory.plan import plan_memory
+    from .memory.view import render as render_memory, to_json as memory_json
+    from .render import dumps
+
+    explanation = explanation or explain(request)
+    report = plan_memory(explanation, strategies=list(strategies) or None, weight_bytes=weight_bytes, startup_used_mib=startup_used_mib)
+    echo(dumps(memory_json(report)) if as_json else render_memory(report), nl=as_json)
+    if any(p.error is not None for p in report.plans if p.chosen):
+        raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)  # the pool sizing raises at start-up
 
 
 @cli.command("fix")

@@ -36,6 +36,7 @@ SCHEMA_NUMBERS = {
     "graph": 1,
     "replay": TRACE_SCHEMA,  # the Trace the replay recorded, with where it ran
     "upgrade": 1,
+    "memory": 1,  # sgtrace memory --json (analyzer/memory/)
 }
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "data" / "schemas"
@@ -341,6 +342,21 @@ def documents() -> dict[str, tuple]:
                                        "values": array(obj({"old_field": nullable(STR), "new_field": nullable(STR),
                                                             "old": ref("value"), "new": ref("value"), "differs": BOOL}))})),
         }), {"outcome": outcome}),
+        "memory": ("sgtrace memory --json: SGLang's pool sizing run on the resolved arguments, each number with its site", obj({
+            "schema": number["memory"], "sglang_version": STR, "profile": nullable(STR), "model_arch": nullable(STR),
+            "hybrid": BOOL, "strategy_field": nullable(STR),
+            "inputs": obj({"total_gib": nullable(NUM), "startup_used_gib": NUM, "pre_model_load_gib": nullable(NUM),
+                           "post_model_load_gib": nullable(NUM),
+                           "weights": obj({"bytes": nullable(INT), "how": {"enum": ["index", "headers", "estimate", "given", "unknown"]},
+                                           "detail": STR, "inputs": mapping(ANY), "per_rank_gib": nullable(NUM)}),
+                           "sources": mapping(STR)}),
+            "plans": array(obj({
+                "strategy": nullable(STR), "chosen": BOOL,
+                "numbers": array(obj({"name": STR, "value": ANY, "expr": STR, "site": nullable(ref("site"))})),
+                "resolution_raises": array(obj({"type": STR, "message": STR, "site": nullable(ref("site"))})),
+                "error": nullable(obj({"type": STR, "message": STR, "site": nullable(ref("site"))})),
+                "notes": STRS})),
+            "notes": STRS})),
         "sites": ("sgtrace sites --json: every site that writes the field or reads it", obj({
             "schema": number["sites"], "sglang_version": STR, "field": STR, "sites": array(ref("site_record"))})),
         "flags": ("sgtrace flags --json: the flag table as SGLang's argparse parser sees it", obj({

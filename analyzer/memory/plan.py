@@ -1,0 +1,510 @@
+"""``sgtrace memory``: SGLang's own pool-sizing code, run symbolically on the resolved arguments.
+
+For each mamba strategy (a hybrid model: every choice of the release's strategy flag but
+``auto``; otherwise the launch as given):
+
+1. resolution runs as ``explain`` runs it (``analyzer.symbolic.evaluate``) with that strategy; a
+   raise on the way is reported and, to still show what the pools would be, passed the way
+   a counterfactual run passes it (``RunHooks.pass_sites``);
+2. a ``ModelRunner`` is made the way SGLang makes it: the ``self.X = ...`` statements of
+   ``ModelRunner.__init__`` run in the evaluator on the resolved record and SGLang's own
+   ``ModelConfig`` (interpreted by the resolution engine); an attribute the runner sets later
+   (``start_layer``, ``dtype``) comes from the statement of ``ModelRunner`` that sets it, run
+   with the statements before it that it reads (the loaded model has none of the optional
+   attributes it is asked for: no pipeline split, no quantization config);
+3. then what ``ModelRunner.initialize`` runs before the pools exist: ``configure_kv_cache_dtype()``
+   and ``_resolve_memory_pool_config(pre_model_load_memory)``, the sizing ``init_memory_pool``
+   does, with ``get_available_gpu_memory`` answered by the profile's memory (before the weights
+   load) and that less the weights (after).
+
+Every number is read from the evaluator's frames: the local of the SGLang function that computed
+it, at the line of the assignment that ran (``Number.site``).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SgtraceError
+from ..symbolic import RunHooks, evaluate, make_record
+from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
+from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance, Opaque
+from ..symbolic.program import shared_program
+from ..trace import SiteRef, Unknown
+from . import weights as weights_module
+from .world import MemoryWorld
+
+MR = "sglang/srt/model_executor/model_runner.py"
+MIXIN = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
+DP_ATTENTION = "sglang/srt/layers/dp_attention.py"
+STRATEGY_FIELDS = ("mamba_radix_cache_strategy", "mamba_scheduler_strategy")
+GIB = 1 << 30
+# the modules whose frames hold the plan's numbers
+SIZING_MODULES = ("sglang/srt/model_executor/", "sglang/srt/mem_cache/", "sglang/srt/configs/mamba_utils.py")
+
+
+@dataclass
+class Number:
+    name: str  # what it is, in words
+    value: Any
+    site: SiteRef | None  # file:line:function where SGLang computed it
+    expr: str = ""  # the expression there
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "value": _plain(self.value), "expr": self.expr,
+                "site": None if self.site is None else {"file": self.site.file, "line": self.site.line, "function": self.site.function}}
+
+
+@dataclass
+class StrategyPlan:
+    strategy: str | None  # None: the model has no mamba state; the launch as given
+    chosen: bool  # the launch's own strategy
+    numbers: list[Number] = field(default_factory=list)
+    raised: list[dict] = field(default_factory=list)  # resolution raises passed to go on (type, message, site)
+    error: dict | None = None  # what pool sizing raises: does not fit
+    notes: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> Number | None:
+        return next((n for n in self.numbers if n.name == name), None)
+
+    def to_json(self) -> dict:
+        return {"strategy": self.strategy, "chosen": self.chosen, "numbers": [n.to_json() for n in self.numbers],
+                "resolution_raises": self.raised, "error": self.error, "notes": self.notes}
+
+
+@dataclass
+class MemoryInputs:
+    total_gib: Any  # torch's total_memory of one GPU, GiB
+    startup_used_gib: float  # what the CUDA context and other processes take before SGLang measures
+    pre_load_gib: Any  # get_available_gpu_memory before the weights load
+    weights: weights_module.Weights
+    weights_rank_gib: Any
+    post_load_gib: Any
+    sources: dict[str, str] = field(default_factory=dict)  # input -> where it came from
+
+    def to_json(self) -> dict:
+        return {"total_gib": _plain(self.total_gib), "startup_used_gib": self.startup_used_gib,
+                "pre_model_load_gib": _plain(self.pre_load_gib), "post_model_load_gib": _plain(self.post_load_gib),
+                "weights": {"bytes": self.weights.bytes, "how": self.weights.how, "detail": self.weights.detail,
+                            "inputs": self.weights.inputs, "per_rank_gib": _plain(self.weights_rank_gib)},
+                "sources": self.sources}
+
+
+@dataclass
+class MemoryReport:
+    explanation: Any  # analyzer.explain.Explanation of the launch as given
+    strategy_field: str | None
+    inputs: MemoryInputs
+    plans: list[StrategyPlan]
+    hybrid: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Unknown):
+        return None
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "path") and isinstance(getattr(value, "path"), str):
+        return value.path  # a torch dtype
+    return str(value)
+
+
+# -- the interpreter, with its frames kept ------------------------------------------------------
+
+
+def _expr_of(stmt) -> str:
+    value = getattr(stmt, "value", None)
+    return ast.unparse(value) if isinstance(value, ast.AST) else ""
+
+
+class LoadedModel:
+    """The model object after ``load_model``: its optional attributes (``start_layer``, ``quant_config``) absent."""
+
+
+class MemoryInterpreter(Interpreter):
+    """The resolution engine's interpreter; it remembers, per frame, which line last assigned each local."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.assigned: dict[tuple[int, str], tuple[int, str]] = {}
+
+    def assign(self, target, value, stmt, frame, idiom):
+        if isinstance(target, ast.Name) and frame.module.rel.startswith(SIZING_MODULES):
+            self.assigned[(id(frame), target.id)] = (getattr(stmt, "lineno", 0), _expr_of(stmt))
+        return super().assign(target, value, stmt, frame, idiom)
+
+
+class PlanWorld(MemoryWorld):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.frames: list = []  # every frame of the sizing modules, in call order
+        self.runner_sites: dict = {}  # runner attribute -> the ModelRunner statement that set it
+
+    def on_enter(self, frame, call_node=None) -> None:
+        if frame.module.rel.startswith(SIZING_MODULES):
+            self.frames.append(frame)
+        return super().on_enter(frame, call_node)
+
+    def attribute(self, obj, attr, node, frame):
+        if isinstance(obj, Instance) and obj.attrs.get("__loaded_model__"):
+            raise AttrMissing(f"the loaded model has no attribute {attr!r}")
+        if isinstance(obj, Instance) and obj.attrs.get("__runner__") and attr not in obj.attrs:
+            found = self._class_attribute(obj.cls, attr, node, frame, bound=obj)
+            if isinstance(found, Unknown) and found.reason.endswith("not found"):
+                set_by = runner_statement(self, obj, attr)
+                if set_by is not MISSING:
+                    return set_by
+            return found
+        return super().attribute(obj, attr, node, frame)
+
+
+# -- the runner ---------------------------------------------------------------------------------
+
+
+def _self_targets(stmt: ast.stmt) -> list[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+    return [t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
+
+
+def _names_stored(stmt: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _names_loaded(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+SLICE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If)
+
+
+def runner_statement(world: PlanWorld, runner: Instance, attr: str):
+    """``runner.attr`` from the statement of ``ModelRunner`` that sets it (``self.attr = ...`` at the top of a
+    method body), run with the earlier statements of that method whose locals it reads; MISSING if none does."""
+    module = world.program.module(MR)
+    if module is None:
+        return MISSING
+    done = runner.attrs.setdefault("__set_by__", {})
+    if attr in done:
+        return runner.attrs.get(attr, MISSING)
+    done[attr] = None
+    for qual, fn in module.functions.items():
+        if not qual.startswith("ModelRunner.") or qual == "ModelRunner.__init__":
+            continue
+        body = world.program.function(f"{MR}::{qual}")
+        if body is None:
+            continue
+        statements = body[1].body
+        for index, stmt in enumerate(statements):
+            if attr not in _self_targets(stmt):
+                continue
+            needed = _names_loaded(stmt) - {"self"}
+            chosen = [stmt]
+            for earlier in reversed(statements[:index]):
+                stored = _names_stored(earlier)
+                if stored & needed:
+                    chosen.insert(0, earlier)
+                    needed |= _names_loaded(earlier) - {"self"}
+            if not all(isinstance(part, SLICE_STATEMENTS) for part in chosen):
+                continue  # a statement that loads, opens or loops: not a value the sizing reads
+            frame = Frame(module=body[0], qualname=qual, class_name="ModelRunner", locals={"self": runner})
+            try:
+                for part in chosen:
+                    world.interp.exec_stmt(part, frame)
+            except (SGLangError, BudgetExceeded) as exc:
+                world.note(f"ModelRunner.{attr} from {MR}:{stmt.lineno}: {exc}")
+                return MISSING
+            done[attr] = SiteRef(MR, stmt.lineno, qual)
+            world.runner_sites[attr] = done[attr]
+            return runner.attrs.get(attr, MISSING)
+    return MISSING
+
+
+def make_runner(world: PlanWorld, record, model_config, notes: list[str]) -> Instance:
+    """``ModelRunner(...)`` as the scheduler's TP worker builds it for rank 0: the ``self.X = ...`` statements
+    at the top of ``ModelRunner.__init__``, in order, with its parameters bound."""
+    runner = Instance(ClassRef(MR, "ModelRunner"), {"__runner__": True})
+    found = world.program.function(f"{MR}::ModelRunner.__init__")
+    if found is None:
+        raise SgtraceError("this SGLang tree has no ModelRunner.__init__ in model_executor/model_runner.py",
+                           hint="sgtrace memory reads SGLang's model runner; pass a full release with --sglang")
+    module, fn = found
+    fields = record.fields
+    known = {
+        "self": runner, "model_config": model_config, "server_args": record,
+        "mem_fraction_static": record.resolved("mem_fraction_static"), "gpu_id": 0, "tp_rank": 0,
+        "tp_size": record.resolved("tp_size"), "moe_ep_rank": 0, "moe_ep_size": record.resolved("ep_size"),
+        "pp_rank": 0, "pp_size": record.resolved("pp_size"), "nccl_port": Unknown("nccl port"),
+        "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0, "is_draft_worker": False,
+        "req_to_token_pool": None, "token_to_kv_pool_allocator": None, "memory_pool_config": None, "draft_model_idx": None,
+    }
+    frame = Frame(module=module, qualname="ModelRunner.__init__", class_name="ModelRunner")
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        frame.locals[a.arg] = known.get(a.arg, Unknown(f"ModelRunner argument {a.arg}"))
+    for stmt in fn.body:
+        if not _self_targets(stmt) or not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            continue
+        try:
+            world.interp.exec_stmt(stmt, frame)
+        except SGLangError as exc:
+            notes.append(f"ModelRunner.__init__ line {stmt.lineno} raised {exc.exc_type} here: {exc.message[:100]}")
+    runner.attrs["model"] = Instance(ClassRef(MR, "LoadedModel"), {"__loaded_model__": True})
+    _ = fields
+    return runner
+
+
+def attention_tp_size(world: MemoryWorld, record) -> Any:
+    """SGLang's ``compute_dp_attention_world_info`` on the resolved record, rank 0: what ``initialize_dp_attention``
+    stores for ``get_attention_tp_size()``."""
+    found = world.program.function(f"{DP_ATTENTION}::compute_dp_attention_world_info")
+    if found is None:
+        return Unknown("compute_dp_attention_world_info not in this release")
+    _module, fn = found
+    values = {"enable_dp_attention": record.resolved("enable_dp_attention"), "tp_rank": 0, "tp_size": record.resolved("tp_size"),
+              "dp_size": record.resolved("dp_size"), "attn_cp_size": record.resolved("attn_cp_size")}
+    params = [a.arg for a in fn.args.args]
+    kwargs = {p: values[p] for p in params if p in values and values[p] is not MISSING}
+    returned = None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            returned = [e.id if isinstance(e, ast.Name) else None for e in node.value.elts]
+    result = world.interp.call_function(FunctionRef(DP_ATTENTION, "compute_dp_attention_world_info"), [], kwargs, None)
+    if returned and "attn_tp_size" in returned and isinstance(result, tuple) and len(result) == len(returned):
+        return result[returned.index("attn_tp_size")]
+    return Unknown("attention TP size")
+
+
+# -- one plan -----------------------------------------------------------------------------------
+
+# (label, function qualname suffix, local name): the numbers read from the frames, in the order shown
+READINGS = [
+    ("pre_model_load_memory (GiB)", "_resolve_memory_pool_config", "pre_model_load_memory"),
+    ("post_model_load_memory (GiB)", "_profile_available_bytes", "post_model_load_memory"),
+    ("memory for the pools at mem_fraction_static (GiB)", "_profile_available_bytes", "rest_memory@first"),
+    ("mamba state bytes per slot (mamba_cache_per_req)", "mamba_cache_per_req", "<return>"),
+    ("mamba speculative intermediate state (bytes)", "handle_max_mamba_cache", "mamba_state_intermediate_size"),
+    ("max_mamba_cache_size (slots)", "handle_max_mamba_cache", "server_args.max_mamba_cache_size"),
+    ("mamba state memory (GiB)", "handle_max_mamba_cache", "mamba_state_memory"),
+    ("memory left for the KV cache (bytes)", "_resolve_memory_pool_config", "available_bytes"),
+    ("KV cache bytes per token (cell_size)", "_compute_cell_size", "cell_size"),
+    ("KV cache tokens (max_total_num_tokens)", "calculate_pool_sizes", "max_total_num_tokens"),
+    ("mamba slots per request (ratio)", "_calculate_mamba_ratio", "<return>"),
+    ("max_running_requests, estimated from the tokens", "_resolve_max_num_reqs", "estimated"),
+    ("max_running_requests (as capped)", "_resolve_max_num_reqs", "max_num_reqs"),
+]
+
+
+def _frames_of(world: PlanWorld, suffix: str):
+    return [f for f in world.frames if f.qualname.endswith("." + suffix) or f.qualname == suffix]
+
+
+def read_numbers(world: PlanWorld, interp: MemoryInterpreter, returns: dict) -> list[Number]:
+    out: list[Number] = []
+    for label, function, local in READINGS:
+        frames = _frames_of(world, function)
+        if not frames:
+            continue
+        if local == "<return>":
+            frame = frames[-1]
+            value = returns.get(frame.qualname, MISSING)
+            if value is MISSING:
+                continue
+            out.append(Number(label, value, SiteRef(frame.module.rel, _def_line(world, frame), frame.qualname), "the return value"))
+            continue
+        if local.startswith("server_args."):
+            name = local.split(".", 1)[1]
+            writes = [e for e in world.events if e.kind == "write" and e.field == name and e.site is not None
+                      and e.site.function.endswith(function)]
+            if writes:
+                last = writes[-1]
+                out.append(Number(label, world.record.fields.get(name), last.site, f"server_args.{name} = ..."))
+            elif frames:
+                out.append(Number(label, world.record.fields.get(name), SiteRef(frames[-1].module.rel, _def_line(world, frames[-1]), frames[-1].qualname),
+                                  f"server_args.{name} (as given or resolved; not changed here)"))
+            continue
+        first = local.endswith("@first")
+        name = local.split("@")[0]
+        frame = frames[-1]
+        if name not in frame.locals:
+            continue
+        line, expr = interp.assigned.get((id(frame), name), (_def_line(world, frame), "a parameter"))
+        value = frame.locals[name]
+        if first:
+            value = world.first_values.get((id(frame), name), value)
+            line, expr = world.first_lines.get((id(frame), name), (line, expr))
+        out.append(Number(label, value, SiteRef(frame.module.rel, line, frame.qualname), expr))
+    return out
+
+
+def _def_line(world, frame) -> int:
+    found = world.program.function(f"{frame.module.rel}::{frame.qualname}")
+    return found[1].lineno if found else 0
+
+
+class ReturnsInterpreter(MemoryInterpreter):
+    """Also keeps the return value of each sizing function, and the first value of a local assigned twice."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.returns: dict[str, Any] = {}
+
+    def call_function(self, ref, args, kwargs, caller, call_node=None):
+        value = super().call_function(ref, args, kwargs, caller, call_node)
+        if ref.module_rel.startswith(SIZING_MODULES):
+            self.returns[ref.qualname] = value
+        return value
+
+    def assign(self, target, value, stmt, frame, idiom):
+        if isinstance(target, ast.Name) and frame.module.rel.startswith(SIZING_MODULES):
+            key = (id(frame), target.id)
+            if key not in self.world.first_values:
+                self.world.first_values[key] = value
+                self.world.first_lines[key] = (getattr(stmt, "lineno", 0), _expr_of(stmt))
+        return super().assign(target, value, stmt, frame, idiom)
+
+
+def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPlan) -> bool:
+    """SGLang's sizing on the resolved ``final`` values; the numbers into ``plan``. True if the model has mamba state."""
+    program = shared_program(Path(explanation.tree.root))
+    record = make_record(explanation.extraction, {k: v for k, v in final.items()})
+    world = PlanWorld(program, explanation.extraction, record, explanation.profile, explanation.model, explanation.env)
+    world.first_values, world.first_lines = {}, {}
+    interp = ReturnsInterpreter(program, world, Decisions([], can_fork=False))
+    world.interp = interp
+    world.attention_tp_size = attention_tp_size(world, record)
+    model_config = world.model_config_for(record, None, None)
+    if isinstance(model_config, Unknown) or model_config is None:
+        plan.error = {"type": "unknown", "message": "SGLang's ModelConfig could not be built for this model", "site": None}
+        return False
+    runner = make_runner(world, record, model_config, plan.notes)
+    mamba = world.get_attribute(runner, "mambaish_config", None, None)
+    hybrid = mamba is not None and not isinstance(mamba, Unknown)
+    world.free_gb = inputs.post_load_gib
+    try:
+        interp.call_function(FunctionRef(MR, "ModelRunner.configure_kv_cache_dtype", bound=runner), [], {}, None)
+        entry = "ModelRunnerKVCacheMixin._resolve_memory_pool_config"
+        if program.function(f"{MIXIN}::{entry}") is None:
+            entry = "ModelRunner._resolve_memory_pool_config" if program.function(f"{MR}::ModelRunner._resolve_memory_pool_config") else None
+        if entry is None:
+            plan.error = {"type": "unsupported", "message": "no _resolve_memory_pool_config in this release's model runner", "site": None}
+            return hybrid
+        module = MIXIN if entry.startswith("ModelRunnerKVCacheMixin") else MR
+        interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
+    except SGLangError as exc:
+        site = exc.site
+        plan.error = {"type": exc.exc_type, "message": exc.message,
+                      "site": None if site is None else {"file": site.file, "line": site.line, "function": site.function}}
+    except BudgetExceeded as exc:
+        plan.error = {"type": "budget", "message": str(exc), "site": None}
+    kv_dtype = runner.attrs.get("kv_cache_dtype")
+    plan.numbers = read_numbers(world, interp, interp.returns)
+    if kv_dtype is not None:
+        plan.numbers.insert(0, Number("KV cache dtype", kv_dtype, SiteRef(MR, 0, "ModelRunner.configure_kv_cache_dtype"), "self.kv_cache_dtype"))
+    plan.notes.extend(n for n in world.notes if n not in plan.notes)
+    return hybrid
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+
+def memory_inputs(explanation, final: dict, weight_bytes: int | None, startup_used_mib: float | None) -> MemoryInputs:
+    profile = explanation.profile
+    sources: dict[str, str] = {}
+    total = Unknown("no profile memory")
+    if profile is not None:
+        mib = getattr(profile, "memory_per_gpu_mib", None)
+        if isinstance(mib, (int, float)) and mib:
+            total = mib / 1024
+            sources["total"] = f"profile {profile.name}: memory_per_gpu_mib = {mib} (torch's total_memory)"
+    if startup_used_mib is None:
+        startup_used_mib = float(getattr(profile, "startup_used_mib", 0) or 0) if profile is not None else 0.0
+        sources["startup_used"] = ("profile startup_used_mib" if getattr(profile, "startup_used_mib", None) else
+                                   "not in the profile: 0, a GPU no other process uses (the CUDA context SGLang creates is not counted)")
+    else:
+        sources["startup_used"] = "--startup-used-mib"
+    used = startup_used_mib / 1024
+    pre = total - used if not isinstance(total, Unknown) else total
+    sources["pre_model_load_memory"] = "get_available_gpu_memory before the weights load: total - startup used"
+    model = explanation.model
+    config = getattr(model, "config", None) if model is not None else None
+    found = weights_module.weights_for(final.get("model_path"), config, weight_bytes)
+    tp = final.get("tp_size") or 1
+    pp = final.get("pp_size") or 1
+    rank = found.per_rank(tp if isinstance(tp, int) else 1, pp if isinstance(pp, int) else 1)
+    rank_gib = rank / GIB if rank is not None else Unknown("weight bytes unknown")
+    post = pre - rank_gib if not isinstance(pre, Unknown) and not isinstance(rank_gib, Unknown) else Unknown("memory after the weights load")
+    sources["post_model_load_memory"] = f"get_available_gpu_memory after the weights load: before - weights / tp_size {tp}" + (f" / pp_size {pp}" if pp != 1 else "")
+    return MemoryInputs(total, used, pre, found, rank_gib, post, sources)
+
+
+def strategy_choices(explanation, field_name: str) -> list[str]:
+    choices: list[str] = []
+    for flag in explanation.extraction.flags_for_dest(field_name):
+        for choice in flag.choices or []:
+            if isinstance(choice, str) and choice != "auto" and choice not in choices:
+                choices.append(choice)
+    decl = explanation.extraction.fields.get(field_name)
+    for choice in (getattr(decl, "choices", None) or []):
+        if isinstance(choice, str) and choice != "auto" and choice not in choices:
+            choices.append(choice)
+    return choices
+
+
+def resolve_with(explanation, changes: dict, notes: list[str], raised: list[dict]) -> dict:
+    """Resolution with ``changes`` to the user's values; its final values. A raise is passed (up to 4 of them)."""
+    values = {**explanation.parsed.values, **changes}
+    given = {**explanation.parsed.given, **changes}
+    passed: set = set()
+    program = shared_program(Path(explanation.tree.root))
+    for _ in range(5):
+        hooks = RunHooks(pass_sites=passed) if passed else None
+        trace = evaluate(explanation.extraction, explanation.tree.root, values, explanation.env, explanation.profile,
+                         explanation.model, given=given, program=program, max_paths=1, hooks=hooks)
+        error = trace.error
+        if error is None or error.site is None:
+            if error is not None:
+                raised.append({"type": error.exc_type, "message": error.message, "site": None})
+            return dict(trace.final)
+        raised.append({"type": error.exc_type, "message": error.message,
+                       "site": {"file": error.site.file, "line": error.site.line, "function": error.site.function}})
+        passed.add((error.site.file, error.site.line))
+    notes.append("resolution kept raising after 4 checks were passed; the plan uses the record as it stood")
+    return dict(trace.final)
+
+
+def plan_memory(explanation, *, strategies: list[str] | None = None, weight_bytes: int | None = None,
+                startup_used_mib: float | None = None) -> MemoryReport:
+    notes: list[str] = []
+    field_name = next((f for f in STRATEGY_FIELDS if f in explanation.extraction.fields), None)
+    base_final = dict(explanation.trace.final)
+    if explanation.trace.error is not None:
+        raised: list[dict] = []
+        base_final = resolve_with(explanation, {}, notes, raised)
+    inputs = memory_inputs(explanation, base_final, weight_bytes, startup_used_mib)
+    chosen = explanation.parsed.given.get(field_name) if field_name else None
+    first = StrategyPlan(strategy=base_final.get(field_name) if field_name else None, chosen=True)
+    if explanation.trace.error is not None:
+        first.raised = raised
+    hybrid = size_pools(explanation, base_final, inputs, first)
+    plans = [first]
+    if hybrid and field_name:
+        wanted = strategies or strategy_choices(explanation, field_name)
+        for strategy in wanted:
+            if strategy == first.strategy:
+                continue
+            plan = StrategyPlan(strategy=strategy, chosen=False)
+            final = resolve_with(explanation, {field_name: strategy}, plan.notes, plan.raised)
+            size_pools(explanation, final, inputs, plan)
+            plans.append(plan)
+        if chosen is None:
+            first.notes.insert(0, f"{field_name} not given: resolution chose {first.strategy!r}")
+    elif not hybrid:
+        first.strategy = None
+    return MemoryReport(explanation, field_name if hybrid else None, inputs, plans, hybrid, notes)

@@ -1,0 +1,250 @@
+"""The symbolic world of start-up, after resolution: what the model runner sees when it sizes its pools.
+
+``MemoryWorld`` is the resolution engine's ``World`` (``analyzer.symbolic.world``) with the few
+answers start-up needs that resolution never asks, each named where it is given:
+
+- the GPU memory SGLang measures (``get_available_gpu_memory``): the plan's ``free_gb`` of the
+  moment (before the weights load, after), set by ``analyzer.memory.plan``;
+- the attention TP size (``get_attention_tp_size``, a global set by ``initialize_dp_attention``):
+  SGLang's own ``compute_dp_attention_world_info`` interpreted on the resolved record;
+- the sizes of torch dtypes (``dtype.itemsize``, ``torch._utils._element_size``) and numpy's
+  ``prod`` / ``sum`` over plain shapes: facts of those libraries, not SGLang code;
+- a model-config attribute that ``config.json`` does not hold but SGLang's config class computes
+  (``mamba2_cache_params``): the property of the class registered for its ``model_type``,
+  interpreted with the config as ``self``; ``isinstance`` of a config against a class is answered
+  by that class's bases (a ``qwen3_5_text`` config is a ``Qwen3NextConfig``).
+
+Nothing of SGLang's own arithmetic is written here: the pool sizes come from its functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+from ..symbolic import intrinsics
+from ..symbolic.interp import SGLangError
+from ..symbolic.objects import (
+    MISSING,
+    AttrMissing,
+    ClassRef,
+    ConfigObj,
+    ExternalRef,
+    FunctionRef,
+    Instance,
+    Intrinsic,
+    Opaque,
+)
+from ..symbolic.world import World
+from ..trace import Unknown
+
+# bytes per element of the torch dtypes SGLang's pools use (torch's ``dtype.itemsize``)
+TORCH_ITEMSIZE = {
+    "float64": 8, "double": 8, "int64": 8, "long": 8,
+    "float32": 4, "float": 4, "int32": 4, "int": 4,
+    "bfloat16": 2, "float16": 2, "half": 2, "int16": 2,
+    "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
+    "uint8": 1, "int8": 1, "bool": 1, "float4_e2m1fn_x2": 1,
+}
+CONFIG_DIRS = ("sglang/srt/configs/",)
+
+
+def torch_dtype_name(value: Any) -> str | None:
+    if isinstance(value, ExternalRef) and value.path.startswith("torch."):
+        name = value.path.split(".", 1)[1]
+        if name in TORCH_ITEMSIZE:
+            return name
+    return None
+
+
+def _plain_numbers(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_plain_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _np_reduce(kind: str):
+    def call(interp, args, kwargs, node, frame):
+        values = args[0] if args else None
+        if not _plain_numbers(values):
+            return Unknown(f"numpy.{kind} of an unknown value")
+        flat: list = []
+
+        def walk(v):
+            if isinstance(v, (list, tuple)):
+                for x in v:
+                    walk(x)
+            else:
+                flat.append(v)
+
+        walk(values)
+        return math.prod(flat) if kind == "prod" else sum(flat)
+
+    return call
+
+
+class MemoryWorld(World):
+    """``World`` plus the start-up answers above; ``free_gb`` is what ``get_available_gpu_memory`` returns now."""
+
+    def __init__(self, *args, attention_tp_size=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.free_gb: Any = Unknown("GPU memory not measured yet")
+        self.attention_tp_size = attention_tp_size if attention_tp_size is not None else Unknown("attention TP size")
+        self.memory_reads: list[tuple[str, Any]] = []  # (what, value) for each measured answer given
+        self._config_classes: dict[str, ClassRef | None] = {}
+        self._isinstance_builtin = Intrinsic("isinstance", self._isinstance)
+
+    def global_name(self, module, name: str) -> Any:
+        value = super().global_name(module, name)
+        if value is intrinsics.BUILTINS.get("isinstance"):
+            return self._isinstance_builtin
+        return value
+
+    # -- functions answered by the start-up state ----------------------------------------------
+    def intrinsic_for(self, ref: FunctionRef) -> Intrinsic | None:
+        name = ref.qualname.split(".")[-1]
+        if name == "get_available_gpu_memory" and "utils" in ref.module_rel:
+            return Intrinsic(name, self._available_memory)
+        if name == "get_attention_tp_size" and "dp_attention" in ref.module_rel:
+            return Intrinsic(name, lambda interp, args, kwargs, node, frame: self.attention_tp_size)
+        if name in ("get_world_group", "get_tp_group", "get_pp_group") and "distributed" in ref.module_rel:
+            return Intrinsic(name, lambda interp, args, kwargs, node, frame: Opaque(f"{name}()"))
+        return super().intrinsic_for(ref)
+
+    def _available_memory(self, interp, args, kwargs, node, frame):
+        self.memory_reads.append(("get_available_gpu_memory", self.free_gb))
+        return self.free_gb
+
+    def instantiate(self, cls: ClassRef, args, kwargs, node, frame) -> Any:
+        made = super().instantiate(cls, args, kwargs, node, frame)
+        if isinstance(made, Instance) and made.cls is cls:
+            # a dataclass's inherited fields (``Mamba2CacheParams(BaseLinearStateParams)``: layers, dtype)
+            for base in self.mro(cls)[1:]:
+                module = self.program.module(base.module_rel) if isinstance(base, ClassRef) else None
+                node_cls = module.classes.get(base.name) if module else None
+                if node_cls is None or not any("dataclass" in ast.unparse(d) for d in node_cls.decorator_list):
+                    continue
+                inherited = intrinsics._dataclass_instance(self, base, node_cls, [], dict(kwargs), frame)
+                for name, value in inherited.attrs.items():
+                    made.attrs.setdefault(name, value)
+            post_init = self._class_attribute(cls, "__post_init__", node, frame, bound=made)
+            if isinstance(post_init, FunctionRef) and self.program.function(post_init.id) is not None:
+                # a dataclass runs its __post_init__ (MemoryPoolConfig: "Not enough memory")
+                self.interp.call_function(post_init, [], {}, frame, node)
+        return made
+
+    # -- torch and numpy ------------------------------------------------------------------------
+    def attribute(self, obj: Any, attr: str, node, frame) -> Any:
+        if isinstance(obj, ExternalRef):
+            dtype = torch_dtype_name(obj)
+            if dtype is not None and attr == "itemsize":
+                return TORCH_ITEMSIZE[dtype]
+            if obj.path in ("numpy", "np") and attr in ("prod", "sum"):
+                return Intrinsic(f"numpy.{attr}", _np_reduce(attr))
+        if isinstance(obj, ConfigObj) and attr not in obj.data:
+            found = self._config_property(obj, attr, node, frame)
+            if found is not MISSING:
+                return found
+        return super().attribute(obj, attr, node, frame)
+
+    def call_external(self, ref: ExternalRef, args, kwargs, node, frame) -> Any:
+        if ref.path in ("torch._utils._element_size",) and args:
+            dtype = torch_dtype_name(args[0])
+            return TORCH_ITEMSIZE[dtype] if dtype else Unknown("element size of an unknown dtype")
+        if ref.path in ("numpy.prod", "numpy.sum"):
+            return _np_reduce(ref.path.split(".")[1])(self.interp, args, kwargs, node, frame)
+        if ref.path == "torch.tensor":
+            return args[0] if args else Unknown("torch.tensor()")
+        return super().call_external(ref, args, kwargs, node, frame)
+
+    def compare(self, op, left, right):
+        # torch dtypes compare by name (``kv_cache_dtype == torch.float8_e4m3fn``)
+        if isinstance(left, ExternalRef) and isinstance(right, ExternalRef) and op in (ast.Eq, ast.NotEq, ast.Is, ast.IsNot):
+            same = left.path == right.path
+            return same if op in (ast.Eq, ast.Is) else not same
+        if (isinstance(left, ExternalRef) and right is None) or (isinstance(right, ExternalRef) and left is None):
+            if op in (ast.Eq, ast.Is):
+                return False
+            if op in (ast.NotEq, ast.IsNot):
+                return True
+        return super().compare(op, left, right)
+
+    # -- SGLang's config classes -----------------------------------------------------------------
+    def config_class(self, model_type: Any) -> ClassRef | None:
+        """The SGLang config class that declares ``model_type = <it>`` (``sglang/srt/configs/``)."""
+        if not isinstance(model_type, str):
+            return None
+        if model_type in self._config_classes:
+            return self._config_classes[model_type]
+        found = None
+        for rel in _config_modules(self.program):
+            module = self.program.module(rel)
+            if module is None:
+                continue
+            for name, node_cls in module.classes.items():
+                for stmt in node_cls.body:
+                    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                            and stmt.targets[0].id == "model_type" and isinstance(stmt.value, ast.Constant)
+                            and stmt.value.value == model_type):
+                        found = ClassRef(rel, name)
+                        break
+                if found:
+                    break
+            if found:
+                break
+        self._config_classes[model_type] = found
+        return found
+
+    def _config_property(self, config: ConfigObj, attr: str, node, frame) -> Any:
+        cls = self.config_class(config.data.get("model_type"))
+        if cls is None:
+            return MISSING
+        for klass in self.mro(cls):
+            module = self.program.module(klass.module_rel)
+            if module is None or f"{klass.name}.{attr}" not in module.functions:
+                continue
+            return self._bind_or_property(FunctionRef(klass.module_rel, f"{klass.name}.{attr}"), config, frame, node)
+        return MISSING
+
+    def _isinstance(self, interp, args, kwargs, node, frame):
+        value, kinds = (args + [None, None])[:2]
+        if isinstance(value, ConfigObj):
+            options = _union_members(kinds)
+            cls = self.config_class(value.data.get("model_type"))
+            if cls is not None and options and all(isinstance(k, ClassRef) for k in options):
+                names = {(c.module_rel, c.name) for c in self.mro(cls)}
+                return any((k.module_rel, k.name) in names for k in options)
+        if isinstance(kinds, _Union):
+            args = [value, tuple(kinds.members)]
+        return intrinsics._isinstance(interp, args, kwargs, node, frame)
+
+    def object_binop(self, op, left, right):
+        # ``A | B`` of classes: a union for isinstance (``isinstance(config, Qwen3NextConfig | Qwen3_5Config)``)
+        if op is ast.BitOr and isinstance(left, (ClassRef, ExternalRef, _Union)) and isinstance(right, (ClassRef, ExternalRef, _Union)):
+            return _Union(_union_members(left) + _union_members(right))
+        return super().object_binop(op, left, right)
+
+
+class _Union:
+    def __init__(self, members):
+        self.members = list(members)
+
+
+def _union_members(kinds) -> list:
+    if isinstance(kinds, _Union):
+        return list(kinds.members)
+    if isinstance(kinds, tuple):
+        out = []
+        for k in kinds:
+            out.extend(_union_members(k))
+        return out
+    return [kinds]
+
+
+def _config_modules(program) -> list[str]:
+    root = program.root
+    return sorted(str(p.relative_to(root)) for p in (root / "sglang/srt/configs").glob("*.py"))
+
+
+__all__ = ["MemoryWorld", "TORCH_ITEMSIZE", "SGLangError", "AttrMissing", "Instance"]
