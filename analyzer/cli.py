@@ -811,7 +811,7 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
     explanation = explanation or explain(request)
     report = plan_memory(explanation, strategies=list(strategies) or None, weight_bytes=weight_bytes, startup_used_mib=startup_used_mib)
     echo(dumps(memory_json(report)) if as_json else render_memory(report), nl=as_json)
-    if any(p.error is not None for p in report.plans if p.chosen):
+    if any(p.error is not None and p.error.get("kind") == "does-not-fit" for p in report.plans if p.chosen):
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)  # the pool sizing raises at start-up
 
 

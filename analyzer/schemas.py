@@ -354,7 +354,8 @@ def documents() -> dict[str, tuple]:
                 "strategy": nullable(STR), "chosen": BOOL,
                 "numbers": array(obj({"name": STR, "value": ANY, "expr": STR, "site": nullable(ref("site"))})),
                 "resolution_raises": array(obj({"type": STR, "message": STR, "site": nullable(ref("site"))})),
-                "error": nullable(obj({"type": STR, "message": STR, "site": nullable(ref("site"))})),
+                "error": nullable(obj({"type": STR, "message": STR, "kind": {"enum": ["does-not-fit", "stopped"]},
+                                       "site": nullable(ref("site"))})),
                 "notes": STRS})),
             "notes": STRS})),
         "sites": ("sgtrace sites --json: every site that writes the field or reads it", obj({

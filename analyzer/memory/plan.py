@@ -134,10 +134,14 @@ class MemoryInterpreter(Interpreter):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.assigned: dict[tuple[int, str], tuple[int, str]] = {}
+        self.attribute_sites: dict[str, tuple] = {}  # self.X of the sizing code -> (site, expr) of its last write
 
     def assign(self, target, value, stmt, frame, idiom):
         if isinstance(target, ast.Name) and frame.module.rel.startswith(SIZING_MODULES):
             self.assigned[(id(frame), target.id)] = (getattr(stmt, "lineno", 0), _expr_of(stmt))
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" \
+                and frame.module.rel.startswith(SIZING_MODULES):
+            self.attribute_sites[target.attr] = (SiteRef(frame.module.rel, getattr(stmt, "lineno", 0), frame.qualname), _expr_of(stmt))
         return super().assign(target, value, stmt, frame, idiom)
 
 
@@ -381,7 +385,7 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
     world.attention_tp_size = attention_tp_size(world, record)
     model_config = world.model_config_for(record, None, None)
     if isinstance(model_config, Unknown) or model_config is None:
-        plan.error = {"type": "unknown", "message": "SGLang's ModelConfig could not be built for this model", "site": None}
+        plan.error = {"type": "unknown", "kind": "stopped", "message": "SGLang's ModelConfig could not be built for this model", "site": None}
         return False
     runner = make_runner(world, record, model_config, plan.notes)
     mamba = world.get_attribute(runner, "mambaish_config", None, None)
@@ -393,20 +397,28 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
         if program.function(f"{MIXIN}::{entry}") is None:
             entry = "ModelRunner._resolve_memory_pool_config" if program.function(f"{MR}::ModelRunner._resolve_memory_pool_config") else None
         if entry is None:
-            plan.error = {"type": "unsupported", "message": "no _resolve_memory_pool_config in this release's model runner", "site": None}
+            plan.error = {"type": "unsupported", "kind": "stopped", "site": None,
+                          "message": "no _resolve_memory_pool_config in this release's model runner"}
             return hybrid
         module = MIXIN if entry.startswith("ModelRunnerKVCacheMixin") else MR
         interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
     except SGLangError as exc:
         site = exc.site
-        plan.error = {"type": exc.exc_type, "message": exc.message,
+        # a raise of the sizing code itself (MemoryPoolConfig: "Not enough memory", an assert of the mamba
+        # sizing) is the plan not fitting; a raise elsewhere is where the evaluation stopped
+        inside = site is not None and site.file.startswith(SIZING_MODULES) and site.file != MR
+        plan.error = {"type": exc.exc_type, "message": exc.message, "kind": "does-not-fit" if inside else "stopped",
                       "site": None if site is None else {"file": site.file, "line": site.line, "function": site.function}}
     except BudgetExceeded as exc:
-        plan.error = {"type": "budget", "message": str(exc), "site": None}
+        plan.error = {"type": "budget", "message": str(exc), "kind": "stopped", "site": None}
+    if plan.error is not None and plan.error["kind"] == "stopped" and program.module("sglang/srt/mem_cache/kv_cache_configurator.py") is not None:
+        plan.notes.append("this release sizes its pools in mem_cache/kv_cache_configurator.py (from 0.5.18), "
+                          "with config read from the runtime context's namespaces: not followed yet by sgtrace memory")
     kv_dtype = runner.attrs.get("kv_cache_dtype")
     plan.numbers = read_numbers(world, interp, interp.returns)
     if kv_dtype is not None:
-        plan.numbers.insert(0, Number("KV cache dtype", kv_dtype, SiteRef(MR, 0, "ModelRunner.configure_kv_cache_dtype"), "self.kv_cache_dtype"))
+        site, expr = interp.attribute_sites.get("kv_cache_dtype", (SiteRef(MR, 0, "ModelRunner.configure_kv_cache_dtype"), ""))
+        plan.numbers.insert(0, Number("KV cache dtype", kv_dtype, site, expr))
     plan.notes.extend(n for n in world.notes if n not in plan.notes)
     return hybrid
 

@@ -79,7 +79,7 @@ def render(report: MemoryReport) -> str:
         for label, short in TABLE:
             row = [_short(label, p.get(label).value) if p.get(label) else "-" for p in report.plans]
             lines.append("  " + short.ljust(width) + "".join(r.ljust(col) for r in row))
-        fits = ["fits" if p.error is None else f"{p.error['type']}" for p in report.plans]
+        fits = ["fits" if p.error is None else ("does not fit" if p.error.get("kind") == "does-not-fit" else "stopped") for p in report.plans]
         lines.append("  " + "pools".ljust(width) + "".join(f.ljust(col) for f in fits))
     for plan in report.plans:
         lines.append("")
@@ -98,7 +98,8 @@ def render(report: MemoryReport) -> str:
         if plan.error is not None:
             site = plan.error.get("site")
             where = f" at {site['file']}:{site['line']} in {site['function']}" if site else ""
-            lines.append(f"  Does not fit: {plan.error['type']}{where}: {plan.error['message']}")
+            head = "Does not fit" if plan.error.get("kind") == "does-not-fit" else "The evaluation stopped (not a prediction)"
+            lines.append(f"  {head}: {plan.error['type']}{where}: {plan.error['message']}")
         for note in plan.notes:
             lines.append(f"  note: {note}")
     for note in report.notes + w.notes:

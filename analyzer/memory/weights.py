@@ -13,6 +13,7 @@ file is a note and the next way is tried, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +46,8 @@ class Weights:
 
 def from_index(model_dir: Path, notes: list[str]) -> Weights | None:
     index = model_dir / "model.safetensors.index.json"
-    if not index.is_file():
-        return None
+    if not os.path.lexists(index):
+        return None  # a FIFO or a device there is refused by safe_read (a note), never opened blocking
     try:
         data = json.loads(safe_read.read_file(index, "safetensors index", MAX_INDEX_BYTES))
         total = data["metadata"]["total_size"]

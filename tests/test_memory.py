@@ -1,0 +1,147 @@
+"""sgtrace memory: SGLang's own pool sizing on the resolved record (analyzer/memory/).
+
+Offline: the weight bytes of a model directory (index, safetensors headers, hostile files) and
+the estimate from config.json. Network: P3 on a B200 profile through SGLang 0.5.11 and 0.5.14's
+real model runner; each number must come from the SGLang function that computes it, and the
+numbers must hold SGLang's own relations (the ones its code states) with each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from analyzer import schemas
+from analyzer.cli import main
+from analyzer.memory import weights
+from conftest import FIXTURES
+
+P3 = ["--profile", "b200", "--script", str(FIXTURES / "inputs" / "p3.sh")]
+
+
+# -- weights --------------------------------------------------------------------------------
+
+
+def _safetensors(path, tensors: dict[str, tuple[str, list[int], int]]):
+    header = {}
+    offset = 0
+    for name, (dtype, shape, nbytes) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + nbytes]}
+        offset += nbytes
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * offset)
+
+
+def test_weights_from_the_index_total_size(tmp_path):
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 53_800_000_000}, "weight_map": {}}))
+    found = weights.weights_for(str(tmp_path), {"hidden_size": 8, "num_hidden_layers": 1})
+    assert (found.bytes, found.how) == (53_800_000_000, "index")
+    assert found.per_rank(4) == 13_450_000_000
+
+
+def test_weights_from_safetensors_headers_when_there_is_no_index(tmp_path):
+    _safetensors(tmp_path / "a.safetensors", {"w": ("BF16", [4, 4], 32), "b": ("F32", [4], 16)})
+    _safetensors(tmp_path / "b.safetensors", {"x": ("BF16", [8], 16)})
+    found = weights.weights_for(str(tmp_path), None)
+    assert (found.bytes, found.how) == (64, "headers")
+
+
+def test_a_broken_index_and_a_lying_header_are_notes_and_the_estimate_is_used(tmp_path):
+    (tmp_path / "model.safetensors.index.json").write_text('{"metadata": {"total_size": "huge"}}')
+    (tmp_path / "a.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")  # a header past the file's end
+    config = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "intermediate_size": 128, "vocab_size": 100, "torch_dtype": "bfloat16"}
+    found = weights.weights_for(str(tmp_path), config)
+    assert found.how == "estimate" and found.bytes > 0
+    assert any("model.safetensors.index.json not used" in n for n in found.notes)
+    assert any("a.safetensors not used" in n for n in found.notes)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_place_of_the_index_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "model.safetensors.index.json")
+    found = weights.weights_for(str(tmp_path), {"hidden_size": 8, "num_hidden_layers": 1})
+    assert found.how == "estimate"
+    assert any("not a regular file" in n for n in found.notes)
+
+
+def test_the_estimate_states_its_inputs():
+    config = {"text_config": {"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 24, "num_key_value_heads": 4,
+                              "head_dim": 256, "intermediate_size": 17408, "vocab_size": 248320, "full_attention_interval": 4,
+                              "linear_num_key_heads": 16, "linear_key_head_dim": 128, "linear_num_value_heads": 48,
+                              "linear_value_head_dim": 128, "dtype": "bfloat16"}}
+    found = weights.estimate(config)
+    assert found.how == "estimate"
+    assert found.inputs["full_attention_layers"] == 16 and found.inputs["linear_attention_layers"] == 48
+    assert 25e9 < found.inputs["parameters"] < 29e9  # a 27B model
+    assert found.bytes == found.inputs["parameters"] * 2
+
+
+# -- the plan on real SGLang ------------------------------------------------------------------
+
+
+def _plan(capsys, version: str, extra=()):
+    code = main(["memory", "--sglang", version, *P3, "--json", *extra])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    errors = [e.message for e in Draft202012Validator(schemas.load("memory")).iter_errors(data)]
+    assert not errors, errors[:3]
+    return data
+
+
+def _numbers(plan) -> dict:
+    return {n["name"]: n for n in plan["numbers"]}
+
+
+@pytest.mark.network
+def test_p3_on_b200_both_strategies_with_sites_on_0_5_11(capsys):
+    data = _plan(capsys, "0.5.11")
+    assert data["hybrid"] and data["strategy_field"] == "mamba_scheduler_strategy"
+    plans = {p["strategy"]: p for p in data["plans"]}
+    assert set(plans) == {"extra_buffer", "no_buffer"} and plans["extra_buffer"]["chosen"]
+    # no_buffer raises in resolution with P3's flags (the seed's error): reported, then passed
+    assert plans["no_buffer"]["resolution_raises"][0]["site"]["function"] == "ServerArgs._handle_mamba_radix_cache"
+    assert not plans["extra_buffer"]["resolution_raises"]
+    for plan in plans.values():
+        n = _numbers(plan)
+        assert plan["error"] is None
+        per_slot = n["mamba state bytes per slot (mamba_cache_per_req)"]
+        assert per_slot["site"]["function"] == "BaseLinearStateParams.mamba_cache_per_req"
+        assert per_slot["value"] == 153_944_064  # 48 GDN layers x (conv 10240x3 bf16 + ssm 48x128x128 f32)
+        slots = n["max_mamba_cache_size (slots)"]
+        assert slots["site"]["function"].endswith("handle_max_mamba_cache")
+        tokens = n["KV cache tokens (max_total_num_tokens)"]
+        assert tokens["site"]["function"].endswith("calculate_pool_sizes") and tokens["value"] > 0
+        cell = n["KV cache bytes per token (cell_size)"]["value"]
+        left = n["memory left for the KV cache (bytes)"]["value"]
+        assert tokens["value"] <= left // cell  # calculate_pool_sizes: available_bytes // cell_size, page-aligned
+        ratio = n["mamba slots per request (ratio)"]["value"]
+        capped = n["max_running_requests (as capped)"]
+        assert capped["value"] <= slots["value"] // ratio
+        assert capped["site"]["function"].endswith("_resolve_max_num_reqs")
+    # extra_buffer's ping-pong buffers (overlap on): 2 more slots per request than no_buffer
+    ratio = {s: _numbers(p)["mamba slots per request (ratio)"]["value"] for s, p in plans.items()}
+    assert ratio == {"no_buffer": 3, "extra_buffer": 5}
+
+
+@pytest.mark.network
+def test_0_5_14_has_extra_buffer_lazy_and_mem_fraction_changes_the_pools(capsys):
+    data = _plan(capsys, "0.5.14")
+    assert {p["strategy"] for p in data["plans"]} == {"extra_buffer", "no_buffer", "extra_buffer_lazy"}
+    for plan in data["plans"]:
+        assert plan["error"] is None, plan["error"]
+        assert _numbers(plan)["KV cache tokens (max_total_num_tokens)"]["value"] > 0
+
+
+@pytest.mark.network
+def test_too_little_memory_does_not_fit_with_sglang_s_own_error(capsys):
+    code = main(["memory", "--sglang", "0.5.11", *P3, "--json", "--weight-bytes", str(170 << 30)])
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    chosen = next(p for p in data["plans"] if p["chosen"])
+    assert code == 3 and chosen["error"]["kind"] == "does-not-fit", chosen["error"]
