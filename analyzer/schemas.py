@@ -357,7 +357,10 @@ def documents() -> dict[str, tuple]:
                 "error": nullable(obj({"type": STR, "message": STR, "kind": {"enum": ["does-not-fit", "stopped"]},
                                        "site": nullable(ref("site"))})),
                 "notes": STRS})),
-            "notes": STRS})),
+            "notes": STRS,
+            "replay": array(obj({"strategy": nullable(STR), "skipped": nullable(STR), "replay_error": nullable(mapping(ANY)),
+                                 "numbers": array(obj({"name": STR, "symbolic": ANY, "replay": ANY, "agree": BOOL}))})),
+        }, optional=("replay",))),
         "sites": ("sgtrace sites --json: every site that writes the field or reads it", obj({
             "schema": number["sites"], "sglang_version": STR, "field": STR, "sites": array(ref("site_record"))})),
         "flags": ("sgtrace flags --json: the flag table as SGLang's argparse parser sees it", obj({

@@ -1,0 +1,209 @@
+"""sgtrace memory replay: SGLang's own pool sizing, run for real after the replay harness resolved the arguments.
+
+This file is appended to ``analyzer/replay/harness.py``'s source and runs in its globals in the
+target interpreter (standard library only at the top, like the harness). It wraps the harness's
+``finish``: when SGLang's own resolution succeeded, it builds SGLang's ``ModelConfig`` and runs
+the real ``ModelRunner.__init__`` with the parts that need a GPU answered from the input
+(``init_torch_distributed`` returns the measured free memory; ``initialize`` runs only what it
+runs before the pools exist: ``configure_kv_cache_dtype()`` and ``_resolve_memory_pool_config``),
+``get_available_gpu_memory`` answering the same memory the symbolic plan used, and
+``get_attention_tp_size`` SGLang's ``compute_dp_attention_world_info`` on the resolved record.
+A tracer keeps, for each call of SGLang's sizing modules, the first and last value of every
+plain local and the return value; one ``{"t": "memory", ...}`` line carries them.
+
+Input: the harness's, plus ``"memory": {"pre_gb": N, "post_gb": N}``.
+"""
+
+_sgtrace_harness_finish = finish  # noqa: F821 (the harness's)
+
+_MEMORY_MODULES = ("sglang/srt/model_executor/", "sglang/srt/mem_cache/", "sglang/srt/configs/mamba_utils.py")
+
+
+def _memory_plain(value, depth=0):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth < 2 and isinstance(value, (list, tuple)) and len(value) <= 64:
+        return [_memory_plain(v, depth + 1) for v in value]
+    text = str(value)
+    if text.startswith("torch."):
+        return text  # a dtype: torch.bfloat16
+    return {"repr": text[:80]}
+
+
+def _memory_rel(filename):
+    filename = filename.replace("\\", "/")
+    i = filename.rfind("sglang/srt/")
+    return filename[i:] if i >= 0 else None
+
+
+def _tolerate_missing_kernel_ops(rec):
+    """The model runner's imports register torch fakes for GPU kernels (``sgl_kernel::moe_fused_gate``) when
+    the node is CUDA; the kernel packages are stand-ins here, so an op that does not exist is skipped (noted)."""
+    import torch.library as tl
+
+    original = tl.register_fake
+    if getattr(original, "_sgtrace_tolerant", False):
+        return
+
+    def register_fake(op, func=None, *args, **kwargs):
+        def apply(fn):
+            try:
+                return original(op, fn, *args, **kwargs)
+            except RuntimeError as exc:
+                if "does not exist" not in str(exc):
+                    raise
+                rec.note("memory replay: torch fake for %s not registered (a GPU kernel op; its package is a stand-in)" % (op,))
+                return fn
+
+        return apply(func) if func is not None else apply
+
+    register_fake._sgtrace_tolerant = True
+    tl.register_fake = register_fake
+
+
+def _memory_run(rec, server_args, mem):
+    import ast
+    import inspect
+    import sys
+    import types
+
+    _tolerate_missing_kernel_ops(rec)
+    from sglang.srt.configs.model_config import ModelConfig
+    import sglang.srt.layers.dp_attention as dpa
+    from sglang.srt.model_executor import model_runner as mr_module
+
+    state = {"free": float(mem["post_gb"])}
+    pre = float(mem["pre_gb"])
+    # the attention TP size initialize_dp_attention would store, from SGLang's own function
+    fn = dpa.compute_dp_attention_world_info
+    params = list(inspect.signature(fn).parameters)
+    values = {"enable_dp_attention": server_args.enable_dp_attention, "tp_rank": 0, "tp_size": server_args.tp_size,
+              "dp_size": server_args.dp_size, "attn_cp_size": getattr(server_args, "attn_cp_size", 1)}
+    result = fn(**{p: values[p] for p in params if p in values})
+    names = None
+    for node in ast.walk(ast.parse(inspect.getsource(fn).lstrip())):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            names = [e.id if isinstance(e, ast.Name) else None for e in node.value.elts]
+    attn_tp = result[names.index("attn_tp_size")]
+
+    def available(*args, **kwargs):
+        return state["free"]
+
+    world_group = types.SimpleNamespace(world_size=1, cpu_group=None, rank=0, local_rank=0)
+    originals = {"get_available_gpu_memory": available, "get_attention_tp_size": lambda: attn_tp,
+                 "get_world_group": lambda: world_group}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("sglang.") or module is None:
+            continue
+        for attr, replacement in originals.items():
+            if attr in getattr(module, "__dict__", {}):
+                try:
+                    setattr(module, attr, replacement)
+                except Exception:
+                    pass
+
+    class _SizingDone(Exception):
+        pass
+
+    class _NoAttributes:
+        """The loaded model: none of the optional attributes the runner asks it for."""
+
+    def initialize(self, pre_model_load_memory):
+        self.model = _NoAttributes()
+        # what load_model sets that the sizing reads (no pipeline split, the model config's dtype)
+        model_num_layers = max(self.model_config.num_hidden_layers, self.model_config.num_attention_layers)
+        self.start_layer = getattr(self.model, "start_layer", 0)
+        self.end_layer = getattr(self.model, "end_layer", model_num_layers)
+        self.num_effective_layers = self.end_layer - self.start_layer
+        self.dtype = self.model_config.dtype
+        self.configure_kv_cache_dtype()
+        self.memory_pool_config = self._resolve_memory_pool_config(pre_model_load_memory)
+        raise _SizingDone()  # the pools themselves (torch tensors) and the rest of start-up are not for here
+
+    MR = mr_module.ModelRunner
+    patches = {"init_torch_distributed": lambda self: pre, "initialize": initialize,
+               "init_shared_mooncake_transfer_engine": lambda self: None, "check_quantized_moe_compatibility": lambda self: None,
+               "init_threads_binding": lambda self: None, "init_mindspore_runner": lambda self: None}
+    for attr, replacement in patches.items():
+        if hasattr(MR, attr):
+            setattr(MR, attr, replacement)
+    for attr in ("set_offloader", "create_offloader_from_server_args"):
+        if attr in mr_module.__dict__:
+            setattr(mr_module, attr, lambda *a, **k: None)
+
+    frames = {}
+    live = {}
+
+    def local_tracer(frame, event, arg):
+        key = id(frame)
+        data = live.get(key)
+        if data is None:
+            return None
+        if event in ("line", "return"):
+            for k, v in frame.f_locals.items():
+                if k not in data["first"]:
+                    data["first"][k] = _memory_plain(v)
+                data["last"][k] = _memory_plain(v)
+        if event == "return":
+            data["return"] = _memory_plain(arg)
+            frames[data["qualname"]] = data
+            live.pop(key, None)
+        return local_tracer
+
+    def tracer(frame, event, arg):
+        if event != "call":
+            return None
+        rel = _memory_rel(frame.f_code.co_filename)
+        if rel is None or not rel.startswith(_MEMORY_MODULES):
+            return None
+        qual = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+        live[id(frame)] = {"qualname": qual, "module": rel, "first": {}, "last": {}, "return": None}
+        return local_tracer
+
+    import torch
+
+    class _Stream:
+        """torch.cuda.Stream() for the runner's forward stream: no device to make one on here."""
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+    torch.cuda.Stream = _Stream
+    out = {"t": "memory", "error": None}
+    model_config = ModelConfig.from_server_args(server_args)
+    sys.settrace(tracer)
+    try:
+        MR(model_config=model_config, mem_fraction_static=server_args.mem_fraction_static, gpu_id=0, tp_rank=0,
+           tp_size=server_args.tp_size, moe_ep_rank=0, moe_ep_size=server_args.ep_size, pp_rank=0,
+           pp_size=server_args.pp_size, nccl_port=0, server_args=server_args)
+    except _SizingDone:
+        pass
+    except Exception as exc:
+        tb = exc.__traceback__
+        site = None
+        while tb is not None:
+            rel = _memory_rel(tb.tb_frame.f_code.co_filename)
+            if rel is not None:
+                site = {"file": rel, "line": tb.tb_lineno, "function": getattr(tb.tb_frame.f_code, "co_qualname", tb.tb_frame.f_code.co_name)}
+            tb = tb.tb_next
+        out["error"] = {"type": type(exc).__name__, "message": str(exc)[:500], "site": site}
+    finally:
+        sys.settrace(None)
+    out["frames"] = frames
+    out["server_args"] = {k: _memory_plain(getattr(server_args, k, None)) for k in ("max_mamba_cache_size", "max_running_requests",
+                                                                                     "mem_fraction_static")}
+    rec.send(out)
+
+
+def finish(rec, hooks, inp, ctx):  # noqa: F811 (wraps the harness's)
+    mem = inp.get("memory")
+    if mem and rec.outcome == "resolved" and hooks is not None and getattr(hooks, "primary", None) is not None:
+        try:
+            _memory_run(rec, hooks.primary, mem)
+        except BaseException as exc:  # the plan is an addition: the trace is still sent
+            import traceback as _tb
+            where = " <- ".join("%s:%d" % (f.filename.rsplit("site-packages/", 1)[-1], f.lineno)
+                                for f in reversed(_tb.extract_tb(exc.__traceback__)[-6:]))
+            rec.send({"t": "memory", "error": {"type": type(exc).__name__, "message": (str(exc)[:300] + " [" + where + "]"),
+                                               "site": None}, "frames": {}, "fatal": True})
+    return _sgtrace_harness_finish(rec, hooks, inp, ctx)
