@@ -41,6 +41,7 @@ clean:
 # Both engines (symbolic and replay) on every scenario of tests/scenarios/, compared field by field.
 agreement: install
 	$(PYTHON) -m analyzer.agreement tests/scenarios
+	$(PYTHON) -m analyzer.memory.agreement tests/scenarios/memory
 
 # The verdict on the corpus of real cases from SGLang's tracker (tests/cases/): one line per case and
 # the share of reproduced cases whose first cause is the one the maintainers established.

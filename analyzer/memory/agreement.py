@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             good = sum(1 for *_r, ok in a.compared if ok)
             agreed += a.agrees
             print(f"  {name}: {'agree' if a.agrees else 'DISAGREE'} {good}/{len(a.compared)}  ({time.monotonic() - started:.0f} s)")
+            if a.replay_error and not a.agrees:
+                print(f"      replay raised {a.replay_error.get('type')}: {str(a.replay_error.get('message'))[:300]}")
             for n, s, r, ok in a.compared:
                 if not ok:
                     print(f"      {n}: symbolic {s!r}, replay {r!r}")

@@ -108,7 +108,9 @@ def _memory_run(rec, server_args, mem):
     class _NoAttributes:
         """The loaded model: none of the optional attributes the runner asks it for."""
 
-    def initialize(self, pre_model_load_memory):
+    def initialize(self, *args):
+        # 0.5.11 passes pre_model_load_memory; 0.5.14 on keep it on the runner
+        pre_model_load_memory = args[0] if args else self.pre_model_load_memory
         self.model = _NoAttributes()
         # what load_model sets that the sizing reads (no pipeline split, the model config's dtype)
         model_num_layers = max(self.model_config.num_hidden_layers, self.model_config.num_attention_layers)

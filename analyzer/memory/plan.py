@@ -290,7 +290,7 @@ def attention_tp_size(world: MemoryWorld, record) -> Any:
 # (label, function qualname suffix, local name): the numbers read from the frames, in the order shown
 READINGS = [
     ("pre_model_load_memory (GiB)", "_resolve_memory_pool_config", "pre_model_load_memory"),
-    ("post_model_load_memory (GiB)", "_profile_available_bytes", "post_model_load_memory"),
+    ("post_model_load_memory (GiB)", "_profile_available_bytes", "post_model_load_memory|available_gpu_memory"),
     ("memory for the pools at mem_fraction_static (GiB)", "_profile_available_bytes", "rest_memory@first"),
     ("mamba state bytes per slot (mamba_cache_per_req)", "mamba_cache_per_req", "<return>"),
     ("mamba speculative intermediate state (bytes)", "handle_max_mamba_cache", "mamba_state_intermediate_size"),
@@ -334,9 +334,9 @@ def read_numbers(world: PlanWorld, interp: MemoryInterpreter, returns: dict) -> 
                                   f"server_args.{name} (as given or resolved; not changed here)"))
             continue
         first = local.endswith("@first")
-        name = local.split("@")[0]
         frame = frames[-1]
-        if name not in frame.locals:
+        name = next((n for n in local.split("@")[0].split("|") if n in frame.locals), None)
+        if name is None:
             continue
         line, expr = interp.assigned.get((id(frame), name), (_def_line(world, frame), "a parameter"))
         value = frame.locals[name]

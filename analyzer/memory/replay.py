@@ -127,9 +127,9 @@ def _replay_value(frames: dict, function: str, local: str) -> Any:
     data = found[-1]
     if local == "<return>":
         return data.get("return")
-    if local.endswith("@first"):
-        return data.get("first", {}).get(local.split("@")[0], KeyError)
-    return data.get("last", {}).get(local, KeyError)
+    names = local.split("@")[0].split("|")
+    table = data.get("first" if local.endswith("@first") else "last", {})
+    return next((table[n] for n in names if n in table), KeyError)
 
 
 def compare(report: MemoryReport, replayed: dict) -> list[Agreement]:
