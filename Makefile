@@ -40,8 +40,9 @@ clean:
 
 # Both engines (symbolic and replay) on every scenario of tests/scenarios/, compared field by field.
 agreement: install
-	$(PYTHON) -m analyzer.agreement tests/scenarios
-	$(PYTHON) -m analyzer.memory.agreement tests/scenarios/memory
+	$(PYTHON) -m analyzer.agreement tests/scenarios; a=$$?; \
+	$(PYTHON) -m analyzer.memory.agreement tests/scenarios/memory; m=$$?; \
+	exit $$(( a || m ))
 
 # The verdict on the corpus of real cases from SGLang's tracker (tests/cases/): one line per case and
 # the share of reproduced cases whose first cause is the one the maintainers established.
