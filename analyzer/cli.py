@@ -794,18 +794,19 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
 @click.option("--weight-bytes", type=click.IntRange(min=1), help="The checkpoint's bytes (all ranks), instead of reading or estimating them.")
 @click.option("--startup-used-mib", type=click.FloatRange(min=0), help="GPU memory in use before SGLang measures (default: the profile's startup_used_mib, else 0).")
 @click.option("--replay", "with_replay", is_flag=True, help="Also run SGLang's own sizing in the release's replay environment and compare every number (exit 4 on a disagreement).")
+@click.option("--fix", "with_fix", is_flag=True, help="When your plan does not fit: the smallest --mem-fraction-static / --max-mamba-cache-size / --max-running-requests change that fits, verified by the engine.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (schema: memory).")
 def memory_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, strategies,
-               weight_bytes, startup_used_mib, with_replay, as_json):
+               weight_bytes, startup_used_mib, with_replay, with_fix, as_json):
     """Run SGLang's own pool sizing (init_memory_pool) on the resolved arguments: weights, memory for the pools,
     KV-cache tokens, mamba state per slot and slots, max_running_requests as capped, each with its SGLang site;
     for a hybrid model, each mamba strategy side by side. Exit 0 when your plan fits, 3 when its pool sizing raises (does not fit), 2 on bad input."""
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
-    print_memory(request, list(strategies), weight_bytes, startup_used_mib, as_json, with_replay=with_replay)
+    print_memory(request, list(strategies), weight_bytes, startup_used_mib, as_json, with_replay=with_replay, with_fix=with_fix)
 
 
 def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=None, as_json=False, explanation=None,
-                 with_replay=False):
+                 with_replay=False, with_fix=False):
     from .explain import explain
     from .memory.plan import plan_memory
     from .memory.view import render as render_memory, to_json as memory_json
@@ -823,13 +824,24 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
         place = {"version": explanation.tree.version, "ssh": None}
         ensure_replay_env(place)
         agreements = memory_replay.compare(report, memory_replay.run_replay(report, explanation.tree.version))
+    fixes = None
+    if with_fix:
+        from .memory.plan import memory_fixes
+
+        fixes = memory_fixes(report)
     if as_json:
         data = memory_json(report)
         if agreements is not None:
             data["replay"] = [a.to_json() for a in agreements]
+        if fixes is not None:
+            data["fixes"] = [f.to_json() for f in fixes]
         echo(dumps(data))
     else:
         echo(render_memory(report), nl=False)
+        if fixes is not None:
+            from .memory.view import render_fixes
+
+            echo(render_fixes(report, fixes), nl=False)
         if agreements is not None:
             echo(memory_replay.render(agreements), nl=False)
     if agreements is not None and not all(a.agrees or a.skipped for a in agreements):

@@ -360,7 +360,9 @@ def documents() -> dict[str, tuple]:
             "notes": STRS,
             "replay": array(obj({"strategy": nullable(STR), "skipped": nullable(STR), "replay_error": nullable(mapping(ANY)),
                                  "numbers": array(obj({"name": STR, "symbolic": ANY, "replay": ANY, "agree": BOOL}))})),
-        }, optional=("replay",))),
+            "fixes": array(obj({"field": STR, "flag": STR, "value": ANY, "kv_cache_tokens": nullable(INT),
+                                "max_running_requests": nullable(INT)})),
+        }, optional=("replay", "fixes"))),
         "sites": ("sgtrace sites --json: every site that writes the field or reads it", obj({
             "schema": number["sites"], "sglang_version": STR, "field": STR, "sites": array(ref("site_record"))})),
         "flags": ("sgtrace flags --json: the flag table as SGLang's argparse parser sees it", obj({

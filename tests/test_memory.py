@@ -145,3 +145,31 @@ def test_too_little_memory_does_not_fit_with_sglang_s_own_error(capsys):
     data = json.loads(out)
     chosen = next(p for p in data["plans"] if p["chosen"])
     assert code == 3 and chosen["error"]["kind"] == "does-not-fit", chosen["error"]
+
+
+@pytest.mark.network
+def test_fix_is_the_smallest_verified_change_and_a_zero_request_pool_does_not_fit(capsys):
+    argv = ["memory", "--sglang", "0.5.11", *P3, "--json", "--strategy", "extra_buffer", "--weight-bytes", str(120 << 30), "--fix"]
+    code = main(argv)
+    data = json.loads(capsys.readouterr().out)
+    assert code == 3
+    fixes = {f["flag"]: f for f in data["fixes"]}
+    mem = fixes["--mem-fraction-static"]
+    assert mem["value"] > 0.80 and mem["max_running_requests"] >= 1
+    assert fixes["--max-running-requests"]["value"] < 48  # resolution's 48 for MTP, lowered until it fits
+
+
+@pytest.mark.network
+def test_the_worker_s_assert_on_max_running_requests_is_sglang_s(capsys):
+    # 0.84 fits with one request; 0.83 leaves max_running_requests 0: tp_worker's "max_running_request is zero"
+    from analyzer.explain import ExplainRequest, explain
+    from analyzer.memory.plan import plan_memory
+
+    request = ExplainRequest(sglang="0.5.11", script=str(FIXTURES / "inputs" / "p3.sh"), profile="b200")
+    report = plan_memory(explain(request), strategies=["extra_buffer"], weight_bytes=120 << 30)
+    assert report.plans[0].error["kind"] == "does-not-fit"
+    from analyzer.memory.plan import plan_with
+
+    low = plan_with(report.explanation, report.inputs, report.plans[0], report.strategy_field, {"mem_fraction_static": 0.83})
+    assert low.error is not None and low.error["site"]["file"] == "sglang/srt/managers/tp_worker.py"
+    assert "max_running_request is zero" in low.error["message"]

@@ -401,12 +401,12 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
                           "message": "no _resolve_memory_pool_config in this release's model runner"}
             return hybrid
         module = MIXIN if entry.startswith("ModelRunnerKVCacheMixin") else MR
-        interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
+        runner.attrs["memory_pool_config"] = interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
     except SGLangError as exc:
         site = exc.site
         # a raise of the sizing code itself (MemoryPoolConfig: "Not enough memory", an assert of the mamba
         # sizing) is the plan not fitting; a raise elsewhere is where the evaluation stopped
-        inside = site is not None and site.file.startswith(SIZING_MODULES) and site.file != MR
+        inside = site is not None and site.file.startswith(SIZING_MODULES + (TP_WORKER,)) and site.file != MR
         plan.error = {"type": exc.exc_type, "message": exc.message, "kind": "does-not-fit" if inside else "stopped",
                       "site": None if site is None else {"file": site.file, "line": site.line, "function": site.function}}
     except BudgetExceeded as exc:
@@ -414,6 +414,8 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
     if plan.error is not None and plan.error["kind"] == "stopped" and program.module("sglang/srt/mem_cache/kv_cache_configurator.py") is not None:
         plan.notes.append("this release sizes its pools in mem_cache/kv_cache_configurator.py (from 0.5.18), "
                           "with config read from the runtime context's namespaces: not followed yet by sgtrace memory")
+    if plan.error is None:
+        worker_checks(world, runner, interp, plan)
     kv_dtype = runner.attrs.get("kv_cache_dtype")
     plan.numbers = read_numbers(world, interp, interp.returns)
     if kv_dtype is not None:
@@ -421,6 +423,42 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
         plan.numbers.insert(0, Number("KV cache dtype", kv_dtype, site, expr))
     plan.notes.extend(n for n in world.notes if n not in plan.notes)
     return hybrid
+
+
+TP_WORKER = "sglang/srt/managers/tp_worker.py"
+WORKER_READS = ("max_running_requests", "max_total_num_tokens")
+
+
+def worker_checks(world: PlanWorld, runner: Instance, interp, plan: StrategyPlan) -> None:
+    """The TP worker's asserts on what the runner sized (``assert self.max_running_requests > 0``), interpreted with
+    the runner's results: a pool that leaves no request to run does not fit either."""
+    config = runner.attrs.get("memory_pool_config")
+    found = world.program.module(TP_WORKER)
+    if found is None or not isinstance(config, Instance):
+        return
+    import ast as _ast
+
+    values = {name: config.attrs.get(name) for name in WORKER_READS}
+    for qual in list(found.functions):
+        body = world.program.function(f"{TP_WORKER}::{qual}")
+        if body is None:
+            continue
+        for stmt in _ast.walk(body[1]):
+            if not isinstance(stmt, _ast.Assert):
+                continue
+            reads = {n.attr for n in _ast.walk(stmt.test) if isinstance(n, _ast.Attribute)
+                     and isinstance(n.value, _ast.Name) and n.value.id == "self"}
+            if not reads or not reads <= set(WORKER_READS):
+                continue
+            worker = Instance(ClassRef(TP_WORKER, qual.split(".")[0]), dict(values))
+            frame = Frame(module=body[0], qualname=qual, class_name=qual.split(".")[0], locals={"self": worker})
+            try:
+                interp.exec_stmt(stmt, frame)
+            except SGLangError as exc:
+                site = exc.site
+                plan.error = {"type": exc.exc_type, "message": exc.message, "kind": "does-not-fit",
+                              "site": None if site is None else {"file": site.file, "line": site.line, "function": site.function}}
+                return
 
 
 # -- the report ---------------------------------------------------------------------------------
@@ -520,3 +558,92 @@ def plan_memory(explanation, *, strategies: list[str] | None = None, weight_byte
     elif not hybrid:
         first.strategy = None
     return MemoryReport(explanation, field_name if hybrid else None, inputs, plans, hybrid, notes)
+
+
+# -- --fix: the smallest change of one flag that makes the chosen plan fit -------------------------
+
+
+@dataclass
+class MemoryFix:
+    field: str
+    flag: str
+    value: Any
+    plan: StrategyPlan  # the plan with the change, as the engine computed it (it fits)
+
+    def to_json(self) -> dict:
+        tokens = self.plan.get("KV cache tokens (max_total_num_tokens)")
+        capped = self.plan.get("max_running_requests (as capped)")
+        return {"field": self.field, "flag": self.flag, "value": self.value,
+                "kv_cache_tokens": tokens.value if tokens else None, "max_running_requests": capped.value if capped else None}
+
+
+def _fits(plan: StrategyPlan) -> bool:
+    return plan.error is None
+
+
+def plan_with(explanation, inputs: MemoryInputs, chosen: StrategyPlan, field_name: str | None, changes: dict) -> StrategyPlan:
+    """The chosen strategy's plan with ``changes`` to the launch's values, through resolution and the sizing again."""
+    plan = StrategyPlan(strategy=chosen.strategy, chosen=True)
+    extra = dict(changes)
+    if field_name and chosen.strategy:
+        extra.setdefault(field_name, chosen.strategy)
+    final = resolve_with(explanation, extra, plan.notes, plan.raised)
+    size_pools(explanation, final, inputs, plan)
+    return plan
+
+
+def _search(lo, hi, make, fits, integer: bool, step: float = 0.01, limit: int = 12):
+    """The smallest (integer: or, with ``lo > hi``, the largest) value in [lo, hi] that fits, by bisection over a
+    monotonic question; None if the far end does not fit."""
+    ends = make(hi)
+    if not fits(ends):
+        return None
+    best = (hi, ends)
+    a, b = lo, hi
+    for _ in range(limit):
+        if integer:
+            if abs(b - a) <= 1:
+                break
+            mid = (a + b) // 2
+        else:
+            if abs(b - a) <= step + 1e-9:
+                break
+            mid = round((a + b) / 2 / step) * step
+            if mid in (a, b):
+                break
+        result = make(mid)
+        if fits(result):
+            best, b = (mid, result), mid
+        else:
+            a = mid
+    return best
+
+
+def memory_fixes(report: MemoryReport) -> list[MemoryFix]:
+    """For a chosen plan that does not fit: the smallest raise of ``--mem-fraction-static``, and for a hybrid model the
+    largest ``--max-mamba-cache-size`` and ``--max-running-requests`` that fit, each verified by the engine."""
+    e = report.explanation
+    chosen = next((p for p in report.plans if p.chosen), None)
+    if chosen is None or chosen.error is None or chosen.error.get("kind") != "does-not-fit":
+        return []
+    field_name = report.strategy_field
+    out: list[MemoryFix] = []
+    current = e.trace.final.get("mem_fraction_static")
+    if isinstance(current, (int, float)):
+        lo = round(float(current), 2)
+        found = _search(lo, 0.99, lambda v: plan_with(e, report.inputs, chosen, field_name, {"mem_fraction_static": round(v, 2)}),
+                        _fits, integer=False)
+        if found is not None and found[0] > lo:
+            out.append(MemoryFix("mem_fraction_static", "--mem-fraction-static", round(found[0], 2), found[1]))
+    if report.hybrid:
+        for name, flag, reading in (("max_mamba_cache_size", "--max-mamba-cache-size", "max_mamba_cache_size (slots)"),
+                                    ("max_running_requests", "--max-running-requests", None)):
+            start = chosen.get(reading).value if reading and chosen.get(reading) else e.trace.final.get(name)
+            if not isinstance(start, int) or start <= 1:
+                continue
+            # the largest value that fits: search over the distance below the current one
+            found = _search(1, start - 1, lambda d: plan_with(e, report.inputs, chosen, field_name, {name: start - d}),
+                            _fits, integer=True)
+            if found is not None:
+                out.append(MemoryFix(name, flag, start - found[0], found[1]))
+    return out

@@ -121,3 +121,22 @@ def to_json(report: MemoryReport) -> dict:
         "plans": [p.to_json() for p in report.plans],
         "notes": list(report.notes),
     })
+
+
+def render_fixes(report: MemoryReport, fixes) -> str:
+    chosen = next((p for p in report.plans if p.chosen), None)
+    if chosen is None or chosen.error is None or chosen.error.get("kind") != "does-not-fit":
+        return "\nFix: nothing to fix, your plan fits.\n"
+    if not fixes:
+        return "\nFix: no change of --mem-fraction-static, --max-mamba-cache-size or --max-running-requests alone makes it fit.\n"
+    lines = ["", "Fixes (each one change, verified by running resolution and SGLang's sizing again):"]
+    for fix in fixes:
+        tokens = fix.plan.get("KV cache tokens (max_total_num_tokens)")
+        capped = fix.plan.get("max_running_requests (as capped)")
+        what = []
+        if tokens is not None:
+            what.append(f"KV cache tokens {tokens.value:,}")
+        if capped is not None:
+            what.append(f"max_running_requests {capped.value:,}")
+        lines.append(f"  {fix.flag} {fix.value}" + (f"  ({', '.join(what)})" if what else ""))
+    return "\n".join(lines) + "\n"
