@@ -173,3 +173,20 @@ def test_the_worker_s_assert_on_max_running_requests_is_sglang_s(capsys):
     low = plan_with(report.explanation, report.inputs, report.plans[0], report.strategy_field, {"mem_fraction_static": 0.83})
     assert low.error is not None and low.error["site"]["file"] == "sglang/srt/managers/tp_worker.py"
     assert "max_running_request is zero" in low.error["message"]
+
+
+@pytest.mark.network
+@pytest.mark.replay
+def test_p3_replay_of_sglang_s_own_sizing_agrees_on_every_number(capsys, replay_env):
+    replay_env("0.5.11")
+    code = main(["memory", "--sglang", "0.5.11", *P3, "--json", "--replay"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    replayed = {r["strategy"]: r for r in data["replay"]}
+    extra = replayed["extra_buffer"]
+    assert extra["skipped"] is None and extra["replay_error"] is None
+    names = {n["name"] for n in extra["numbers"]}
+    assert {"mamba state bytes per slot (mamba_cache_per_req)", "max_mamba_cache_size (slots)",
+            "KV cache tokens (max_total_num_tokens)", "max_running_requests (as capped)"} <= names
+    assert all(n["agree"] for n in extra["numbers"]), [n for n in extra["numbers"] if not n["agree"]]
+    assert replayed["no_buffer"]["skipped"]  # SGLang raises in resolution there: nothing to compare
