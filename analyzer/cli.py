@@ -795,18 +795,20 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
 @click.option("--startup-used-mib", type=click.FloatRange(min=0), help="GPU memory in use before SGLang measures (default: the profile's startup_used_mib, else 0).")
 @click.option("--replay", "with_replay", is_flag=True, help="Also run SGLang's own sizing in the release's replay environment and compare every number (exit 4 on a disagreement).")
 @click.option("--fix", "with_fix", is_flag=True, help="When your plan does not fit: the smallest --mem-fraction-static / --max-mamba-cache-size / --max-running-requests change that fits, verified by the engine.")
+@click.option("--log", "log_file", help="SGLang's start-up log (- for stdin): its KV cache, mamba cache and max_running_requests lines against the plan.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (schema: memory).")
 def memory_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, strategies,
-               weight_bytes, startup_used_mib, with_replay, with_fix, as_json):
+               weight_bytes, startup_used_mib, with_replay, with_fix, log_file, as_json):
     """Run SGLang's own pool sizing (init_memory_pool) on the resolved arguments: weights, memory for the pools,
     KV-cache tokens, mamba state per slot and slots, max_running_requests as capped, each with its SGLang site;
     for a hybrid model, each mamba strategy side by side. Exit 0 when your plan fits, 3 when its pool sizing raises (does not fit), 2 on bad input."""
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
-    print_memory(request, list(strategies), weight_bytes, startup_used_mib, as_json, with_replay=with_replay, with_fix=with_fix)
+    print_memory(request, list(strategies), weight_bytes, startup_used_mib, as_json, with_replay=with_replay, with_fix=with_fix,
+                 log_file=log_file)
 
 
 def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=None, as_json=False, explanation=None,
-                 with_replay=False, with_fix=False):
+                 with_replay=False, with_fix=False, log_file=None):
     from .explain import explain
     from .memory.plan import plan_memory
     from .memory.view import render as render_memory, to_json as memory_json
@@ -824,6 +826,11 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
         place = {"version": explanation.tree.version, "ssh": None}
         ensure_replay_env(place)
         agreements = memory_replay.compare(report, memory_replay.run_replay(report, explanation.tree.version))
+    logged = None
+    if log_file is not None:
+        from .memory import log as memory_log
+
+        logged = memory_log.read_log(report, log_file)
     fixes = None
     if with_fix:
         from .memory.plan import memory_fixes
@@ -835,6 +842,8 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
             data["replay"] = [a.to_json() for a in agreements]
         if fixes is not None:
             data["fixes"] = [f.to_json() for f in fixes]
+        if logged is not None:
+            data["log"] = memory_log.to_json(report, logged)
         echo(dumps(data))
     else:
         echo(render_memory(report), nl=False)
@@ -842,6 +851,13 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
             from .memory.view import render_fixes
 
             echo(render_fixes(report, fixes), nl=False)
+        if logged is not None:
+            echo(memory_log.render(report, logged), nl=False)
+            measured = memory_log.measured_inputs(report, logged)
+            if measured is not None:
+                replanned = plan_memory(explanation, strategies=[p.strategy for p in report.plans if p.chosen and p.strategy] or None,
+                                        **measured)
+                echo(memory_log.render_replan(report, logged, replanned), nl=False)
         if agreements is not None:
             echo(memory_replay.render(agreements), nl=False)
     if agreements is not None and not all(a.agrees or a.skipped for a in agreements):

@@ -362,7 +362,8 @@ def documents() -> dict[str, tuple]:
                                  "numbers": array(obj({"name": STR, "symbolic": ANY, "replay": ANY, "agree": BOOL}))})),
             "fixes": array(obj({"field": STR, "flag": STR, "value": ANY, "kv_cache_tokens": nullable(INT),
                                 "max_running_requests": nullable(INT)})),
-        }, optional=("replay", "fixes"))),
+            "log": array(obj({"number": STR, "logged": STR, "site": STR, "line": STR, "planned": nullable(NUM)})),
+        }, optional=("replay", "fixes", "log"))),
         "sites": ("sgtrace sites --json: every site that writes the field or reads it", obj({
             "schema": number["sites"], "sglang_version": STR, "field": STR, "sites": array(ref("site_record"))})),
         "flags": ("sgtrace flags --json: the flag table as SGLang's argparse parser sees it", obj({

@@ -190,3 +190,25 @@ def test_p3_replay_of_sglang_s_own_sizing_agrees_on_every_number(capsys, replay_
             "KV cache tokens (max_total_num_tokens)", "max_running_requests (as capped)"} <= names
     assert all(n["agree"] for n in extra["numbers"]), [n for n in extra["numbers"] if not n["agree"]]
     assert replayed["no_buffer"]["skipped"]  # SGLang raises in resolution there: nothing to compare
+
+
+@pytest.mark.network
+def test_log_lines_are_matched_to_sglang_s_logger_calls_and_held_against_the_plan(capsys, tmp_path):
+    # a start-up journal in the shape SGLang's logger writes (lines written for this test)
+    log = tmp_path / "journal.txt"
+    log.write_text(
+        "Dec 01 10:00:01 b200 bash[42]: [2026-12-01 10:00:01 TP0] Load weight end. elapsed=41.20 s, "
+        "type=Qwen3_5ForConditionalGeneration, avail mem=126.50 GB, mem usage=51.85 GB.\n"
+        "Dec 01 10:00:02 b200 bash[42]: [2026-12-01 10:00:02 TP0] Mamba Cache is allocated. max_mamba_cache_size: 209, "
+        "conv_state size: 0.86GB, ssm_state size: 29.10GB\n"
+        "Dec 01 10:00:09 b200 bash[42]: [2026-12-01 10:00:09 TP0] max_total_num_tokens=540000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=33, context_len=262144, available_gpu_mem=20.12 GB\n")
+    code = main(["memory", "--sglang", "0.5.11", *P3, "--json", "--strategy", "extra_buffer", "--log", str(log)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    logged = {(v["number"], v["site"].split(":")[0]): v for v in data["log"]}
+    slots = logged[("max_mamba_cache_size (slots)", "sglang/srt/mem_cache/memory_pool.py")]
+    assert slots["logged"] == "209" and slots["planned"] == 209
+    running = logged[("max_running_requests (as capped)", "sglang/srt/managers/scheduler.py")]
+    assert running["logged"] == "33" and running["planned"] == 41  # a difference the text names the inputs of
+    assert logged[("weights per rank (GiB)", "sglang/srt/model_executor/model_runner.py")]["logged"] == "51.85"
