@@ -212,3 +212,15 @@ def test_log_lines_are_matched_to_sglang_s_logger_calls_and_held_against_the_pla
     running = logged[("max_running_requests (as capped)", "sglang/srt/managers/scheduler.py")]
     assert running["logged"] == "33" and running["planned"] == 41  # a difference the text names the inputs of
     assert logged[("weights per rank (GiB)", "sglang/srt/model_executor/model_runner.py")]["logged"] == "51.85"
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("argv, words", [
+    (["--args", "--model-path /nonexistent/x"], "needs the GPU's memory"),
+    (["--profile", "h100", "--args", "--model-path /nonexistent/x"], "needs the model's config.json"),
+    ([*P3, "--strategy", "bogus"], "not a choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
+    code = main(["memory", "--sglang", "0.5.11", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

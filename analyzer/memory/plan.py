@@ -531,6 +531,12 @@ def resolve_with(explanation, changes: dict, notes: list[str], raised: list[dict
 
 def plan_memory(explanation, *, strategies: list[str] | None = None, weight_bytes: int | None = None,
                 startup_used_mib: float | None = None) -> MemoryReport:
+    if explanation.profile is None or not getattr(explanation.profile, "memory_per_gpu_mib", None):
+        raise SgtraceError("the memory plan needs the GPU's memory: no hardware profile with memory_per_gpu_mib",
+                           hint="pass --profile NAME (sgtrace profiles) or a profile TOML with memory_per_gpu_mib")
+    if explanation.model is None:
+        raise SgtraceError("the memory plan needs the model's config.json",
+                           hint="pass --model-config NAME|PATH (sgtrace models), or a local --model-path with a config.json")
     notes: list[str] = []
     field_name = next((f for f in STRATEGY_FIELDS if f in explanation.extraction.fields), None)
     base_final = dict(explanation.trace.final)
@@ -549,6 +555,9 @@ def plan_memory(explanation, *, strategies: list[str] | None = None, weight_byte
         for strategy in wanted:
             if strategy == first.strategy:
                 continue
+            if strategy not in strategy_choices(explanation, field_name) and strategy != first.strategy:
+                raise SgtraceError(f"--strategy {strategy!r} is not a choice of this release's {field_name}",
+                                   hint="one of " + ", ".join(strategy_choices(explanation, field_name)))
             plan = StrategyPlan(strategy=strategy, chosen=False)
             final = resolve_with(explanation, {field_name: strategy}, plan.notes, plan.raised)
             size_pools(explanation, final, inputs, plan)
