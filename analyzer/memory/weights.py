@@ -140,7 +140,7 @@ def estimate(config: dict) -> Weights:
         lin = h * (conv_dim + nv * dv + 2 * nv) + nv * dv * h + conv_dim * kernel
     experts = _get(text, "num_experts", "n_routed_experts", "num_local_experts", default=0)
     if experts:
-        moe_i = _get(text, "moe_intermediate_size", default=0)
+        moe_i = _get(text, "moe_intermediate_size", default=_get(text, "intermediate_size", default=0))
         shared_i = _get(text, "shared_expert_intermediate_size", default=0)
         shared_n = _get(text, "n_shared_experts", default=1 if shared_i else 0)
         mlp = experts * 3 * h * moe_i + 3 * h * (shared_i or moe_i) * shared_n + h * experts
@@ -166,6 +166,8 @@ def estimate(config: dict) -> Weights:
         bits = quant.get("bits") or quant.get("w_bit")
         if method in ("fp8", "modelopt") or "fp8" in method:
             per, how_dtype = 1, f"{method} quantization (1 byte)"
+        elif "fp4" in method:
+            per, how_dtype = 0.5, f"{method} quantization (4 bits; all weights counted so, an underestimate where some stay bf16)"
         elif isinstance(bits, int) and bits > 0:
             per, how_dtype = bits / 8, f"{method} {bits}-bit quantization"
     inputs = {"hidden_size": h, "num_hidden_layers": layers, "full_attention_layers": n_full, "linear_attention_layers": n_linear,
