@@ -224,3 +224,12 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     code = main(["memory", "--sglang", "0.5.11", *argv])
     err = capsys.readouterr().err
     assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.network
+def test_explain_memory_adds_the_plan_after_the_explanation(capsys):
+    code = main(["explain", "--sglang", "0.5.11", *P3, "--memory"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.index("Verdict:") < out.index("Strategies side by side (mamba_scheduler_strategy):")
+    assert "BaseLinearStateParams.mamba_cache_per_req" in out
