@@ -47,10 +47,13 @@ def _short(label: str, value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _name(plan: StrategyPlan) -> str:
+def _name(plan: StrategyPlan, report: MemoryReport | None = None) -> str:
     if plan.strategy is None:
         return "as launched"
-    return plan.strategy + (" (yours)" if plan.chosen else "")
+    if not plan.chosen:
+        return plan.strategy
+    given = report is not None and report.strategy_field in report.explanation.parsed.given
+    return plan.strategy + (" (yours)" if given else " (as resolved)")
 
 
 def render(report: MemoryReport) -> str:
@@ -72,7 +75,7 @@ def render(report: MemoryReport) -> str:
     if len(report.plans) > 1:
         lines.append("")
         lines.append(f"Strategies side by side ({report.strategy_field}):")
-        names = [_name(p) for p in report.plans]
+        names = [_name(p, report) for p in report.plans]
         width = max(len(t[1]) for t in TABLE) + 2
         col = max(16, *(len(n) + 2 for n in names))
         lines.append("  " + "".ljust(width) + "".join(n.ljust(col) for n in names))
@@ -83,7 +86,7 @@ def render(report: MemoryReport) -> str:
         lines.append("  " + "pools".ljust(width) + "".join(f.ljust(col) for f in fits))
     for plan in report.plans:
         lines.append("")
-        title = f"Plan: {_name(plan)}" if plan.strategy is not None else "Plan (the model has no mamba state):"
+        title = f"Plan: {_name(plan, report)}" if plan.strategy is not None else "Plan (the model has no mamba state):"
         lines.append(title)
         for raised in plan.raised:
             site = raised.get("site")
