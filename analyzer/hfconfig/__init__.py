@@ -33,7 +33,7 @@ from pathlib import Path
 from .. import cache
 from .tree import for_sglang_tree, installed_beside, pinned_version
 
-LOADER_VERSION = 1
+LOADER_VERSION = 2  # 2: is_torch_available() is true, a torch dtype is kept as its name
 
 
 @dataclass

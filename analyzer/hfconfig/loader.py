@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import Loaded, pyeval
-from .pyeval import ClassInfo, Evaluator, GiveUp, Obj, Raised, Sources, Table, Unk, is_unk
+from .pyeval import ClassInfo, Evaluator, ExtRef, GiveUp, Native, Obj, Raised, Sources, Table, Unk, is_unk
 from .tree import TransformersTree
 
 AUTO_MODULE = "transformers.models.auto.configuration_auto"
@@ -67,6 +67,11 @@ class _Session:
         self.ev.resolvers["transformers"] = from_index
         self.ev.resolvers["transformers.models"] = from_index
         self.ev.hooks[(AUTO_MODULE, "CONFIG_MAPPING")] = Table("CONFIG_MAPPING", self.transformers_class)
+        # SGLang imports torch before it loads a config: transformers' torch probe is true there
+        # (``PreTrainedConfig.__post_init__`` turns ``dtype: "bfloat16"`` into ``torch.bfloat16`` on it)
+        torch_available = Native("is_torch_available", lambda ev, args, kwargs: True)
+        for module_name in ("transformers.utils", "transformers.utils.import_utils"):
+            self.ev.hooks[(module_name, "is_torch_available")] = torch_available
         self._registry: dict | None = None
         self._registered: dict | None = None
         self._converted: dict[int, tuple[Any, Any]] = {}
@@ -199,6 +204,8 @@ class _Session:
             return self.as_data(value, raw, depth + 1)
         if isinstance(value, (str, int, float, bool, type(None))):
             return value
+        if isinstance(value, ExtRef) and value.name.startswith("torch.") and value.name[6:] in TORCH_DTYPES:
+            return value.name[6:]  # a torch dtype as its name, the way config.json and to_dict() write it
         if isinstance(value, (list, tuple, set, frozenset)):
             items = [self._convert(v, None, depth + 1) for v in value]
             if any(i is _SKIP for i in items):
@@ -218,6 +225,7 @@ class _Session:
 
 
 _SKIP = object()
+TORCH_DTYPES = frozenset({"float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8"})
 _CONFIG_ROOTS = frozenset({"transformers.configuration_utils.PreTrainedConfig", "transformers.configuration_utils.PretrainedConfig"})
 
 
