@@ -24,7 +24,6 @@ it, at the line of the assignment that ran (``Number.site``).
 from __future__ import annotations
 
 import ast
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from ..errors import SgtraceError
 from ..symbolic import RunHooks, evaluate, make_record
 from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
-from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance, Opaque
+from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance
 from ..symbolic.program import shared_program
 from ..trace import SiteRef, Unknown
 from . import weights as weights_module
@@ -111,7 +110,7 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if hasattr(value, "path") and isinstance(getattr(value, "path"), str):
+    if hasattr(value, "path") and isinstance(value.path, str):
         return value.path  # a torch dtype
     return str(value)
 
@@ -198,7 +197,7 @@ def runner_statement(world: PlanWorld, runner: Instance, attr: str):
     if attr in done:
         return runner.attrs.get(attr, MISSING)
     done[attr] = None
-    for qual, fn in module.functions.items():
+    for qual in module.functions:
         if not qual.startswith("ModelRunner.") or qual == "ModelRunner.__init__":
             continue
         body = world.program.function(f"{MR}::{qual}")
@@ -651,7 +650,7 @@ def memory_fixes(report: MemoryReport) -> list[MemoryFix]:
             if not isinstance(start, int) or start <= 1:
                 continue
             # the largest value that fits: search over the distance below the current one
-            found = _search(1, start - 1, lambda d: plan_with(e, report.inputs, chosen, field_name, {name: start - d}),
+            found = _search(1, start - 1, lambda d, name=name, start=start: plan_with(e, report.inputs, chosen, field_name, {name: start - d}),
                             _fits, integer=True)
             if found is not None:
                 out.append(MemoryFix(name, flag, start - found[0], found[1]))

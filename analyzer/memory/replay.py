@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import SgtraceError
 from ..knowledge import probes
 from ..replay import process, runner
-from .plan import READINGS, MemoryReport, StrategyPlan
+from .plan import READINGS, MemoryReport
 
 EXTENSION = Path(__file__).with_name("harness_memory.py")
 
@@ -40,7 +40,7 @@ class Agreement:
 
 
 def _same(a: Any, b: Any) -> bool:
-    if hasattr(a, "path") and isinstance(getattr(a, "path"), str):
+    if hasattr(a, "path") and isinstance(a.path, str):
         a = a.path
     if isinstance(a, bool) or isinstance(b, bool):
         return a == b
@@ -173,7 +173,7 @@ def compare(report: MemoryReport, replayed: dict) -> list[Agreement]:
 
 
 def _plain(value):
-    if hasattr(value, "path") and isinstance(getattr(value, "path"), str):
+    if hasattr(value, "path") and isinstance(value.path, str):
         return value.path
     return value
 
