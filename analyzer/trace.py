@@ -26,7 +26,9 @@ EVENT_KINDS = tuple(kind.value for kind in EventKind)  # plain strings
 # checks the engine runs on the resolved arguments when it starts (ServerArgs.check_server_args)
 RESOLUTION = "resolution"
 ENGINE_CHECK = "engine-check"
-PHASES = (RESOLUTION, ENGINE_CHECK)
+# the model runner's start-up after the engine checks (analyzer.symbolic.startup): backend registry, rewrites
+START_UP = "start-up"
+PHASES = (RESOLUTION, ENGINE_CHECK, START_UP)
 # the note the symbolic engine leaves where it took a condition it could not evaluate as false
 ASSUMED_NOTE = ": assumed `"
 

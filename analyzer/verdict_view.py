@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .trace import ENGINE_CHECK, RESOLUTION, Unknown
+from .trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown
 from .verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
@@ -93,7 +93,11 @@ def fix_line(verdict: Verdict, fix_command: str) -> str:
 
 def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
     where = f"{error.exc_type} at {error.site.short()} in {error.site.function}"
-    if getattr(error, "phase", RESOLUTION) == ENGINE_CHECK:
+    if getattr(error, "phase", RESOLUTION) == START_UP:
+        because = f" because {error.message.splitlines()[0]}" if error.message else ""
+        lines = [f"Verdict: the arguments resolve, but start-up fails at {error.site.short()} in {error.site.function}{because}",
+                 f"  ({error.exc_type}, in the model runner's start-up on the resolved arguments)."]
+    elif getattr(error, "phase", RESOLUTION) == ENGINE_CHECK:
         lines = [f"Verdict: the arguments resolve, but the engine's start-up check raises {where}",
                  "  (check_server_args, run on the resolved arguments when the engine starts)."]
     else:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
 from ..trace import ENGINE_CHECK, Trace, Unknown
+from . import startup as startup_phase
 from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter
 from .objects import MISSING, FunctionRef, Record
@@ -114,9 +115,12 @@ def evaluate(
     hooks: RunHooks | None = None,
     details: list | None = None,
     engine_checks: bool = True,
+    start_up: bool = True,
 ) -> Trace:
     """Run resolution symbolically, then (``engine_checks``) the checks the engine runs on the resolved
-    arguments when it starts (``ServerArgs.check_server_args``; its events carry ``phase`` engine-check). ``watch``: function ids whose conditions each run appends to ``observed``;
+    arguments when it starts (``ServerArgs.check_server_args``; its events carry ``phase`` engine-check), then
+    (``start_up``, with the checks) the model runner's start-up steps (``analyzer.symbolic.startup``; phase start-up;
+    the final values are the resolved arguments, taken before start-up rewrites any). ``watch``: function ids whose conditions each run appends to ``observed``;
     with ``details``, each run also appends what those functions did, operand by operand (``World.details``,
     read by ``analyzer.field_why``)."""
     program = program or shared_program(Path(root))
@@ -140,14 +144,19 @@ def evaluate(
                 world.details = []
                 details.append(world.details)
 
+        resolved: list[dict] = []  # the final values, taken before start-up (which may rewrite fields)
+
         def entry(interpreter: Interpreter) -> None:
             interpreter.call_function(FunctionRef(SERVER_ARGS, entry_name, bound=record), [], {}, None)
             if engine_checks and program.function(f"{SERVER_ARGS}::{ENGINE_CHECK_ENTRY}") is not None:
                 # what the engine runs on the resolved arguments when it starts (entrypoints/engine.py)
                 world.phase = ENGINE_CHECK
                 interpreter.call_function(FunctionRef(SERVER_ARGS, ENGINE_CHECK_ENTRY, bound=record), [], {}, None)
+            if engine_checks and start_up and extraction.era == "A" and model is not None and startup_phase.available(program):
+                resolved.append(final_values(record))
+                startup_phase.run(interpreter, world, record)
 
-        return interp, entry, lambda: final_values(record)
+        return interp, entry, lambda: resolved[0] if resolved else final_values(record)
 
     paths, truncated = run_paths(lambda decisions: execute(factory, decisions), max_paths)
     trace = Trace(

@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import ASSUMED_NOTE, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import ASSUMED_NOTE, START_UP, Event, GuardValue, SiteRef, Unknown, encode_value
 from .objects import (
     MISSING,
     AttrMissing,
@@ -208,6 +208,8 @@ class Interpreter:
                 # code the evaluator does not model: take the false branch and say so
                 choice = False
                 self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}{ASSUMED_NOTE}{text}` is false ({value.reason})")
+                if self.world.phase == START_UP:
+                    self.world.startup_unknown.add((frame.module.rel, getattr(node, "lineno", 0)))
             self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))
             return choice
         try:
@@ -539,7 +541,24 @@ class Interpreter:
                 exc_type, _, message = value.what.partition(": ")
         if self.world.passes(stmt, frame):
             return
+        if self.world.phase == START_UP and self._startup_unknowable(stmt, frame, exc_type, message, None):
+            return
         raise SGLangError(exc_type, message, self.site(stmt, frame), frame.chain())
+
+    def _startup_unknowable(self, stmt: ast.stmt, frame: Frame, exc_type: str, message: str, value: Any) -> bool:
+        """A start-up raise or failed assert that hangs on something the engine cannot know (the assert's own
+        test, or a condition on the way, evaluated to an unmodeled unknown): never predicted; the check is
+        taken to pass and a note names it as an alternative (``analyzer.symbolic.startup``)."""
+        unknown = self.world.startup_unknown
+        reason = value.reason if isinstance(value, Unknown) and value.kind != "input" else None
+        if reason is None:
+            held = [g for g in frame.chain() if g.file is not None and (g.file, g.line) in unknown]
+            if not held:
+                return False
+            reason = f"`{held[-1].expr}` at {held[-1].file}:{held[-1].line} could not be evaluated"
+        self.world.note(f"start-up: {frame.module.rel}:{getattr(stmt, 'lineno', 0)} in {frame.qualname} depends on what the engine "
+                        f"cannot know ({reason}): if it fails, start-up raises {exc_type}: {message}".rstrip(": "))
+        return True
 
     def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:
         if frame.watched:
@@ -556,6 +575,8 @@ class Interpreter:
         if not held:
             message = self.world.format_message(self.eval(stmt.msg, frame)) if stmt.msg is not None else ""
             if self.world.passes(stmt, frame):
+                return
+            if self.world.phase == START_UP and self._startup_unknowable(stmt, frame, "AssertionError", message, value):
                 return
             guards = frame.chain() + [GuardValue(_source(stmt.test), False, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)]
             raise SGLangError("AssertionError", message, self.site(stmt, frame), guards)

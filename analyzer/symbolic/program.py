@@ -34,6 +34,8 @@ class Module:
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (module, attr)
     star_imports: list[str] = field(default_factory=list)  # ``from x import *``
     _mutations: dict[str, list[ast.stmt]] = field(default_factory=dict, repr=False)
+    _registrations: dict[str, list[tuple[ast.stmt, ast.Call]]] = field(default_factory=dict, repr=False)
+    _process_state: frozenset | None = field(default=None, repr=False)
 
     def source_of(self, node: ast.AST) -> str:
         return ast.unparse(node)
@@ -52,6 +54,49 @@ class Module:
         return found
 
 
+    def process_state(self, root) -> frozenset[str]:
+        """Module-level names a function of the module rebinds (``global _ATTN_TP`` in
+        ``initialize_model_parallel``): process state that start-up code sets. Read from the file's text
+        (bodies are parsed when first read), once per module."""
+        found = self._process_state
+        if found is None:
+            try:
+                text = (Path(root) / self.rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            names = set()
+            for match in _GLOBAL_DECL.finditer(text):
+                names.update(n.strip() for n in match.group(1).split(","))
+            found = self._process_state = frozenset(n for n in names if n.isidentifier())
+        return found
+
+    def registrations(self, name: str, body_of) -> list[tuple[ast.stmt, ast.Call]]:
+        """Top-level definitions decorated by a call to a function of this module whose body names ``name``
+        (``@register_attention_backend("fa3")`` over ``def create_...``, the decorator storing into
+        ``ATTENTION_BACKENDS``): importing the module runs them, filling the table. ``body_of(qualname)``
+        gives a function's def with its body (bodies are parsed when first read). Found once per name."""
+        found = self._registrations.get(name)
+        if found is None:
+            found = []
+            mentions: dict[str, bool] = {}
+            for stmt in self.tree.body:
+                if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                for dec in stmt.decorator_list:
+                    if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Name) and dec.func.id in self.functions):
+                        continue
+                    factory = dec.func.id
+                    if factory not in mentions:
+                        node = body_of(factory)
+                        mentions[factory] = node is not None and any(
+                            isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+                    if mentions[factory]:
+                        found.append((stmt, dec))
+            self._registrations[name] = found
+        return found
+
+
+_GLOBAL_DECL = re.compile(r"^[ \t]+global[ \t]+([A-Za-z_][\w \t,]*)$", re.M)
 MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "add", "pop", "remove", "discard", "setdefault", "clear"})
 
 

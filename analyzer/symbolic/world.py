@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
-from ..trace import RESOLUTION, Event, SiteRef, Unknown, encode_value
+from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value
 from . import intrinsics
 from .intrinsics import module_frame
 from ..knowledge import env_values
@@ -71,7 +71,12 @@ CONFIG_DICT_METHODS = ("get", "keys", "items", "values", "copy")
 
 def _names_probe(rel: str, name: str) -> bool:
     """Whether ``name`` in the module ``rel`` is a hardware probe the profile answers."""
-    return rel.startswith(LEAF_MODULE_PREFIXES) and name in PROBES
+    return rel.startswith(LEAF_MODULE_PREFIXES) and (name in PROBES or name in _PROBE_ALIASES)
+
+
+# another name SGLang gives a probe's function (``is_blackwell_supported = is_blackwell = lru_cache(...)``)
+_PROBE_ALIASES = {name: spec.name for spec in PROBES.values() for name in spec.sglang
+                  if name.isidentifier() and name not in PROBES}
 
 
 _SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
@@ -126,7 +131,8 @@ class World:
         self.observed: dict[str, list[tuple]] = {}
         self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
         self.replace_writes: dict = {}  # {(file, line, field): value} a counterfactual run stores instead
-        self.phase = RESOLUTION  # ENGINE_CHECK while ServerArgs.check_server_args runs
+        self.phase = RESOLUTION  # ENGINE_CHECK while ServerArgs.check_server_args runs, START_UP in the model runner's steps
+        self.startup_unknown: set[tuple[str, int]] = set()  # start-up conditions taken as false for want of a value
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
         self.intrinsics = intrinsics.table()
@@ -360,6 +366,10 @@ class World:
 
     def module_constant(self, module: Module, name: str) -> Any:
         self._module_values_read += 1  # what follows may depend on the inputs (see ``global_name``)
+        if self.phase == START_UP and name in module.process_state(self.program.root):
+            # state a function of the module sets (distributed groups, global buffers): at start-up it holds what
+            # code the engine does not run (torch distributed init, model loading) put there
+            return Unknown(f"{name} is process state set by start-up code the engine does not run")
         key = (module.rel, name)
         if key in self._globals:
             if self.journal is not None:
@@ -377,7 +387,25 @@ class World:
         finally:
             self._evaluating.discard(key)
         self._globals[key] = value
+        if isinstance(value, dict) and not value:
+            self._apply_registrations(module, name)
         return value
+
+    def _apply_registrations(self, module: Module, name: str) -> None:
+        """Run the decorators that fill the (empty) module-level table ``name`` when the module is imported
+        (``ATTENTION_BACKENDS`` through ``@register_attention_backend("...")``), in the module's order."""
+        def body_of(qualname: str):
+            found = self.program.function(f"{module.rel}::{qualname}")
+            return found[1] if found is not None else None
+
+        for stmt, dec in module.registrations(name, body_of):
+            frame = Frame(module=module, qualname="<module>", class_name=None)
+            target = ClassRef(module.rel, stmt.name) if isinstance(stmt, ast.ClassDef) else FunctionRef(module.rel, stmt.name)
+            try:
+                decorator = self.interp.eval(dec, frame)
+                self.interp.call(decorator, [target], {}, dec, frame)
+            except SGLangError:
+                continue
 
     def _apply_mutations(self, module: Module, name: str, value: Any) -> None:
         """Run the module's top-level statements that change ``name`` in place, as importing it would."""
@@ -427,7 +455,7 @@ class World:
     # -- probes --------------------------------------------------------------------------
     def probe_for(self, ref: FunctionRef) -> str | None:
         name = ref.qualname.split(".")[-1]
-        return name if _names_probe(ref.module_rel, name) else None
+        return _PROBE_ALIASES.get(name, name) if _names_probe(ref.module_rel, name) else None
 
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
         if name not in PROBES:
@@ -611,6 +639,11 @@ class World:
             return getattr(obj, attr)
         if type(obj).__name__ == "Match" and attr in intrinsics.MATCH_METHODS:
             return getattr(obj, attr)
+        if obj is None and self.phase == START_UP:
+            # start-up reads objects that steps the engine does not run would have built: never a prediction
+            self.note(f"start-up: {frame.module.rel}:{getattr(node, 'lineno', 0)} reads .{attr} of None (an object start-up "
+                      "code the engine does not run builds); taken as unknown")
+            return Unknown(f"{attr} of an object the engine did not build")
         if obj is None:
             raise SGLangError("AttributeError", f"'NoneType' object has no attribute '{attr}'", SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
         return Unknown(f"attribute {attr} of {type(obj).__name__}")
@@ -924,6 +957,9 @@ class World:
         """A binary operation with one of the evaluator's objects: ``Path / "name"``; else Unknown."""
         if op is ast.Div and isinstance(left, PathObj):
             return modeldir.make_path([left, right])
+        if op is ast.BitOr and _is_type_union(left) and _is_type_union(right):
+            # ``A | B`` of classes (a types.UnionType): isinstance takes it as the tuple of its members
+            return (left if isinstance(left, tuple) else (left,)) + (right if isinstance(right, tuple) else (right,))
         return Unknown(f"{op.__name__} on {type(left).__name__} and {type(right).__name__}")
 
     def as_bool(self, value: Any) -> bool:
@@ -985,6 +1021,12 @@ class World:
 
     def call_external(self, ref: ExternalRef, args, kwargs, node, frame) -> Any:
         return intrinsics.call_external(self, ref, args, kwargs, node, frame)
+
+
+def _is_type_union(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return bool(value) and all(isinstance(v, (ClassRef, ExternalRef)) for v in value)
+    return isinstance(value, (ClassRef, ExternalRef))
 
 
 def _dict_method(config: ConfigObj, attr: str) -> Intrinsic:

@@ -1,0 +1,133 @@
+"""Start-up after resolution: the model runner's checks and rewrites, run as SGLang code.
+
+When the engine starts, each scheduler builds a ``ModelRunner`` (``model_executor/model_runner.py``)
+for the resolved arguments. Parts of its construction read only the resolved arguments, the model
+config, env and the hardware, and can still rewrite a field or refuse the launch:
+``model_specific_adjustment`` (e.g. ``disable_chunked_prefix_cache`` for a non-MLA model) and
+``init_attention_backend``, which looks the backend up in the attention registry
+(``layers/attention/attention_registry.py``, filled by ``@register_attention_backend``), runs its
+factory (``fa3`` asserts an SM 8.x/9.x device, ``trtllm_mla`` needs an MLA model), the backend's
+``__init__``, and ``attn_backend_wrapper`` (the hybrid GDN allow-list on Blackwell).
+
+The runner is built the way ``ModelRunner.__init__`` builds it, as rank 0 of the target worker: its
+parameters bound to what the scheduler passes (the resolved record, ``ModelConfig.from_server_args``,
+``tp_size``/``pp_size``/``ep_size`` of the record, rank 0, no draft worker), then the assignments at the
+top of ``__init__`` interpreted in order up to its call of ``model_specific_adjustment``. What
+``__init__`` does besides (distributed init, loading the weights, the memory pools, which need the
+free memory after the weights load) is not run; the steps below are what the engine evaluates, each
+found by name in the tree (a release whose model runner has no such method skips it, and a note says so).
+
+A start-up condition on something the engine cannot know (a tensor, a kernel package, free memory)
+is never a prediction: the check is taken to pass, and a note names it as an alternative
+(``World.startup_unknown``, ``analyzer.symbolic.interp``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from ..trace import START_UP, Unknown
+from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
+from .objects import ClassRef, FunctionRef, Instance
+
+MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
+RUNNER_CLASS = "ModelRunner"
+# the methods of ModelRunner the engine runs after the runner's attributes are set, in SGLang's order
+STEPS = ("model_specific_adjustment", "init_attention_backend")
+STARTUP_STEPS = 150_000  # the evaluation budget of the start-up phase (resolution keeps its own)
+
+
+def available(program) -> bool:
+    """Whether this tree's model runner has the start-up steps the engine evaluates (0.5.7-0.5.14 layout)."""
+    module = program.module(MODEL_RUNNER) if program.rel_of("sglang.srt.model_executor.model_runner") else None
+    return module is not None and f"{RUNNER_CLASS}.__init__" in module.functions and all(
+        f"{RUNNER_CLASS}.{step}" in module.functions for step in STEPS)
+
+
+def _scheduler_arguments(world, record) -> dict[str, Any]:
+    """What the scheduler passes to ``ModelRunner(...)`` for rank 0 of the target worker (``tp_worker.py``)."""
+    fields = record.fields
+    return {
+        "mem_fraction_static": fields.get("mem_fraction_static"),
+        "gpu_id": 0, "tp_rank": 0, "tp_size": fields.get("tp_size", 1),
+        "moe_ep_rank": 0, "moe_ep_size": fields.get("ep_size", 1),
+        "pp_rank": 0, "pp_size": fields.get("pp_size", 1),
+        "nccl_port": Unknown("the NCCL port is chosen at launch"),
+        "server_args": record,
+        "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0,
+        "is_draft_worker": False,
+    }
+
+
+def _is_step_call(stmt: ast.stmt, name: str) -> bool:
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "self")
+
+
+def build_runner(interp: Interpreter, world, record) -> Instance | None:
+    """A ``ModelRunner`` with the attributes ``__init__`` sets before ``model_specific_adjustment``."""
+    found = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
+    if found is None:
+        return None
+    module, init = found
+    runner = Instance(ClassRef(MODEL_RUNNER, RUNNER_CLASS), {})
+    frame = Frame(module=module, qualname=f"{RUNNER_CLASS}.__init__", class_name=RUNNER_CLASS)
+    model_config = world.model_config_for(record, frame, init)
+    passed = _scheduler_arguments(world, record)
+    passed["model_config"] = model_config
+    interp.bind_arguments(init, [runner], dict(passed), frame)
+    for stmt in init.body:
+        if _is_step_call(stmt, STEPS[0]):
+            break
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            interp.exec_stmt(stmt, frame)
+    # what the steps the engine does not run store on the runner (load_model: self.model, init_memory_pool:
+    # the pools and token counts, which need the free memory after the weights load) is unknown, not None
+    for name in runner_attributes(interp.program, world):
+        value = runner.attrs.get(name)
+        if value is None:
+            runner.attrs[name] = Unknown(f"ModelRunner.{name} is set by start-up code the engine does not run "
+                                         "(weights, memory pools, distributed init)")
+    return runner
+
+
+_SELF_STORE = re.compile(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)")
+_ATTRS: dict[str, frozenset[str]] = {}  # per tree root: the attributes ModelRunner's code stores on self
+
+
+def runner_attributes(program, world) -> frozenset[str]:
+    """Every ``self.NAME = ...`` of the model runner's module and its base classes' modules (from their text)."""
+    key = str(program.root)
+    found = _ATTRS.get(key)
+    if found is None:
+        names: set[str] = set()
+        rels = {MODEL_RUNNER} | {base.module_rel for base in world.mro(ClassRef(MODEL_RUNNER, RUNNER_CLASS)) if isinstance(base, ClassRef)}
+        for rel in sorted(rels):
+            try:
+                text = (Path(program.root) / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            names.update(_SELF_STORE.findall(text))
+        found = _ATTRS[key] = frozenset(names)
+    return found
+
+
+def run(interp: Interpreter, world, record) -> None:
+    """The start-up steps on the resolved record; a raise of SGLang's code propagates (``SGLangError``)."""
+    world.phase = START_UP
+    saved = interp.steps
+    interp.steps = max(0, MAX_STEPS - STARTUP_STEPS)
+    try:
+        runner = build_runner(interp, world, record)
+        if runner is None:
+            return
+        for step in STEPS:
+            interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
+    except (BudgetExceeded, RecursionError) as exc:
+        world.note(f"start-up evaluation stopped ({exc or 'recursion too deep'}); the start-up checks after that point were not evaluated")
+    finally:
+        interp.steps = saved
