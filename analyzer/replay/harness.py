@@ -335,6 +335,8 @@ class Recorder:
         }
         if self.phase == "check":
             ev["phase"] = "engine-check"  # in ServerArgs.check_server_args (Trace events: phase)
+        elif self.phase == "start-up":
+            ev["phase"] = "start-up"  # the model runner's start-up steps (run_start_up)
         with self.lock:
             self.trace["events"].append(ev)
             self.send({"t": "event", "event": ev})
@@ -1456,7 +1458,7 @@ class WriteHooks:
         rec = self.rec
 
         def __setattr__(obj, name, value):
-            if rec.phase in ("parse", "resolve") and rec.suppress == 0 and type(obj) is hooks.cls:
+            if rec.phase in ("parse", "resolve", "start-up") and rec.suppress == 0 and type(obj) is hooks.cls:
                 frame = sys._getframe(1)
                 init_write = frame.f_code.co_name == "__init__" and not rec.in_sglang(frame.f_code.co_filename)
                 if hooks.primary is None:
@@ -2009,7 +2011,8 @@ def finish(rec, hooks, inp, ctx):
     try:
         read_smi_log(rec, ctx.get("smi_log"))
         if hooks is not None and hooks.primary is not None:
-            t["final"] = _unsubstitute(_final_values(rec, hooks), ctx.get("model_dir"), ctx.get("model_original"))
+            final = getattr(rec, "resolved_final", None)
+            t["final"] = _unsubstitute(final if final is not None else _final_values(rec, hooks), ctx.get("model_dir"), ctx.get("model_original"))
             ro = getattr(hooks.primary, "__dict__", {}).get("_resolved_overrides")
             if ro is None:
                 try:
@@ -2245,6 +2248,10 @@ def main(input_text):
                 # what entrypoints/engine.py runs on the resolved arguments when the engine starts
                 rec.phase = "check"
                 server_args.check_server_args()
+                if inp.get("start_up", True) and inp.get("model_dir") and not hasattr(server_args, "resolve_once"):
+                    rec.resolved_final = _final_values(rec, hooks)  # the final values: before start-up rewrites any
+                    rec.phase = "start-up"
+                    run_start_up(server_args, rec)
             rec.phase = "done"
             rec.outcome = "resolved"
         except _Stop:
@@ -2297,6 +2304,107 @@ def hook_platform(mod, rec, overrides):
     if facts and hasattr(mod, "override_platform"):
         mod.override_platform(**facts).install()
         rec.note("platform facts set from the profile through override_platform: %s" % ", ".join(sorted(facts)))
+
+
+# The model runner's start-up steps the symbolic engine evaluates (analyzer/symbolic/startup.py), run here
+# with SGLang's own code: the runner built as ModelRunner.__init__ builds it for rank 0 of the target worker
+# (the assignments at the top of __init__, executed from its source up to model_specific_adjustment), then
+# the steps. What they reach that this CPU machine cannot run (CUDA tensors, GPU kernels, stand-ins) ends
+# start-up without a prediction: a note, not a raise.
+START_UP_STEPS = ("model_specific_adjustment", "init_attention_backend")
+
+
+class _StartUpUnreachable(Exception):
+    pass
+
+
+def run_start_up(server_args, rec):
+    import ast as _ast
+    import inspect
+    import textwrap
+
+    from sglang.srt.configs.model_config import ModelConfig
+
+    import torch
+
+    # Importing the model runner on an emulated CUDA node registers fake kernels for operators the real
+    # sgl_kernel / flashinfer would have registered (``@torch.library.register_fake("sgl_kernel::...")``); with
+    # their stand-ins the operators do not exist, so those registrations are skipped during the import.
+    real_register_fake = torch.library.register_fake
+
+    def register_fake(op, *args, **kwargs):
+        namespace = op.split("::")[0] if isinstance(op, str) else ""
+        if isinstance(sys.modules.get(namespace), StandInModule):
+            return (lambda fn: fn) if not args else args[0]
+        return real_register_fake(op, *args, **kwargs)
+
+    torch.library.register_fake = register_fake
+    try:
+        from sglang.srt.model_executor import model_runner as mr
+    finally:
+        torch.library.register_fake = real_register_fake
+
+    cls = mr.ModelRunner
+    if not all(hasattr(cls, step) for step in START_UP_STEPS):
+        rec.note("start-up: this release's ModelRunner has no %s; not replayed" % " / ".join(START_UP_STEPS))
+        return
+    runner = cls.__new__(cls)
+    init = cls.__init__
+    source = textwrap.dedent(inspect.getsource(init))
+    first = init.__code__.co_firstlineno
+    tree = _ast.parse(source)
+    fn = tree.body[0]
+    body = []
+    for stmt in fn.body:
+        call = stmt.value if isinstance(stmt, _ast.Expr) else None
+        if (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and call.func.attr == START_UP_STEPS[0]
+                and isinstance(call.func.value, _ast.Name) and call.func.value.id == "self"):
+            break
+        if isinstance(stmt, (_ast.Assign, _ast.AnnAssign)):
+            body.append(stmt)
+    module = _ast.Module(body=body, type_ignores=[])
+    _ast.increment_lineno(module, first - 1)
+    code = compile(module, inspect.getsourcefile(init), "exec")
+    params = {
+        "self": runner, "model_config": ModelConfig.from_server_args(server_args),
+        "mem_fraction_static": server_args.mem_fraction_static, "gpu_id": 0, "tp_rank": 0, "tp_size": server_args.tp_size,
+        "moe_ep_rank": 0, "moe_ep_size": server_args.ep_size, "pp_rank": 0, "pp_size": server_args.pp_size,
+        "nccl_port": 0, "server_args": server_args, "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0,
+        "is_draft_worker": False, "req_to_token_pool": None, "token_to_kv_pool_allocator": None,
+        "memory_pool_config": None, "draft_model_idx": None,
+    }
+    sig = inspect.signature(init)
+    for name, parameter in sig.parameters.items():
+        if name not in params and parameter.default is not inspect.Parameter.empty:
+            params[name] = parameter.default
+    exec(code, dict(init.__globals__), params)
+    for step in START_UP_STEPS:
+        try:
+            getattr(runner, step)()
+        except (AssertionError, ValueError, NotImplementedError) as exc:
+            site, _frame = _raise_site(rec, exc.__traceback__)
+            if _frame is not None and _is_sglang_check(_frame):
+                raise
+            rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, exc))
+            return
+        except Exception as exc:
+            rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, str(exc)[:200]))
+            return
+
+
+def _is_sglang_check(frame):
+    """Whether the innermost SGLang frame stopped at SGLang's own raise or assert statement (the statement
+    of the file that spans the frame's line), not at a call into code this machine cannot run."""
+    import ast as _ast
+
+    try:
+        tree = _ast.parse("".join(linecache.getlines(frame.filename)))
+    except (SyntaxError, ValueError):
+        return False
+    for node in _ast.walk(tree):
+        if isinstance(node, (_ast.Raise, _ast.Assert)) and node.lineno <= frame.lineno <= (node.end_lineno or node.lineno):
+            return True
+    return False
 
 
 def _record_exception(rec, exc, ctx):
