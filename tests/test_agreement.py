@@ -45,6 +45,8 @@ REPLAYED = [
     "ssl-key-here-assumed-missing-0.5.18",
     "qwen35-vision-config-empty-h100-0.5.11",
     "qwen35-layer-types-short-0.5.23",
+    "start-up-fa3-on-blackwell-0.5.11",
+    "start-up-hybrid-gdn-backend-on-blackwell-0.5.11",
 ]
 
 

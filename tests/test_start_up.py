@@ -1,0 +1,91 @@
+"""Start-up after resolution (``analyzer.symbolic.startup``): the model runner's steps evaluated as SGLang code
+on real SGLang sources — the attention registry filled by its decorators, the backend factories' checks, the
+hybrid GDN allow-list of ``attn_backend_wrapper``, and ``model_specific_adjustment``'s rewrites — with what
+the engine cannot know at start-up left as a note, never a prediction."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.explain import ExplainRequest, explain
+from analyzer.symbolic import evaluate
+from analyzer.trace import START_UP
+
+pytestmark = pytest.mark.network
+
+LLAMA = "--model-path /models/Llama-3.1-8B-Instruct"
+QWEN3_NEXT = "--model-path /models/Qwen3-Next-80B-A3B-Instruct --tp 4"
+
+
+def _explain(version, profile, model, args):
+    return explain(ExplainRequest(sglang=version, profile=profile, model_config=model, args=args))
+
+
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14"])
+def test_fa3_on_blackwell_resolves_and_start_up_fails_in_the_registry(version):
+    explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    error = explanation.trace.error
+    assert error is not None and error.phase == START_UP and error.exc_type == "AssertionError"
+    assert error.site.file == "sglang/srt/layers/attention/attention_registry.py"
+    assert error.site.function == "create_flashattention_v3_backend"
+    assert "FlashAttention v3 Backend requires SM>=80 and SM<=90" in error.message
+    # the same launch on Hopper starts
+    assert _explain(version, "h100", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3").trace.error is None
+
+
+@pytest.mark.parametrize("version, profile", [("0.5.11", "rtx-pro-6000-blackwell"), ("0.5.14", "b200")])
+def test_hybrid_gdn_model_on_blackwell_needs_an_allowed_backend(version, profile):
+    explanation = _explain(version, profile, "Qwen3-Next-80B-A3B-Instruct", f"{QWEN3_NEXT} --attention-backend torch_native")
+    error = explanation.trace.error
+    assert error is not None and error.phase == START_UP
+    assert error.site.function == "attn_backend_wrapper"
+    assert "only supported backends on Blackwell GPUs for hybrid GDN models" in error.message
+    hopper = _explain(version, "h100", "Qwen3-Next-80B-A3B-Instruct", f"{QWEN3_NEXT} --attention-backend torch_native")
+    assert hopper.trace.error is None
+
+
+def test_trtllm_mla_needs_an_mla_model():
+    explanation = _explain("0.5.11", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend trtllm_mla")
+    error = explanation.trace.error
+    assert error is not None and error.phase == START_UP and error.exc_type == "ValueError"
+    assert error.message == "trtllm_mla backend can only be used with MLA models."
+
+
+def test_what_the_engine_cannot_know_is_a_note_not_a_raise():
+    # FlashInfer's __init__ reads the distributed groups and the memory pools (set by code the engine does not
+    # run): no raise is predicted, and the notes name the check that depends on it
+    explanation = _explain("0.5.11", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend flashinfer")
+    assert explanation.trace.error is None
+    notes = "\n".join(explanation.trace.notes)
+    assert "start-up: sglang/srt/distributed/parallel_state.py" in notes and "cannot know" in notes
+
+
+def test_start_up_rewrites_are_events_and_the_final_values_are_the_resolved_ones():
+    explanation = _explain("0.5.11", "h100", "Llama-3.1-8B-Instruct", LLAMA)
+    writes = [e for e in explanation.trace.events if e.phase == START_UP and e.kind == "write"]
+    assert any(e.field == "disable_chunked_prefix_cache" and e.site.function == "ModelRunner.model_specific_adjustment"
+               for e in writes)
+    assert explanation.trace.final["disable_chunked_prefix_cache"] is False  # what resolution decided
+
+
+def test_without_start_up_the_launch_resolves():
+    explanation = _explain("0.5.11", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    trace = evaluate(explanation.extraction, explanation.tree.root, dict(explanation.parsed.values), explanation.env,
+                     explanation.profile, explanation.model, given=dict(explanation.parsed.given), start_up=False)
+    assert trace.error is None
+
+
+def test_the_verdict_says_start_up_fails_at_file_line(capsys):
+    args = ["explain", "--sglang", "0.5.11", "--profile", "b200", "--model-config", "Llama-3.1-8B-Instruct",
+            "--args", f"{LLAMA} --attention-backend fa3"]
+    assert main(args) == 3
+    out = capsys.readouterr().out.splitlines()
+    verdict = next(line for line in out if line.startswith("Verdict:"))
+    assert verdict.startswith("Verdict: the arguments resolve, but start-up fails at "
+                              "sglang/srt/layers/attention/attention_registry.py:132 in create_flashattention_v3_backend because")
+    main(args + ["--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["error"]["phase"] == START_UP
