@@ -14,6 +14,7 @@ Three groups, each a table:
 from __future__ import annotations
 
 import ast
+import re
 import copy
 import functools
 import json
@@ -723,10 +724,30 @@ def _config_instance_of(world, config: ConfigObj, kind, name: str):
     """A config.json part against a config class: SGLang's own classes say their ``model_type``."""
     if isinstance(kind, ExternalRef):
         return True if name in ("PretrainedConfig", "PreTrainedConfig") else Unknown(f"isinstance(config, {name})")
+    built = _built_by(world, config)
+    if built is not None:
+        # the config object is an instance of the class that loaded it (analyzer.hfconfig): an SGLang class and its
+        # bases, or, built by transformers alone, of no SGLang class
+        return built is not False and name in _base_names(world, built)
     declared = world.class_attribute(kind, "model_type")
     if isinstance(declared, str):
         return declared == config.data.get("model_type")
     return Unknown(f"isinstance(config, {name}): {name} declares no model_type")
+
+
+_SGLANG_CLASS = re.compile(r"^sglang (\w+) \((sglang/srt/\S+\.py)\)$")
+
+
+def _built_by(world, config: ConfigObj):
+    """The SGLang class whose instance the top model config is (a ClassRef), False when the config classes that
+    loaded it are transformers' alone, None when it was not loaded through its classes (or is a sub-config)."""
+    loaded = getattr(world, "loaded_config", None)
+    if config.path != "hf_config" or loaded is None or loaded.data is None or not loaded.classes:
+        return None
+    match = _SGLANG_CLASS.match(loaded.classes[-1])
+    if match is None:
+        return False if loaded.classes[-1].startswith("transformers ") else None
+    return ClassRef(match.group(2), match.group(1))
 
 
 def is_plain_value(value) -> bool:
