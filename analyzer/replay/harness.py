@@ -2354,17 +2354,33 @@ def run_start_up(server_args, rec):
     first = init.__code__.co_firstlineno
     tree = _ast.parse(source)
     fn = tree.body[0]
-    body = []
-    for stmt in fn.body:
+    def is_first_step(stmt):
         call = stmt.value if isinstance(stmt, _ast.Expr) else None
-        if (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and call.func.attr == START_UP_STEPS[0]
-                and isinstance(call.func.value, _ast.Name) and call.func.value.id == "self"):
+        return (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and call.func.attr == START_UP_STEPS[0]
+                and isinstance(call.func.value, _ast.Name) and call.func.value.id == "self")
+
+    def calls_self_method(stmt):
+        return any(isinstance(n, _ast.Call) and isinstance(n.func, _ast.Attribute) and isinstance(n.func.value, _ast.Name)
+                   and n.func.value.id == "self" for n in _ast.walk(stmt))
+
+    body, after = [], []
+    for index, stmt in enumerate(fn.body):
+        if is_first_step(stmt):
+            # right after model_specific_adjustment: the process-wide server args (set_global_server_args_for_scheduler)
+            for later in fn.body[index + 1:]:
+                if not isinstance(later, (_ast.Assign, _ast.Expr)) or calls_self_method(later):
+                    break
+                after.append(later)
             break
         if isinstance(stmt, (_ast.Assign, _ast.AnnAssign)):
             body.append(stmt)
-    module = _ast.Module(body=body, type_ignores=[])
-    _ast.increment_lineno(module, first - 1)
-    code = compile(module, inspect.getsourcefile(init), "exec")
+
+    def compiled(statements):
+        module = _ast.Module(body=statements, type_ignores=[])
+        _ast.increment_lineno(module, first - 1)
+        return compile(module, inspect.getsourcefile(init), "exec")
+
+    code = compiled(body)
     params = {
         "self": runner, "model_config": ModelConfig.from_server_args(server_args),
         "mem_fraction_static": server_args.mem_fraction_static, "gpu_id": 0, "tp_rank": 0, "tp_size": server_args.tp_size,
@@ -2377,10 +2393,13 @@ def run_start_up(server_args, rec):
     for name, parameter in sig.parameters.items():
         if name not in params and parameter.default is not inspect.Parameter.empty:
             params[name] = parameter.default
-    exec(code, dict(init.__globals__), params)
-    for step in START_UP_STEPS:
+    namespace = dict(init.__globals__)
+    exec(code, namespace, params)
+    for index, step in enumerate(START_UP_STEPS):
         try:
             getattr(runner, step)()
+            if index == 0 and after:
+                exec(compiled(after), namespace, params)
         except (AssertionError, ValueError, NotImplementedError) as exc:
             site, _frame = _raise_site(rec, exc.__traceback__)
             if _frame is not None and _is_sglang_check(_frame):

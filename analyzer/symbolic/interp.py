@@ -108,6 +108,7 @@ class Frame:
     parent: "Frame | None" = None
     guards: list[GuardValue] = field(default_factory=list)
     watched: int = 0  # the invocation number when the engine records what this call does (World.watched), else 0
+    declared_global: set | None = None  # names of a ``global`` statement, at start-up (World.process_state_set)
 
     @property
     def function_id(self) -> str:
@@ -609,8 +610,15 @@ class Interpreter:
         self.world.note(f"{frame.module.rel}:{stmt.lineno}: match statement not modeled, skipped")
 
     # -- assignment ---------------------------------------------------------------
+    def stmt_Global(self, stmt: ast.Global, frame: Frame) -> None:
+        if self.world.phase == START_UP:  # process state start-up code sets (set_global_server_args_for_scheduler)
+            frame.declared_global = (frame.declared_global or set()) | set(stmt.names)
+
     def assign(self, target: ast.expr, value: Any, stmt: ast.stmt, frame: Frame, idiom: str) -> None:
         if isinstance(target, ast.Name):
+            if frame.declared_global and target.id in frame.declared_global:
+                self.world.process_state_set[(frame.module.rel, target.id)] = value
+                return
             frame.locals[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             values = self._unpack(value, len(target.elts))

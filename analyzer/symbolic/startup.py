@@ -85,6 +85,7 @@ def build_runner(interp: Interpreter, world, record) -> Instance | None:
             break
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             interp.exec_stmt(stmt, frame)
+    runner.attrs["__init_frame__"] = frame  # for after_first_step (removed there)
     # what the steps the engine does not run store on the runner (load_model: self.model, init_memory_pool:
     # the pools and token counts, which need the free memory after the weights load) is unknown, not None
     for name in runner_attributes(interp.program, world):
@@ -93,6 +94,28 @@ def build_runner(interp: Interpreter, world, record) -> Instance | None:
             runner.attrs[name] = Unknown(f"ModelRunner.{name} is set by start-up code the engine does not run "
                                          "(weights, memory pools, distributed init)")
     return runner
+
+
+def after_first_step(interp: Interpreter, frame: Frame) -> None:
+    """The statements of ``__init__`` right after ``model_specific_adjustment``, up to the next compound statement
+    or method call: SGLang sets the process-wide server args there (``set_global_server_args_for_scheduler``,
+    ``global_server_args.use_mla_backend = ...``), which the backends read."""
+    found = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
+    if found is None:
+        return
+    body = found[1].body
+    start = next((i for i, stmt in enumerate(body) if _is_step_call(stmt, STEPS[0])), None)
+    if start is None:
+        return
+    for stmt in body[start + 1:]:
+        if not isinstance(stmt, (ast.Assign, ast.Expr)) or _calls_self_method(stmt):
+            break
+        interp.exec_stmt(stmt, frame)
+
+
+def _calls_self_method(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id == "self" for n in ast.walk(stmt))
 
 
 _SELF_STORE = re.compile(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)")
@@ -125,8 +148,11 @@ def run(interp: Interpreter, world, record) -> None:
         runner = build_runner(interp, world, record)
         if runner is None:
             return
-        for step in STEPS:
+        frame = runner.attrs.pop("__init_frame__")
+        for index, step in enumerate(STEPS):
             interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
+            if index == 0:
+                after_first_step(interp, frame)
     except (BudgetExceeded, RecursionError) as exc:
         world.note(f"start-up evaluation stopped ({exc or 'recursion too deep'}); the start-up checks after that point were not evaluated")
     finally:

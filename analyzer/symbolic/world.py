@@ -132,6 +132,7 @@ class World:
         self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
         self.replace_writes: dict = {}  # {(file, line, field): value} a counterfactual run stores instead
         self.phase = RESOLUTION  # ENGINE_CHECK while ServerArgs.check_server_args runs, START_UP in the model runner's steps
+        self.process_state_set: dict[tuple[str, str], Any] = {}  # module globals start-up code the engine runs set
         self.startup_unknown: set[tuple[str, int]] = set()  # start-up conditions taken as false for want of a value
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
@@ -366,6 +367,8 @@ class World:
 
     def module_constant(self, module: Module, name: str) -> Any:
         self._module_values_read += 1  # what follows may depend on the inputs (see ``global_name``)
+        if self.phase == START_UP and (module.rel, name) in self.process_state_set:
+            return self.process_state_set[(module.rel, name)]
         if self.phase == START_UP and name in module.process_state(self.program.root):
             # state a function of the module sets (distributed groups, global buffers): at start-up it holds what
             # code the engine does not run (torch distributed init, model loading) put there
