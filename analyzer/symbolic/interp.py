@@ -211,8 +211,8 @@ class Interpreter:
                 if self.world.phase == START_UP:
                     # worded apart from resolution's assumptions (trace.new_assumptions): what start-up code reads
                     # that the engine cannot know is never a prediction either way
+                    # (not noted one by one: a raise or assert that hangs on it is, by _startup_unknowable)
                     self.world.startup_unknown.add((frame.module.rel, getattr(node, "lineno", 0)))
-                    self.world.note(f"start-up: {frame.module.rel}:{getattr(node, 'lineno', 0)}: took `{text}` as false ({value.reason})")
                 else:
                     self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}{ASSUMED_NOTE}{text}` is false ({value.reason})")
             self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))

@@ -992,6 +992,17 @@ class World:
         module = self.program.module(cls.module_rel)
         if module is None or cls.name not in module.classes:
             return Opaque(f"{cls.name}(...)")
+        if len(args) == 1 and not kwargs and _is_enum_class(module.classes[cls.name]):
+            # ``Color("red")``: the member with that value
+            value = args[0]
+            if isinstance(value, Unknown):
+                return value
+            if isinstance(value, Instance) and value.cls == cls:
+                return value
+            for member in self.enum_members(cls) or []:
+                if member.attrs.get("value") == value and type(member.attrs.get("value")) is type(value):
+                    return member
+            return Unknown(f"{value!r} is not a value of {cls.name} the evaluator knows")  # (auto() values are not modeled)
         instance = Instance(cls, {})
         init = self._class_attribute(cls, "__init__", node, frame, bound=instance)
         if isinstance(init, FunctionRef):
