@@ -326,6 +326,7 @@ class Outside:
     conditions: list[str]
     reads: list[Read]
     loose: bool = False
+    predicted: bool = False  # the engine's own run of these inputs raises at this site (start-up, analyzer.symbolic.startup)
 
 
 def outside_of(match: SiteMatch, explanation: Explanation) -> Outside:
@@ -377,6 +378,9 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
         # to be held against the inputs: where it is, and what its conditions read under these inputs
         diagnosis.explanation = explain_with(request)
         diagnosis.outside = outside_of(best, diagnosis.explanation)
+        error = diagnosis.explanation.trace.error
+        if error is not None and error.site is not None and (error.site.file, error.site.line) == (target.location.file, target.location.line):
+            diagnosis.outside.predicted = True  # a start-up site the engine's start-up steps reach and raise at
         return diagnosis
     observed_runs: list[dict] = []
     explanation = explain_with(request, watch={function_id(target)}, observed=observed_runs)

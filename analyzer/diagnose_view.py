@@ -34,7 +34,10 @@ def outside_lines(diagnosis: Diagnosis) -> list[str]:
     """A site outside what the engine evaluates: its phase, the conditions on the way, what they read."""
     outside = diagnosis.outside
     match = diagnosis.matches[0]
-    if outside.loose and match.evaluated:
+    if outside.predicted:
+        lines = [f"These inputs produce it: the engine's start-up steps on the resolved arguments raise it there "
+                 "(run `explain` without --error for the verdict); the site's own conditions:"]
+    elif outside.loose and match.evaluated:
         lines = ["Not held against your inputs: the template's own text explains too little of the message to be sure it is this site."]
     else:
         lines = [f"This site is outside what sgtrace evaluates: it belongs to {PHASE_WORDS.get(outside.phase, outside.phase)}."]

@@ -89,3 +89,15 @@ def test_the_verdict_says_start_up_fails_at_file_line(capsys):
     main(args + ["--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["error"]["phase"] == START_UP
+
+
+def test_error_at_a_start_up_site_the_engine_reaches_says_these_inputs_produce_it(capsys):
+    message = "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
+    base = ["explain", "--sglang", "0.5.11", "--model-config", "Llama-3.1-8B-Instruct", "--args", f"{LLAMA} --attention-backend fa3",
+            "--error", message]
+    assert main(base + ["--profile", "b200"]) == 0
+    out = capsys.readouterr().out
+    assert "attention_registry.py:132 in create_flashattention_v3_backend (start-up)" in out
+    assert "These inputs produce it: the engine's start-up steps" in out
+    main(base + ["--profile", "h100"])
+    assert "These inputs produce it" not in capsys.readouterr().out
