@@ -35,7 +35,7 @@ def outside_lines(diagnosis: Diagnosis) -> list[str]:
     outside = diagnosis.outside
     match = diagnosis.matches[0]
     if outside.predicted:
-        lines = [f"These inputs produce it: the engine's start-up steps on the resolved arguments raise it there "
+        lines = ["These inputs produce it: the engine's start-up steps on the resolved arguments raise it there "
                  "(run `explain` without --error for the verdict); the site's own conditions:"]
     elif outside.loose and match.evaluated:
         lines = ["Not held against your inputs: the template's own text explains too little of the message to be sure it is this site."]
