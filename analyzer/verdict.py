@@ -35,7 +35,7 @@ from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .trace import RESOLUTION, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, new_assumptions, same_value
+from .trace import RESOLUTION, START_UP, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, new_assumptions, same_value
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -504,6 +504,11 @@ class Runner:
         from .symbolic.program import shared_program
 
         self.explanation = explanation
+        # A counterfactual goes as far as the launch itself went: the model runner's start-up steps only
+        # where the launch reached them (it resolved, or start-up is what fails). A cause or fix of a
+        # resolution raise is about resolution, and start-up costs a first run 0.2 s of parsing.
+        error = explanation.trace.error
+        self.start_up = error is None or error.phase == START_UP
         self.program = shared_program(explanation.tree.root)
         self.budget = budget
         self.runs = 0
@@ -550,7 +555,8 @@ class Runner:
                          replace_writes=replace)
         self.runs += 1
         trace = evaluate(e.extraction, e.tree.root, values, env, profile, model, given=given,
-                         program=self.program, max_paths=max_paths, hooks=hooks, engine_checks=engine_checks)
+                         program=self.program, max_paths=max_paths, hooks=hooks, engine_checks=engine_checks,
+                         start_up=self.start_up)
         self._cache[key] = (trace, hooks)
         return trace, hooks
 
