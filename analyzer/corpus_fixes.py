@@ -8,7 +8,7 @@ alternative (before " (", ", or", " or "), as changes: ``--flag value``, ``drop 
 ``unset VAR`` (the variable's default in environ.py), ``VAR=value``
 (``with VAR=value`` too). "none ..." means no change of the command
 line does it. What sgtrace proposes first: for a raise, ``fix``'s first verified fix, else its
-first trade-off; for an override of a flag you gave, the change ``fix`` prints to keep it; for
+first trade-off, else its first plausible (not verified) fix; for an override of a flag you gave, the change ``fix`` prints to keep it; for
 a default SGLang resolved, ``keep_fix.keep_default`` (the flag stated explicitly, when SGLang keeps it). They match when they name the same changes
 (options compared by the field they set, so ``--tp`` is ``--tensor-parallel-size``; for a
 default SGLang resolved, the flag alone: the value wanted is the operator's); a case
@@ -72,7 +72,7 @@ def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str
 
     if case.kind == "raise":
         report = find_fixes(case.request(), explanation)
-        first = (report.fixes or report.trade_offs or [None])[0]
+        first = (report.fixes or report.trade_offs or report.plausible or [None])[0]
         if first is None:
             return frozenset(), "-"
         items = set()

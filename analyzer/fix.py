@@ -60,6 +60,9 @@ class Candidate:
     assumes: list[str] = field(default_factory=list)  # conditions its run assumed false that the prediction did not
     note: str = ""  # why a change of a flag you gave is no trade-off (SGLang's own name for your value)
     next_error: Any = field(default=None, repr=False)  # the explanation of a run that raised elsewhere (chained search)
+    result: Any = field(default=None, repr=False)  # the explanation of its run (for the ranking by intent)
+    cost: float = 0.0  # what it gives up of what the user asked for (``intent_cost``): lower ranks first
+    sglang_own: bool = False  # every change is a value SGLang itself writes there later in resolution
 
     @property
     def size(self) -> int:
@@ -216,7 +219,7 @@ def apply(explanation: Explanation, changes: list[Change]) -> tuple[list[str], d
 
 
 def trade_off_of(explanation: Explanation, changes: list[Change], result: Explanation,
-                 own_names: frozenset = frozenset()) -> str | None:
+                 own_names: frozenset = frozenset(), later: frozenset = frozenset()) -> str | None:
     """What a change costs the user, or None when it keeps their intent. ``own_names``: (field,
     value) pairs SGLang itself rewrites your value to later in resolution (NEXTN -> EAGLE):
     giving that value is saying what you asked for in SGLang's own name, not changing it."""
@@ -228,9 +231,10 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
         elif change.kind == "set-flag":
             flag = _flag_of(explanation, change.option)
             if (flag is not None and flag.dest in given and explanation.parsed.given_flags.get(flag.dest)
-                    and change.value != str(given[flag.dest]) and (flag.dest, change.value) not in own_names):
+                    and change.value != str(given[flag.dest]) and (flag.dest, change.value) not in own_names
+                    and (flag.dest, _typed(change)) not in later):
                 costs.append(f"changes your {explanation.parsed.given_flags[flag.dest]} {given[flag.dest]} to {change.value}")
-            if flag is not None and flag.dest.startswith("disable_"):
+            if flag is not None and flag.dest.startswith("disable_") and (flag.dest, _typed(change)) not in later:
                 costs.append(f"turns off {flag.dest[len('disable_'):].replace('_', ' ')}")
     for name, value in given.items():
         final = result.trace.final.get(name)
@@ -279,18 +283,11 @@ def _renames(explanation: Explanation, change: Change, names: frozenset) -> bool
 def own_names(explanation: Explanation) -> frozenset:
     """(field, value as typed) for each value of yours that SGLang rewrites later in resolution, after
     the check that raised (the verdict's ordering causes: an alias and its canonical name)."""
-    from .verdict import Runner, ordering_causes
-
-    error = explanation.trace.error
-    if error is None or error.site is None:
-        return frozenset()
-    causes = ordering_causes(explanation, error, Runner(explanation), set())
-    return frozenset((c.field, str(c.alternative)) for c in causes
-                     if c.field in explanation.parsed.given and c.alternative is not None)
+    return frozenset((f, v) for f, v, _ in _ordering(explanation) if f in explanation.parsed.given)
 
 
 def verify(request: ExplainRequest, explanation: Explanation, changes: list[Change],
-           names: frozenset = frozenset()) -> Candidate:
+           names: frozenset = frozenset(), later: frozenset = frozenset()) -> Candidate:
     from .errors import SgtraceError
 
     argv, env = apply(explanation, changes)
@@ -301,6 +298,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     except SgtraceError as exc:
         candidate.outcome = f"does not parse: {exc.message}"
         return candidate
+    candidate.result = result
     error = result.trace.error
     conditional = [a for a in result.trace.alternatives if a.error is not None]
     if error is not None:
@@ -309,7 +307,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     elif conditional:
         candidate.outcome = f"may raise {conditional[0].error.exc_type} depending on {conditional[0].condition[0]}"
     else:
-        candidate.trade_off = trade_off_of(explanation, changes, result, names)
+        candidate.trade_off = trade_off_of(explanation, changes, result, names, later)
         renamed = [c for c in changes if c.kind == "set-flag" and _renames(explanation, c, names)]
         if renamed:
             flag = _flag_of(explanation, renamed[0].option)
@@ -323,6 +321,309 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
             candidate.outcome = "resolves"
             candidate.verified = True
     return candidate
+
+
+# -- intent: what a candidate gives up of what the user asked for ------------------------------------
+
+# The features an operator turns on and would not give up lightly, and what losing each costs (issue 15:
+# keep the PD role, speculative decoding, DP attention, the radix cache). Any other flag of yours changed
+# or left out costs DEFAULT_COST; a change that keeps everything costs nothing.
+FEATURE_COST = {
+    "disaggregation_mode": 100,  # the node's PD role: a decode node must stay a decode node
+    "speculative_algorithm": 50,
+    "enable_dp_attention": 20,
+    "disable_radix_cache": 20,  # turning the radix cache off
+    "lora_paths": 50,
+    "enable_lora": 50,
+    "enable_deterministic_inference": 40,
+}
+DEFAULT_COST = 10
+DECODE_RADIX_COST = 1  # a PD decode node runs without the radix cache unless told otherwise
+
+
+FAMILY_COST = {"speculative_": 50}  # a setting of a feature weighs what the feature does (speculative_adaptive)
+
+
+def feature_cost(dest: str) -> float:
+    if dest in FEATURE_COST:
+        return FEATURE_COST[dest]
+    return next((cost for prefix, cost in FAMILY_COST.items() if dest.startswith(prefix)), DEFAULT_COST)
+
+
+def _typed(change: Change) -> str:
+    """The value a change gives its field, as text (a store_true flag given: "True")."""
+    return "True" if change.value is None and change.kind == "set-flag" else str(change.value)
+
+
+def _dest(explanation: Explanation, change: Change) -> str:
+    flag = _flag_of(explanation, change.option)
+    return flag.dest if flag is not None else change.option
+
+
+def _decode_node(explanation: Explanation) -> bool:
+    return str(explanation.parsed.values.get("disaggregation_mode") or "") == "decode"
+
+
+def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "", later: frozenset = frozenset()) -> float:
+    """What the candidate gives up, summed over its changes: a feature of yours left out or turned off
+    costs the feature's weight (``FEATURE_COST``), another flag of yours changed or left out
+    ``DEFAULT_COST``; a value SGLang itself writes there later in resolution, or SGLang's own name for your
+    value, costs nothing; on a PD decode node the radix cache costs ``DECODE_RADIX_COST``; a change
+    whose value SGLang's message names costs half (the message is SGLang's own advice)."""
+    if candidate.trade_off is None and not candidate.assumes:
+        return 0.0
+    given = explanation.parsed.given
+    total = 0.0
+    for change in candidate.changes:
+        if change.kind == "set-env":
+            continue
+        flag = _flag_of(explanation, change.option)
+        dest = flag.dest if flag is not None else change.option.lstrip("-").replace("-", "_")
+        if (dest, _typed(change)) in later:
+            continue  # SGLang writes that itself later: stating it costs nothing
+        radix = dest in ("disable_radix_cache", "disaggregation_decode_enable_radix_cache")
+        if change.kind == "drop-flag" or (change.kind == "set-flag" and dest in given and _typed(change) != str(given[dest])):
+            cost = feature_cost(dest)
+        elif change.kind == "set-flag" and dest.startswith("disable_"):
+            cost = feature_cost(dest)
+        else:
+            cost = 0
+        if radix and _decode_node(explanation):
+            cost = min(cost, DECODE_RADIX_COST)
+        if cost and change.kind == "set-flag" and _named(message, change, dest):
+            cost /= 2
+        total += cost
+    return total
+
+
+def _named(message: str, change: Change, dest: str) -> bool:
+    """SGLang's message asks for this change: it names the value (``only supports trtllm_mha, triton``),
+    or the field set the way the change sets it (``set disable_overlap_schedule=True``)."""
+    from .verdict import names_value
+
+    if not message:
+        return False
+    if change.value is not None:
+        return names_value(message, change.value)
+    return re.search(rf"\b{re.escape(dest)}\s*=\s*True\b|{re.escape(change.option)}(?![\w-])", message) is not None
+
+
+def rank_key(candidate: Candidate, message: str, order: dict) -> tuple:
+    """By intent (what it gives up); then the values SGLang itself writes later (stated earlier, they change
+    nothing it would not do), then what the message asks for, all of it; then the fewest changes, then the values SGLang's message names in its own order, then the order found (the verdict's
+    causes first)."""
+    full = candidate.size > 1 and all(ch.origin == "message" for ch in candidate.changes)
+    position = min((message.find(ch.value) for ch in candidate.changes
+                    if ch.value and message and _named(message, ch, "") and not _sorted_list(message, ch.value)),
+                   default=len(message or "") + 1)
+    return (candidate.cost, 0 if candidate.sglang_own else 1, 0 if full else 1, candidate.size, position,
+            order.get(id(candidate), 0))
+
+
+def _sorted_list(message: str, value: str) -> bool:
+    """The value sits in a list the message prints sorted (``['ascend', 'fa3', 'fa4', ...]``): its place
+    there says nothing about SGLang's preference."""
+    for match in re.finditer(r"\[([^\]]*)\]", message):
+        items = [i.strip().strip("'\"") for i in match.group(1).split(",") if i.strip()]
+        if value in items and len(items) > 2 and items == sorted(items):
+            return True
+    return False
+
+
+def later_values(explanation: Explanation) -> frozenset:
+    """(field, value as text) for each value SGLang itself writes later in resolution, after the check
+    that raised, that would have passed it (the verdict's ordering causes)."""
+    return frozenset((f, v) for f, v, _ in _ordering(explanation))
+
+
+def _ordering(explanation: Explanation) -> list[tuple[str, str, Any]]:
+    from .verdict import Runner, ordering_causes
+
+    cached = getattr(explanation, "_fix_ordering", None)
+    if cached is not None:
+        return cached
+    error = explanation.trace.error
+    out: list[tuple[str, str, Any]] = []
+    if error is not None and error.site is not None:
+        runner = Runner(explanation)
+        causes = ordering_causes(explanation, error, runner, set())
+        passed = runner.run([], pass_sites={(error.site.file, error.site.line)}, engine_checks=False, max_paths=1)[0] if causes else None
+        for cause in causes:
+            if cause.alternative is not None:
+                out.append((cause.field, "True" if cause.alternative is True else str(cause.alternative), cause))
+                for name, value in siblings(explanation, passed, cause.site, cause.field):
+                    out.append((name, str(value), None))
+    try:
+        explanation._fix_ordering = out
+    except AttributeError:  # pragma: no cover - a frozen explanation
+        pass
+    return out
+
+
+def siblings(explanation: Explanation, trace, site, field_name: str) -> list[tuple[str, Any]]:
+    """The other fields SGLang's one statement at ``site`` writes with ``field_name`` (``steps, topk,
+    draft_tokens = auto_choose_speculative_params(self)``) that you did not set: set one of them
+    before that statement and SGLang's own check (``assert topk is None and ...``) wants the others too."""
+    from .trace import EventKind
+
+    if trace is None or site is None:
+        return []
+    out = []
+    for event in trace.events:
+        if (event.kind == EventKind.WRITE and event.site is not None and (event.site.file, event.site.line) == (site.file, site.line)
+                and event.field != field_name and event.field not in explanation.parsed.given
+                and event.new is not None and not isinstance(event.new, (list, dict, bool))
+                and any(not f.deprecated and not f.suppressed for f in explanation.extraction.flags_for_dest(event.field))):
+            out.append((event.field, event.new))
+    return list(dict(out).items())
+
+
+def ordering_changes(explanation: Explanation) -> list[Change]:
+    """Each ordering cause's value with the values SGLang's same statement writes beside it: one candidate."""
+    changes: list[Change] = []
+    for name, value, cause in _ordering(explanation):
+        flags = [f for f in explanation.extraction.flags_for_dest(name) if not f.deprecated and not f.suppressed]
+        if not flags or name in explanation.parsed.given and cause is None:
+            continue
+        flag = flags[0]
+        if flag.action == "store_true":
+            if value == "True":
+                changes.append(Change("set-flag", flag.primary, None, "SGLang sets it later"))
+            continue
+        changes.append(Change("set-flag", flag.primary, value, "SGLang sets it later"))
+    return changes
+
+
+def named_values(explanation: Explanation, message: str, guards) -> list[Change]:
+    """For each input on the way (what the conditions read, the verdict's causes), the values of its
+    flag's choices that SGLang's message names, in the message's order (``Gemma4 only supports
+    trtllm_mha, triton``; ``only ['flashinfer', 'fa3', 'triton'] ... are supported``)."""
+    from .verdict import names_value, verdict_of
+
+    if not message:
+        return []
+    names: list[str] = []
+    for guard in guards or []:
+        names += guard_reads.fields_read(explanation.extraction, guard_reads.reads_of(guard))
+    if explanation.trace.error is not None:
+        names += [c.field for c in verdict_of(explanation).causes if c.kind == "field"]
+    found: list[tuple[int, Change]] = []
+    for name in dict.fromkeys(names):
+        current = explanation.parsed.values.get(name)
+        for flag in explanation.extraction.flags_for_dest(name):
+            if flag.deprecated or flag.suppressed or not flag.choices:
+                continue
+            for choice in flag.choices:
+                text = str(choice)
+                if text != str(current) and names_value(message, text):
+                    found.append((message.find(text), Change("set-flag", flag.primary, text, f"message: names {text}")))
+            break
+    return [c for _, c in sorted(found, key=lambda item: item[0])]
+
+
+def bound_changes(explanation: Explanation, guards) -> list[Change]:
+    """A number compared with a bound on the way (``topk > 1``, also where Python refused ``None > 1``):
+    the bound itself, the nearest value on the other side, for a flag that takes a number."""
+    import ast
+
+    from .verdict import verdict_of
+
+    texts = [g.expr for g in guards or []]
+    if explanation.trace.error is not None:
+        texts += [c.condition for c in verdict_of(explanation).causes if c.kind == "field"]
+    out: list[Change] = []
+    for text in dict.fromkeys(texts):
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+                continue
+            if not isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
+                continue
+            left, right = node.left, node.comparators[0]
+            if isinstance(left, ast.Attribute) and isinstance(right, ast.Constant):
+                name, bound = left.attr, right.value
+            elif isinstance(right, ast.Attribute) and isinstance(left, ast.Constant):
+                name, bound = right.attr, left.value
+            else:
+                continue
+            if not isinstance(bound, int) or isinstance(bound, bool):
+                continue
+            current = explanation.parsed.values.get(name)
+            for flag in explanation.extraction.flags_for_dest(name):
+                if flag.deprecated or flag.suppressed or flag.choices or flag.action in ("store_true", "store_false"):
+                    continue
+                if str(current) != str(bound):
+                    out.append(Change("set-flag", flag.primary, str(bound), f"condition: {text} (its bound)"))
+                break
+    return out
+
+
+def adjustments(explanation: Explanation, result: Explanation, changed: set[str]) -> list[tuple[Flag, Any]]:
+    """The values SGLang adjusts because of a change, to state with it: a flag of yours SGLang now
+    overrides (it did not before the change), and a field SGLang writes with a warning that names it
+    (``speculative_num_draft_tokens is adjusted to speculative_num_steps + 1``), neither of which the
+    change itself sets. Stated, the command line says what runs."""
+    from .trace import EventKind, same_value
+
+    before = {(e.site.file, e.site.line, e.field) for e in explanation.trace.events
+              if e.kind == EventKind.WRITE and e.site is not None}
+    warnings = [e for e in result.trace.events if e.kind == EventKind.WARNING and e.message]
+    given = explanation.parsed.given
+    out: list[tuple[Flag, Any]] = []
+    seen: set[str] = set()
+    for event in result.trace.events:
+        if event.kind != EventKind.WRITE or event.site is None or event.field in changed or event.field in seen:
+            continue
+        if (event.site.file, event.site.line, event.field) in before:
+            continue
+        final = result.trace.final.get(event.field)
+        if final is None or isinstance(final, (list, dict, bool)) or not same_value(final, event.new):
+            continue
+        overrides_yours = event.field in given and not same_value(final, given[event.field])
+        if overrides_yours and any(re.search(rf"""\b{re.escape(event.field)}\b.*(['"]){re.escape(str(given[event.field]))}\1""", g.expr)
+                                   for g in event.guards):
+            continue  # SGLang's own name for exactly your value (NEXTN -> EAGLE): nothing to state
+        announced = (any(w.site is not None and w.site.function == event.site.function and event.field in w.message
+                         for w in warnings)
+                     and any(re.search(rf"\b{re.escape(name)}\b", g.expr) for g in event.guards for name in changed))
+        if not (overrides_yours or announced):
+            continue
+        flags = [f for f in explanation.extraction.flags_for_dest(event.field) if not f.deprecated and not f.suppressed]
+        if flags and flags[0].action not in ("store_true", "store_false"):
+            seen.add(event.field)
+            out.append((flags[0], final))
+    return out
+
+
+COMPLETED = 4  # candidates per list completed with SGLang's adjustments (each one engine run)
+
+
+def _complete(request: ExplainRequest, explanation: Explanation, report: FixReport, names: frozenset,
+              later: frozenset) -> None:
+    """Each of the first candidates that resolves, completed with the values SGLang adjusts because of
+    it (:func:`adjustments`), when the completed command resolves the same way."""
+    for listed in (report.fixes,):  # a trade-off changes what you asked for already: it is not completed
+        for index, candidate in enumerate(list(listed[:COMPLETED])):
+            if candidate.result is None:
+                continue
+            changed = set()
+            for change in candidate.changes:
+                flag = _flag_of(explanation, change.option)
+                changed.add(flag.dest if flag is not None else change.option)
+            extra = [Change("set-flag", flag.primary, str(value), f"SGLang adjusts it to {value} after "
+                            f"{'; '.join(c.text() for c in candidate.changes)}")
+                     for flag, value in adjustments(explanation, candidate.result, changed)]
+            if not extra or len(candidate.changes) + len(extra) > MAX_CHAIN + 1:
+                continue
+            stated = later | {(flag.dest, str(value)) for flag, value in adjustments(explanation, candidate.result, changed)}
+            completed = verify(request, explanation, candidate.changes + extra, names, stated)
+            if completed.verified == candidate.verified and bool(completed.assumes) == bool(candidate.assumes) \
+                    and (completed.verified or completed.assumes):
+                if (completed.trade_off is None) == (candidate.trade_off is None):
+                    listed[index] = completed
 
 
 REPLAYED_FIXES = 2  # replaying costs seconds: confirm the first fixes only
@@ -371,20 +672,38 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     guards = guards if guards is not None else (error.guards if error else [])
     report = FixReport()
     names = own_names(explanation)
+    later = later_values(explanation)
     candidates = build_candidates(explanation, message, guards)
     known = {_key(c) for c in candidates}
-    for change in cause_changes(explanation) if error is not None else []:
-        if _key([change]) not in known:  # the verdict's decisive inputs, each changed as its run found
-            candidates.insert(0, [change])
+    # the verdict's decisive inputs, each changed as its run found, first and in the verdict's order; then the
+    # values SGLang's message names for an input on the way, and the bounds of the comparisons on the way
+    first = []
+    extra = []
+    for change in (cause_changes(explanation) if error is not None else []):
+        if _key([change]) not in known:
+            first.append([change])
             known.add(_key([change]))
-    for changes in candidates:
-        if not report.file(verify(request, explanation, changes, names)):
+    for change in named_values(explanation, message, guards) + bound_changes(explanation, guards):
+        if _key([change]) not in known:
+            extra.append([change])
+            known.add(_key([change]))
+    together = ordering_changes(explanation) if error is not None else []
+    if len(together) > 1 and _key(together) not in known:
+        first.insert(0, together)  # what SGLang writes later, all of one statement, stated before the check
+    candidates = first + candidates + extra
+    for changes in candidates[:MAX_CANDIDATES + len(first) + len(extra)]:
+        if not report.file(verify(request, explanation, changes, names, later)):
             report.rejected.append(report.last)
     if not report.fixes:
-        _chained(request, explanation, report, names, error)
-    # what the message asks for, all of it, first when it verifies; then the fewest changes
-    report.fixes.sort(key=lambda c: (0 if c.size > 1 and all(ch.origin == "message" for ch in c.changes) else 1, c.size))
-    report.trade_offs.sort(key=lambda c: c.size)
+        _chained(request, explanation, report, names, error, later)
+    _complete(request, explanation, report, names, later)
+    order = {id(c): i for i, c in enumerate(report.fixes + report.trade_offs + report.plausible)}
+    for listed in (report.fixes, report.trade_offs, report.plausible):
+        for candidate in listed:
+            candidate.cost = intent_cost(explanation, candidate, message, later)
+            candidate.sglang_own = all(ch.kind == "set-flag" and (_dest(explanation, ch), _typed(ch)) in later
+                                       for ch in candidate.changes)
+        listed.sort(key=lambda c: rank_key(c, message, order))
     report = _drop_supersets(report)
     if replay:
         chosen = report.fixes[:REPLAYED_FIXES]
@@ -399,7 +718,8 @@ MAX_CHAIN = 3  # changes in one candidate
 MAX_CHAINED_RUNS = 24  # engine runs the chained search may spend
 
 
-def _chained(request: ExplainRequest, explanation: Explanation, report: FixReport, names: frozenset, error) -> None:
+def _chained(request: ExplainRequest, explanation: Explanation, report: FixReport, names: frozenset, error,
+             later: frozenset = frozenset()) -> None:
     """No single change resolves: follow the changes that got past the decisive check and raised
     somewhere else, breadth first, each extended by the candidates of the raise it led to (its
     message's hints, the inputs of its conditions), up to ``MAX_CHAIN`` changes. A change that
@@ -425,7 +745,7 @@ def _chained(request: ExplainRequest, explanation: Explanation, report: FixRepor
                     continue
                 seen.add(_key(changes))
                 runs += 1
-                candidate = verify(request, explanation, changes, names)
+                candidate = verify(request, explanation, changes, names, later)
                 for change in extra:
                     change.origin = f"after {'; '.join(c.text() for c in base.changes)}: {change.origin}"
                 if not report.file(candidate) and candidate.next_error is not None and _moved(candidate.next_error, raised):

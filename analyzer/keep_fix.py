@@ -12,13 +12,14 @@ change of one input keeps the value, it says so, with the write that SGLang make
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .explain import Explanation, Override
 from .trace import SiteRef, encode_value, new_assumptions, same_value
-from .verdict import Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
+from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
 
 # The causes tried for one override (each is one engine run).
 MAX_TRIED = 4
@@ -39,6 +40,10 @@ class KeepFix:
     why: str = ""  # the override's cause, in words
     tried: int = 0  # changes run through the engine
     renamed: bool = False  # SGLang writes its own name for exactly your value (NEXTN -> EAGLE): nothing to keep
+    moot: bool = False  # SGLang turns your switch off whatever: ``change`` leaves it out (``alternative`` keeps it)
+    alternative: str | None = None  # the trade-off that would keep it, when ``change`` is not one
+    alternative_cost: str | None = None  # what that trade-off gives up
+    stated: bool = False  # ``change`` states SGLang's own value (no change keeps the default)
 
     def to_dict(self) -> dict:
         return {
@@ -52,6 +57,8 @@ class KeepFix:
             "trade_off": self.trade_off,
             "why": self.why,
             "renamed": self.renamed,
+            "moot": self.moot,
+            "alternative": self.alternative,
         }
 
 
@@ -61,14 +68,25 @@ def keep_fixes(explanation: Explanation, runner: Runner | None = None) -> list[K
     return [keep_fix(explanation, override, runner) for override in explanation.overrides if override.given]
 
 
+KEEP_RUNS = 10  # engine runs keep_fix may spend beyond the override's verdict
+
+
 def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
     verdict = override_verdict(explanation, override, runner)
+    runner.budget = max(runner.budget, runner.runs + KEEP_RUNS)  # the verdict's runs are not this search's
     last = override.writes[-1]
     found = KeepFix(field=override.field, flag=override.flag, given=override.before, sglang_value=override.after,
                     site=last.site, why=verdict.causes[0].why if verdict.causes else "")
     if renames(override):
         found.renamed = True
         return found
+    scaled = _scaled(explanation, override, runner, found)
+    if scaled is not None:
+        return scaled
+    hints = _env_hints(explanation, override)
+    switched = _env_switch(explanation, override, runner, found)
+    if switched is not None:
+        return switched
     fallback: KeepFix | None = None
     for cause in verdict.causes:
         if found.tried >= MAX_TRIED or runner.exhausted():
@@ -77,30 +95,226 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
             continue  # the rule itself (SGLang's write): no input of yours
         if cause.kind not in ("field", "env"):
             continue  # hardware and the model are not changed on a command line
-        text = change_text(explanation, cause) if cause.kind == "field" else None
-        if cause.kind == "field" and text is None:
-            continue
-        change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
+        for alternative in _values(explanation, cause):
+            if found.tried >= MAX_TRIED + 2 or runner.exhausted():
+                break
+            probe = Cause(**{**cause.__dict__, "alternative": alternative})
+            text = change_text(explanation, probe) if cause.kind == "field" else None
+            if cause.kind == "field" and text is None:
+                continue
+            kept = _try(explanation, override, runner, found, probe, text, hints)
+            if kept is None:
+                continue
+            if cause.role == "user-flag":
+                typed = cause.flag or "--" + cause.field.replace("_", "-")
+                kept.trade_off = f"gives up your {typed} {cause.value!r}"
+                fallback = fallback or kept
+                break
+            return kept
+    if fallback is not None:
+        fallback.tried = found.tried
+        return _moot(explanation, override, fallback, found)
+    return found
+
+
+def _try(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, cause, text, hints) -> KeepFix | None:
+    """Run one change (with the env SGLang's warning asks for, first); a KeepFix when the field keeps the
+    value wanted, resolution succeeds and nothing new is assumed; completed with the flags of yours SGLang
+    adjusts because of the change (``--speculative-num-draft-tokens 6`` after ``--speculative-eagle-topk 1``)."""
+    change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
+    if not hints and not runner.exhausted():
+        # the env SGLang's warnings ask for on the changed launch (``You can set env SGLANG_ENABLE_SPEC_V2=True
+        # to enable the overlap scheduler``): SGLang's own advice, tried with the change first
+        alone, _ = runner.run([change])
+        hints = [Change("env", n, v) for n, v in dict(_warning_env(alone)).items() if explanation.env.get(n) is None
+                 and n != cause.field]
+    for extra in ([hints, []] if hints else [[]]):
         found.tried += 1
-        trace, _ = runner.run([change])
-        final = trace.final.get(override.field)
-        if trace.error is not None or any(a.error is not None for a in trace.alternatives):
-            continue
-        if not same_value(final, override.before) or new_assumptions(explanation.trace, trace):
+        trace, _ = runner.run([change, *extra])
+        if not _keeps(explanation, override, trace):
             continue
         candidate = KeepFix(**{**found.__dict__})
         candidate.change = text
         candidate.env = {cause.field: str(cause.alternative)} if cause.kind == "env" else {}
-        if cause.role == "user-flag":
-            typed = cause.flag or "--" + cause.field.replace("_", "-")
-            candidate.trade_off = f"gives up your {typed} {cause.value!r}"
-            fallback = fallback or candidate
-            continue
+        candidate.env.update({c.name: str(c.value) for c in extra})
+        more = _adjusted(explanation, trace, {cause.field})
+        if more and isinstance(cause.alternative, Equivalent):
+            return None  # a value of another kind: SGLang adjusts other settings for it
+        if more and cause.kind == "field" and not runner.exhausted():
+            found.tried += 1
+            again, _ = runner.run([change, *extra, *(Change("field", f.dest, v) for f, v in more)])
+            if _keeps(explanation, override, again):
+                candidate.change = " ".join([text, *(f"{f.primary} {v}" for f, v in more)])
         return candidate
-    if fallback is not None:
-        fallback.tried = found.tried
-        return fallback
-    return found
+    return None
+
+
+def _keeps(explanation: Explanation, override: Override, trace) -> bool:
+    if trace.error is not None or any(a.error is not None for a in trace.alternatives):
+        return False
+    final = trace.final.get(override.field)
+    if override.given:
+        if not same_value(final, override.before):
+            return False
+    elif same_value(final, override.after):
+        return False
+    return not new_assumptions(explanation.trace, trace)
+
+
+def _adjusted(explanation: Explanation, trace, changed: set[str]):
+    from types import SimpleNamespace
+
+    from .fix import adjustments
+
+    return adjustments(explanation, SimpleNamespace(trace=trace), changed)
+
+
+class Equivalent(str):
+    """A choice near your value (``fp8_e4m3`` for ``fp8_e5m2``): equivalent for your purpose only when
+    SGLang adjusts nothing else because of it (``trtllm_mla`` for ``trtllm_mha`` brings ``--page-size 64``)."""
+
+
+def _values(explanation: Explanation, cause) -> list:
+    """The cause's alternative, and for a flag of yours with a number or a choice: the bound its condition
+    compares with (``topk > 1``: 1), then the choices nearest your value (``fp8_e4m3`` for your
+    ``fp8_e5m2``), a value equivalent for your purpose before one that gives it up."""
+    import ast
+    import difflib
+
+    out = []
+    if cause.kind == "field" and cause.role == "user-flag" and cause.value is not None and not isinstance(cause.value, bool):
+        flags = [f for f in explanation.extraction.flags_for_dest(cause.field) if not f.deprecated and not f.suppressed]
+        if isinstance(cause.value, (int, float)):
+            try:
+                tree = ast.parse(cause.condition.strip(), mode="eval")
+            except SyntaxError:
+                tree = None
+            for node in ast.walk(tree) if tree is not None else []:
+                if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE))
+                        and isinstance(node.left, ast.Attribute) and node.left.attr == cause.field
+                        and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, int)):
+                    out.append(node.comparators[0].value)
+        elif isinstance(cause.value, str) and flags and flags[0].choices:
+            others = [c for c in flags[0].choices if str(c) != cause.value]
+            near = sorted(others, key=lambda c: -difflib.SequenceMatcher(None, str(c), cause.value).ratio())[:2]
+            out += [Equivalent(c) for c in near if difflib.SequenceMatcher(None, str(c), cause.value).ratio() >= 0.7]
+    if not any(same_value(v, cause.alternative) for v in out):
+        out.append(cause.alternative)
+    return [v for v in out if not same_value(v, cause.value)]
+
+
+def _env_hints(explanation: Explanation, override: Override) -> list[Change]:
+    """The env vars SGLang's warnings in the function of the deciding write ask for (``set SGLANG_ENABLE_SPEC_V2=1``)."""
+    from .trace import EventKind
+
+    site = deciding_write(override).site
+    if site is None:
+        return []
+    out = []
+    for event in explanation.trace.events:
+        if event.kind == EventKind.WARNING and event.message and event.site is not None and event.site.function == site.function:
+            for name, value in ENV_HINT.findall(event.message):
+                if explanation.env.get(name) != value:
+                    out.append(Change("env", name, value))
+    return list({c.name: c for c in out}.values())
+
+
+def _env_switch(explanation: Explanation, override: Override, runner: Runner, found: KeepFix) -> KeepFix | None:
+    """An env switch the deciding write's own conditions read (``explicit_mem_fraction and
+    envs.SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION.get()``), turned the other way: it keeps every flag."""
+    from . import guard_reads
+
+    names: list[str] = []
+    for guard in conditions_of(deciding_write(override).guards):
+        names += list(guard_reads.reads_of(guard).env or [])
+    for name in dict.fromkeys(names):
+        if runner.exhausted():
+            break
+        current = (explanation.env.get(name) or "").strip().lower()
+        value = "0" if current in ("1", "true", "yes", "on") else "1"
+        found.tried += 1
+        trace, _ = runner.run([Change("env", name, value)])
+        if _keeps(explanation, override, trace):
+            kept = KeepFix(**{**found.__dict__})
+            kept.env = {name: value}
+            kept.why = f"SGLang reads {name} in the condition of its write"
+            return kept
+    return None
+
+
+def _warning_env(trace) -> list[tuple[str, str]]:
+    from .trace import EventKind
+
+    return [pair for e in trace.events if e.kind == EventKind.WARNING and e.message for pair in ENV_HINT.findall(e.message)]
+
+
+def _scaled(explanation: Explanation, override: Override, runner: Runner, found: KeepFix) -> KeepFix | None:
+    """SGLang scales your number (``chunked_prefill_size //= dp_size``, ``schedule_conservativeness *= 0.3``):
+    the value of your own flag that it scales into yours, when the engine confirms it (within 1%)."""
+    before, after = override.before, override.after
+    if not (isinstance(before, (int, float)) and isinstance(after, (int, float))) or isinstance(before, bool) or isinstance(after, bool):
+        return None
+    if not override.given or not after or before == after:
+        return None
+    flags = [f for f in explanation.extraction.flags_for_dest(override.field) if not f.deprecated and not f.suppressed]
+    if not flags or flags[0].choices:
+        return None
+    wanted = before * before / after
+    value = int(round(wanted)) if isinstance(before, int) else float(f"{wanted:.3g}")
+    if isinstance(before, float) and 0 < before <= 1 < value:
+        return None  # a fraction stays a fraction (``mem_fraction_static`` 1.12 is no memory budget)
+    found.tried += 1
+    trace, _ = runner.run([Change("field", override.field, value)])
+    final = trace.final.get(override.field)
+    if (trace.error is not None or any(a.error is not None for a in trace.alternatives) or new_assumptions(explanation.trace, trace)
+            or not isinstance(final, (int, float)) or abs(final - before) > 0.01 * abs(before)):
+        return None
+    kept = KeepFix(**{**found.__dict__})
+    kept.change = f"{flags[0].primary} {value}"
+    kept.why = f"SGLang turns {value} into {final!r} at {found.site.short() if found.site else 'its write'}"
+    return kept
+
+
+def _feature(explanation: Explanation, text: str | None) -> bool:
+    """The change gives up a feature of yours: leaves out an enabling flag, a parallelism size, the PD role."""
+    from .fix import FEATURE_COST
+
+    if not text:
+        return False
+    option = text.split()[-1] if text.startswith("without ") else text.split()[0]
+    flag = explanation.extraction.flag_for(option)
+    if flag is None:
+        return False
+    return (flag.dest in FEATURE_COST or flag.action in ("store_true", "store_false") or flag.dest.endswith("_size")
+            or flag.dest == "lora_paths")
+
+
+def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found: KeepFix) -> KeepFix:
+    """Only a trade-off keeps the value. A switch of yours SGLang turns off (``--enable-mixed-chunk`` with
+    speculative decoding) has no effect there: leaving it out says what runs, and the trade-off is named.
+    A default SGLang switches because of a feature of yours (radix cache off with ``--enable-mis``) is what
+    that feature costs: no change is proposed, the trade-off is named."""
+    from .fix import feature_cost
+
+    flags = explanation.extraction.flags_for_dest(override.field)
+    option = (fallback.change or "").split()[-1] if (fallback.change or "").startswith("without ") else (fallback.change or " ").split()[0]
+    given_up = explanation.extraction.flag_for(option) if option else None
+    cheaper = given_up is None or feature_cost(override.field) <= feature_cost(given_up.dest)
+    if (override.given and cheaper and isinstance(override.before, bool) and flags
+            and flags[0].action in ("store_true", "store_false")):
+        moot = KeepFix(**{**found.__dict__})
+        moot.change = f"without {override.flag or flags[0].primary}"
+        moot.moot = True
+        moot.alternative = fallback.change
+        moot.trade_off = None
+        moot.tried = fallback.tried
+        return moot
+    if not override.given and _feature(explanation, fallback.change):
+        found.alternative = fallback.change
+        found.alternative_cost = fallback.trade_off
+        found.tried = fallback.tried
+        return found
+    return fallback
 
 
 def keep_default(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
@@ -111,6 +325,9 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
     last = override.writes[-1]
     found = KeepFix(field=override.field, flag=None, given=override.before, sglang_value=override.after, site=last.site)
     flags = [f for f in explanation.extraction.flags_for_dest(override.field) if not f.deprecated and not f.suppressed]
+    ordered = _ordering_keep(explanation, override, runner, found)
+    if ordered is not None:
+        return ordered
     # the value before SGLang's write; a default left None (computed by SGLang) is tried with the value it computed
     value = override.before if override.before is not None else override.after
     if flags and value is not None and not isinstance(value, (bool, list, dict)) and flags[0].action not in ("store_true", "store_false"):
@@ -121,7 +338,61 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
             found.change = f"{flags[0].primary} {value}"
             found.why = f"SGLang keeps an explicit {flags[0].primary}"
             return found
-    return keep_fix(explanation, override, runner)
+    kept = keep_fix(explanation, override, runner)
+    if kept.change is None and not kept.env and kept.alternative is None and flags and not runner.exhausted():
+        stated = _state_sglangs(explanation, override, runner, kept, flags[0])
+        if stated is not None:
+            return stated
+    return kept
+
+
+def _ordering_keep(explanation: Explanation, override: Override, runner: Runner, found: KeepFix) -> KeepFix | None:
+    """A default SGLang decided before it wrote the input that would have decided otherwise (an ordering
+    cause: ``speculative_eagle_topk`` still unset when the attention backend is chosen): that input
+    stated, with the values SGLang's same statement writes beside it, when the default then comes out
+    otherwise."""
+    from .fix import siblings
+
+    verdict = override_verdict(explanation, override, runner)
+    runner.budget = max(runner.budget, runner.runs + KEEP_RUNS)
+    for cause in verdict.causes:
+        if cause.role != "ordering" or cause.kind != "field" or runner.exhausted():
+            continue
+        text = change_text(explanation, cause)
+        if text is None:
+            continue
+        changes = [Change("field", cause.field, cause.alternative)]
+        texts = [text]
+        for name, value in siblings(explanation, explanation.trace, cause.site, cause.field):
+            flag = next(f for f in explanation.extraction.flags_for_dest(name) if not f.deprecated and not f.suppressed)
+            changes.append(Change("field", name, value))
+            texts.append(f"{flag.primary} {value}")
+        found.tried += 1
+        trace, _ = runner.run(changes)
+        if _keeps(explanation, override, trace):
+            kept = KeepFix(**{**found.__dict__})
+            kept.change = " ".join(texts)
+            kept.why = cause.why
+            return kept
+    return None
+
+
+def _state_sglangs(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, flag) -> KeepFix | None:
+    """No change keeps the default: the flag given with the value SGLang resolves to, when SGLang keeps it
+    (the command line then says what runs)."""
+    value = override.after
+    if value is None or isinstance(value, (bool, list, dict)) or flag.action in ("store_true", "store_false") or not isinstance(value, (str, int, float)):
+        return None
+    found.tried += 1
+    trace, _ = runner.run([Change("field", override.field, value)])
+    if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
+            and same_value(trace.final.get(override.field), value) and not new_assumptions(explanation.trace, trace)):
+        stated = KeepFix(**{**found.__dict__})
+        stated.change = f"{flag.primary} {value}"
+        stated.why = f"no change keeps {override.before!r}; stated, {flag.primary} {value} is what SGLang runs"
+        stated.stated = True
+        return stated
+    return None
 
 
 def renames(override: Override) -> bool:
@@ -135,6 +406,10 @@ def renames(override: Override) -> bool:
     for guard in conditions_of(last.guards):
         match = compared.match(guard.expr.strip())
         if match and guard.polarity and re.search(rf"""(['"]){re.escape(override.before)}\1""", match.group(2)):
+            try:  # the condition compares this field alone with literals (not ``== 'fa3' and kv_cache_dtype == ...``)
+                ast.literal_eval(match.group(2).strip())
+            except (ValueError, SyntaxError):
+                continue
             return True
     return False
 
@@ -151,16 +426,28 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         if fix.renamed:
             lines.append(f"    nothing to keep: {fix.sglang_value!r} is SGLang's own name for {fix.given!r} (it rewrites exactly that value)")
             continue
+        if fix.change is None and not fix.env and fix.alternative:
+            lines.append(f"    no change keeps it without giving up a feature of yours: it is what that feature costs "
+                         f"(trade-off: {fix.alternative}; it {fix.alternative_cost or 'gives up a flag of yours'})")
+            continue
         if fix.change is None and not fix.env:
             lines.append(f"    no change of one input keeps it on this release ({fix.tried} tried); "
                          "`sgtrace diff` shows whether another release keeps it")
+            continue
+        if fix.moot:
+            lines.append(f"    SGLang turns it off with the rest of your command line, so it has no effect: {fix.change}"
+                         + (f" (trade-off that keeps it: {fix.alternative})" if fix.alternative else ""))
+            continue
+        if fix.stated:
+            lines.append(f"    no change keeps {fix.given!r}; {fix.change} states what SGLang runs (verified by the engine)")
             continue
         parts = [fix.change] if fix.change else []
         if fix.env:
             parts.append("env " + " ".join(f"{k}={v}" for k, v in fix.env.items()))
         words = " with ".join(parts)
         kind = "trade-off" if fix.trade_off else "fix"
-        lines.append(f"    {kind} (verified by the engine: {fix.field} stays {fix.given!r}, resolution succeeds): {words}")
+        outcome = f"{fix.field} stays {fix.given!r}" if fix.flag else f"{fix.field} is no longer {fix.sglang_value!r}"
+        lines.append(f"    {kind} (verified by the engine: {outcome}, resolution succeeds): {words}")
         if fix.trade_off:
             lines.append(f"    it {fix.trade_off}")
     return lines

@@ -285,7 +285,8 @@ def documents() -> dict[str, tuple]:
             "schema": number["fix"], "resolves": BOOL, **definitions()["fixes"]["properties"],
             "keep": array(obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
                                "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
-                               "trade_off": nullable(STR), "why": STR, "renamed": BOOL}))}, optional=("keep",))),
+                               "trade_off": nullable(STR), "why": STR, "renamed": BOOL, "moot": BOOL,
+                               "alternative": nullable(STR)}))}, optional=("keep",))),
         "report": ("sgtrace report --format json: the report's facts and the Trace (as explain --json)", obj({
             "schema": number["report"],
             "report": obj({
