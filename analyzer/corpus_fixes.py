@@ -105,28 +105,38 @@ def _from_text(text: str, env: dict, flag_dest) -> frozenset:
     return frozenset(items)
 
 
-def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
-    rows: list[FixRow] = []
-    for case in cases:
+def row_of(case: Case, explanation=None) -> FixRow | None:
+    """One case scored; None when the engine does not reproduce it (nothing to fix there)."""
+    if explanation is None:
         try:
             explanation = run(case)
         except SgtraceError:
-            continue
-        ok, _ = outcome(case, explanation)
-        if not ok:
-            continue
+            return None
+    ok, _ = outcome(case, explanation)
+    if not ok:
+        return None
 
-        def flag_dest(option: str, extraction=explanation.extraction):
-            flag = extraction.flag_for(option)
-            return flag.dest if flag is not None else None
+    def flag_dest(option: str, extraction=explanation.extraction):
+        flag = extraction.flag_for(option)
+        return flag.dest if flag is not None else None
 
-        accepted = accepted_changes(case, flag_dest)
-        proposed, text = proposed_changes(case, explanation, flag_dest)
-        # a default SGLang resolved: the value wanted is the operator's (the docs', the reporter's); the flag is the fix
-        free = case.kind == "override" and not any(o.given for o in explanation.overrides if o.field == case.expect_field)
-        match = None if accepted is None else _same(accepted, proposed, values=not free,
-                                                    env_defaults=explanation.extraction.env_defaults)
-        rows.append(FixRow(case, accepted, proposed, text, match))
+    accepted = accepted_changes(case, flag_dest)
+    proposed, text = proposed_changes(case, explanation, flag_dest)
+    # a default SGLang resolved: the value wanted is the operator's (the docs', the reporter's); the flag is the fix
+    free = case.kind == "override" and not any(o.given for o in explanation.overrides if o.field == case.expect_field)
+    match = None if accepted is None else _same(accepted, proposed, values=not free,
+                                                env_defaults=explanation.extraction.env_defaults)
+    return FixRow(case, accepted, proposed, text, match)
+
+
+def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
+    rows: list[FixRow] = []
+    for case in cases:
+        row = row_of(case)
+        if row is None:
+            continue
+        rows.append(row)
+        match, text = row.match, row.proposed_text
         shown = "-" if match is None else ("yes" if match else "NO")
         print(f"{case.slug[:58]:58}  {shown:4}  proposed: {text[:60]:60}  accepted: {case.fix[:70]}", file=out)
     scored = [r for r in rows if r.match is not None]

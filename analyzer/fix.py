@@ -711,6 +711,13 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
             if log is not None:
                 log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)}")
             candidate.replayed = replay_check(explanation, candidate, python, ssh, version, timeout_s, memory_mib)
+            if candidate.replayed and candidate.replayed.startswith("raises"):
+                # SGLang's own code rejects it: never shown as verified, whatever the engine said
+                candidate.verified = False
+                candidate.assumes = [f"the engine resolves it, but SGLang's replay {candidate.replayed}"]
+                candidate.outcome = f"not verified: SGLang's replay {candidate.replayed}"
+                report.fixes.remove(candidate)
+                report.plausible.insert(0, candidate)
     return report
 
 

@@ -261,7 +261,7 @@ def _scaled(explanation: Explanation, override: Override, runner: Runner, found:
         return None
     wanted = before * before / after
     value = int(round(wanted)) if isinstance(before, int) else float(f"{wanted:.3g}")
-    if isinstance(before, float) and 0 < before <= 1 < value:
+    if "fraction" in override.field and 0 < before <= 1 < value:
         return None  # a fraction stays a fraction (``mem_fraction_static`` 1.12 is no memory budget)
     found.tried += 1
     trace, _ = runner.run([Change("field", override.field, value)])
