@@ -45,3 +45,44 @@ def test_the_same_changes_match_and_others_do_not():
     assert _same(frozenset({("env", "X", "")}), frozenset({("env", "X", "0")}), env_defaults={"X": False})
     assert not _same(frozenset({("env", "X", "")}), frozenset({("env", "X", "1")}), env_defaults={"X": False})
     assert _same(tp4, tp4 | {("env", "Y", "1")})
+
+
+# -- the first fix on each corpus case (fetches the release's wheel once; python -m analyzer.corpus_fixes) --
+
+from analyzer import corpus  # noqa: E402
+from analyzer.corpus_fixes import row_of  # noqa: E402
+
+# The cases whose first fix is not the accepted one, and why (issue 15's closing note has the account).
+# Each is asserted to stay a miss: the day the tool gets one right, the test says to drop it here.
+FIRST_FIX_MISSES = {
+    "issue33483-l40-cuda-graph-max-bs-default": "the fix sets another field (cuda_graph_max_bs) than the computed config it feeds",
+    "issue36532-sm120-gdn-flashinfer-decode-needs-bf16-state": "the second change (prefill backend) is needed by no code the engine runs",
+    "issue39515-b200-nextn-page-size-triton": "any explicit backend keeps page 16; nothing in the code prefers trtllm_mha",
+    "pr14560-qwen3next-trtllm-mha-radix-disabled": "leaving the backend to SGLang vs naming triton: records differ (pr8991)",
+    "pr16531-rocm-hicache-overrides-decode-backend": "states the decode backend SGLang computed rather than changing the I/O backend",
+    "pr18136-b200-kimi-k2-thinking-int4-flashinfer-trtllm-moe": "a cause (--moe-a2a-backend deepep) before stating the runner",
+    "pr25779-lora-disables-piecewise-cuda-graph": "the engine finds --enforce-piecewise-cuda-graph keeps it; the record says no flag does",
+    "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
+    "pr28053-b200-dsr1-trtllm-mla-disables-prefill-cuda-graph": "the fix sets a flag that feeds the computed config",
+    "pr29506-dflash-rejects-dp-attention": "leaving out DP attention is only plausible (config.json call unmodeled); a verified trade-off comes first",
+    "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
+    "pr34326-megamoe-runner-alias-overrides-a2a": "the alias's canonical a2a backend is not derived",
+    "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",
+    "pr37130-rocm-aiter-long-context-mem-fraction-derate": "the engine does not model server_args._raw_input, so the env switch does not flip",
+    "pr37292-dsv4-deterministic-rejects-dsv4-backend": "the record's first alternative is 'none'; the tool proposes its second",
+    "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",
+    "pr8991-fa3-decode-hicache-falls-back-to-direct-io": "naming another backend vs leaving it to SGLang: records differ (pr14560)",
+}
+SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("case", SCORED, ids=lambda c: c.slug)
+def test_the_first_fix_is_the_accepted_one(case):
+    row = row_of(case)
+    if row is None or row.match is None:
+        pytest.skip(f"{case.slug}: not reproduced, or its accepted fix is no command-line change")
+    if case.slug in FIRST_FIX_MISSES:
+        assert not row.match, f"{case.slug}: the first fix is now the accepted one; drop it from FIRST_FIX_MISSES"
+    else:
+        assert row.match, f"{case.slug}: proposed {row.proposed_text!r}, accepted {case.fix!r}"
