@@ -450,9 +450,9 @@ def _ordering(explanation: Explanation) -> list[tuple[str, str, Any]]:
         passed = runner.run([], pass_sites={(error.site.file, error.site.line)}, engine_checks=False, max_paths=1)[0] if causes else None
         for cause in causes:
             if cause.alternative is not None:
-                out.append((cause.field, "True" if cause.alternative is True else str(cause.alternative), cause))
+                out.append((cause.field, "True" if cause.alternative is True else str(cause.alternative), True))
                 for name, value in siblings(explanation, passed, cause.site, cause.field):
-                    out.append((name, str(value), None))
+                    out.append((name, str(value), False))
     try:
         explanation._fix_ordering = out
     except AttributeError:  # pragma: no cover - a frozen explanation
@@ -483,7 +483,7 @@ def ordering_changes(explanation: Explanation) -> list[Change]:
     changes: list[Change] = []
     for name, value, cause in _ordering(explanation):
         flags = [f for f in explanation.extraction.flags_for_dest(name) if not f.deprecated and not f.suppressed]
-        if not flags or name in explanation.parsed.given and cause is None:
+        if not flags or name in explanation.parsed.given and not cause:
             continue
         flag = flags[0]
         if flag.action == "store_true":
@@ -705,6 +705,8 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
                                        for ch in candidate.changes)
         listed.sort(key=lambda c: rank_key(c, message, order))
     report = _drop_supersets(report)
+    for candidate in report.fixes + report.trade_offs + report.plausible + report.rejected:
+        candidate.result = None  # the runs were for the ranking: a report keeps (and copies) only the candidates
     if replay:
         chosen = report.fixes[:REPLAYED_FIXES]
         for index, candidate in enumerate(chosen, 1):
