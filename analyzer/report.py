@@ -239,8 +239,9 @@ def _fixes_json(report: Report) -> dict | None:
     if report.fixes is None:
         return None
     def plain(candidate) -> dict:
-        data = asdict(dataclasses.replace(candidate, next_error=None))
-        data.pop("next_error", None)  # the explanation a rejected change led to: the search's, not the report's
+        data = asdict(dataclasses.replace(candidate, next_error=None, result=None))
+        for key in ("next_error", "result", "cost", "sglang_own"):
+            data.pop(key, None)  # the search's own state (the runs, the ranking), not the report's
         return data
 
     return {
