@@ -28,8 +28,8 @@ from pathlib import Path
 from .errors import SgtraceError, SourceError
 from .safe_read import MAX_INPUT_BYTES, MAX_SOURCE_BYTES, check_path, read_file, read_text
 
-# The first release with the resolution logic sgtrace models (README: "any release from 0.5.7 on").
-OLDEST_SUPPORTED = (0, 5, 7)
+# The first release sgtrace reads (README: "any release from 0.4.0 on"); see ERA_NOTES for what it does not evaluate per release.
+OLDEST_SUPPORTED = (0, 4, 0)
 
 VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.-]?(post|dev|rc|a|b)\d*)*$")
 
@@ -392,7 +392,7 @@ def _download_wheel(version: str, dest: Path, package: str = "sglang", label: st
             raise SourceError(
                 f"{label} {version} does not exist on PyPI",
                 hint=f"`pip index versions {package}` lists the releases"
-                + ("; sgtrace supports 0.5.7 and newer" if package == "sglang" else ""),
+                + ("; sgtrace supports 0.4.0 and newer" if package == "sglang" else ""),
             )
         raise SourceError(f"could not download {package}=={version}: {reason}", hint="check the network or pass --sglang PATH")
     return wheels[0]
@@ -423,7 +423,49 @@ def list_cached() -> list[SourceTree]:
 
 
 def _version_key(text: str):
-    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.\-]", text))
+    return release_key(text)
+
+
+_RELEASE_RE = re.compile(r"^(\d+(?:\.\d+)*)(?:[.\-]?(a|b|rc)(\d*))?(?:[.\-]?post(\d*))?(?:[.\-]?dev(\d*))?$")
+
+
+def release_key(text: str) -> tuple:
+    """A sort key in PEP 440's order for the release numbers SGLang uses: 0.5.2rc0 < 0.5.2 <
+    0.5.2.post1 < 0.5.3; anything else sorts by its leading numbers, after the releases."""
+    m = _RELEASE_RE.match(text or "")
+    if not m:
+        return (version_tuple(text), 9, 0, 0, text)
+    nums = tuple(int(p) for p in m.group(1).split("."))
+    nums = nums + (0,) * (3 - len(nums)) if len(nums) < 3 else nums
+    pre = {"a": 0, "b": 1, "rc": 2}.get(m.group(2) or "", 3)
+    pre_n = int(m.group(3) or 0)
+    post = int(m.group(4) or 0) + 1 if m.group(4) is not None else 0
+    dev = -1 if m.group(5) is not None else 0
+    return (nums, pre, pre_n, post, dev)
+
+
+PYPI_JSON = "https://pypi.org/pypi/sglang/json"
+
+
+def pypi_releases(timeout_s: float = 20.0) -> list[str]:
+    """Every release of SGLang that PyPI has files for (yanked ones left out), oldest first, from
+    PyPI's JSON API (``$SGTRACE_PYPI_JSON`` names another). No network is one SourceError."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    url = os.environ.get("SGTRACE_PYPI_JSON") or PYPI_JSON
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310  (a fixed https URL, or the user's)
+            data = json.loads(response.read(32 * 2**20).decode("utf-8"))
+        releases = data["releases"]
+        versions = [v for v, files in releases.items()
+                    if isinstance(files, list) and files and not all(f.get("yanked") for f in files if isinstance(f, dict))]
+    except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise SourceError(f"could not read SGLang's release list from {url}: {reason}",
+                          hint="check the network (PyPI's JSON API); `sgtrace sources list` shows the cached releases") from None
+    return sorted((v for v in versions if VERSION_RE.match(v)), key=release_key)
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -154,7 +154,7 @@ def release_range(start: str | None, end: str | None, listed: str | None, notes:
     out = [v for v in pypi_releases(notes) if low <= sources.version_tuple(v) <= high]
     if not out:
         raise SgtraceError(f"no SGLang release from {start or 'the first'} to {end or 'the last'}",
-                           hint="`pip index versions sglang` lists them; sgtrace reads 0.5.7 and newer")
+                           hint="`sgtrace sources list --available` lists them; sgtrace reads 0.4.0 and newer")
     return out
 
 

@@ -26,6 +26,8 @@ ENVS_CLASS = "Envs"
 
 def extract_env(index: SourceIndex, evaluator: Evaluator | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """``(defaults, types)`` of every ``Envs`` declaration, in declaration order."""
+    if not index.exists(ENVIRON):  # releases before 0.5.3 read env vars with os.environ / get_bool_env_var only
+        return {}, {}
     module = index.get(ENVIRON)
     if module is None or ENVS_CLASS not in module.classes:
         return {}, {}

@@ -203,6 +203,84 @@ def remove_env(version: str) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# The flags environment: one interpreter for the flag table of every release
+# ---------------------------------------------------------------------------
+
+# What the flags environment holds: torch's CPU build (SGLang's hardware probes read
+# ``torch.version``/``torch.cuda``/``hasattr(torch, "npu")`` at import, and a stand-in torch
+# would answer them all) and numpy; every other third-party module SGLang's own code imports
+# is an import stand-in (``stand_in_missing``), and SGLang's sources come from the tree.
+# packaging, dill, msgspec and pydantic are real because SGLang's module-level code relies on
+# what they do (``version.parse(torch.__version__).release``, ``dill.dumps(cls).hex()``,
+# ``class KernelSpec(msgspec.Struct)``), which no stand-in can answer.
+FLAGS_ENV_PACKAGES = (TORCH_REQUIREMENT, "numpy", "packaging", "dill", "msgspec", "pydantic")
+
+
+def flags_env_dir() -> Path:
+    return cache_root() / "flag-env"
+
+
+def flags_env_python(*, create: bool = True, log=None) -> Path | None:
+    """The interpreter of the flags environment (built once, about a minute, ~700 MB), or None."""
+    path = flags_env_dir()
+    if _flags_env_complete(path):
+        return _python_in(path)
+    if not create:
+        return None
+    say = log or (lambda line: None)
+    root = path.parent
+    root.mkdir(parents=True, exist_ok=True)
+    with _lock(".flag-env"):
+        if _flags_env_complete(path):
+            return _python_in(path)
+        data = _read_marker(path)
+        if data is not None and _python_in(path).exists():  # an older list: add what is missing
+            missing = [req for req in FLAGS_ENV_PACKAGES
+                       if _norm(re.split(r"[=<>]", req)[0]) not in (data.get("pins") or {})]
+            say("adding " + " ".join(missing) + " to the flags environment")
+            with open(root / ".flag-env.log", "a") as log_file:
+                rc = _step([str(_python_in(path)), "-I", "-m", "pip", "install", "--disable-pip-version-check",
+                            "--no-input", *missing], log_file)
+            if rc != 0:
+                raise SgtraceError("adding packages to the flags environment failed (pip)", hint=f"see {root / '.flag-env.log'}")
+            data["pins"] = _installed(path)
+            (path / MARKER).write_text(json.dumps(data, indent=1, sort_keys=True))
+            return _python_in(path)
+        if path.exists():
+            _discard(path)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-flag-env-", dir=root))
+        started = time.monotonic()
+        try:
+            with open(root / ".flag-env.log", "w") as log_file:
+                python = _find_base_python()
+                say(f"creating the flags environment with {python}")
+                if _step([python, "-I", "-m", "venv", str(tmp)], log_file) != 0:
+                    raise SgtraceError("python -m venv failed for the flags environment", hint=f"see {log_file.name}")
+                say("installing " + " ".join(FLAGS_ENV_PACKAGES))
+                rc = _step([str(_python_in(tmp)), "-I", "-m", "pip", "install", "--disable-pip-version-check",
+                            "--no-input", *FLAGS_ENV_PACKAGES], log_file)
+                if rc != 0:
+                    raise SgtraceError("building the flags environment failed (pip)", hint=f"see {log_file.name}")
+            data = {"format": ENV_FORMAT, "version": "flags", "created": time.time(),
+                    "seconds": round(time.monotonic() - started, 1), "pins": _installed(tmp)}
+            (tmp / MARKER).write_text(json.dumps(data, indent=1, sort_keys=True))
+            os.rename(tmp, path)
+        except BaseException:
+            _discard(tmp)
+            raise
+    return _python_in(path)
+
+
+def _flags_env_complete(path: Path) -> bool:
+    """The flags environment is there, whole, and holds what FLAGS_ENV_PACKAGES names today."""
+    data = _read_marker(path)
+    if data is None or not _python_in(path).exists():
+        return False
+    pins = data.get("pins") or {}
+    return all(_norm(re.split(r"[=<>]", req)[0]) in pins for req in FLAGS_ENV_PACKAGES)
+
+
+# ---------------------------------------------------------------------------
 # Building
 # ---------------------------------------------------------------------------
 
@@ -331,7 +409,8 @@ def requirements_for(metadata_text: str) -> list[str]:
             continue
         req = line.split(":", 1)[1].strip()
         spec, _, marker = req.partition(";")
-        if "extra" in marker:
+        marker = _node_marker(marker)
+        if marker is None:
             continue
         m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*(.*)$", spec)
         if not m:
@@ -350,6 +429,23 @@ def requirements_for(metadata_text: str) -> list[str]:
     return out
 
 
+# Releases before 0.5.3 keep the server's requirements in extras (``pip install "sglang[all]"`` pulls
+# ``srt`` and ``runtime_common``): those count as the release's own requirements.
+NODE_EXTRAS = ("srt", "runtime-common", "runtime_common")
+
+
+def _node_marker(marker: str) -> str | None:
+    """A Requires-Dist marker with the node's extras taken as given: None for another extra's line,
+    else what is left of the marker ('' when nothing)."""
+    found = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", marker)
+    if found is None:
+        return marker.strip()
+    if found.group(1) not in NODE_EXTRAS:
+        return None
+    rest = (marker[: found.start()] + marker[found.end():]).strip()
+    return re.sub(r"^(and\s+)|(\s+and)$", "", rest).strip()
+
+
 def sglang_pins(metadata_text: str) -> dict[str, str]:
     """``{distribution: version}`` for every ``==`` pin in a wheel's METADATA (no extras)."""
     pins = {}
@@ -357,7 +453,7 @@ def sglang_pins(metadata_text: str) -> dict[str, str]:
         if not line.startswith("Requires-Dist:"):
             continue
         spec, _, marker = line.split(":", 1)[1].partition(";")
-        if "extra" in marker:
+        if _node_marker(marker) is None:
             continue
         m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*==\s*([^,\s]+)\s*$", spec)
         if m:

@@ -142,6 +142,9 @@ GPU_ONLY_MODULES = (
     "mlx_lm",
 )
 
+# The standard library's top-level names (never stood in for by ``stand_in_missing``).
+STDLIB_NAMES = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)
+
 # Stand-ins that answer no attribute (only submodule imports): packages that are
 # bare namespaces on a real node (flash-attn-4 installs ``flash_attn`` without the
 # v2 API, and SGLang checks ``hasattr(flash_attn, "flash_attn_func")``).
@@ -409,6 +412,28 @@ REC = None  # the Recorder of this run (hooks reach it through this)
 # ---------------------------------------------------------------------------
 
 
+# ``stand_in_missing`` (the flags mode on an interpreter with torch alone): transformers and the
+# other libraries SGLang imports at module level are stand-ins too, and module-level code reads
+# more of them (``PretrainedConfig.__class_validators__``, ``version >= (2, 4)``). Only then a
+# stand-in also answers attribute names that are not Python's own protocol names, and
+# comparisons (false). Off for replays.
+LENIENT = {"on": False}
+PROTOCOL_DUNDERS = frozenset(
+    name for kind in (object, type, types.FunctionType, types.ModuleType, int, float, list, dict, str, BaseException)
+    for name in dir(kind)
+) | frozenset((
+    "__wrapped__", "__signature__", "__origin__", "__args__", "__parameters__", "__dataclass_fields__",
+    "__dataclass_params__", "__fspath__", "__length_hint__", "__enter__", "__exit__", "__aenter__", "__aexit__",
+    "__await__", "__aiter__", "__anext__", "__index__", "__array__", "__array_interface__", "__array_struct__",
+    "__torch_function__", "__code__", "__self__", "__get__", "__set__", "__delete__", "__set_name__", "__copy__",
+    "__deepcopy__", "__getstate__", "__setstate__", "__reduce__", "__reduce_ex__", "__getnewargs__",
+    "__getnewargs_ex__", "__instancecheck__", "__subclasscheck__", "__mro_entries__", "__class_getitem__",
+    "__init_subclass__", "__path__", "__file__", "__spec__", "__loader__", "__all__", "__version__",
+    "__objclass__", "__isabstractmethod__", "__annotations__", "__qualname__", "__name__", "__module__",
+    "__call__", "__iter__", "__next__", "__len__", "__bool__", "__missing__", "__contains__", "__getitem__",
+))
+
+
 class StandIn:
     """Any attribute, any call, falsy. Hardware never comes from here."""
 
@@ -420,7 +445,9 @@ class StandIn:
         object.__setattr__(self, "_cls", None)
 
     def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
+        if name == "__func__":  # a classmethod's function, read off a stand-in class's method
+            return self
+        if name.startswith("__") and name.endswith("__") and (not LENIENT["on"] or name in PROTOCOL_DUNDERS):
             raise AttributeError(name)
         children = object.__getattribute__(self, "_children")
         if name not in children:
@@ -439,6 +466,12 @@ class StandIn:
     def __getitem__(self, key):
         return StandIn(object.__getattribute__(self, "_path") + "[]")
 
+    def __setitem__(self, key, value):  # a registry of the stand-in package (``CONFIG_MAPPING[k] = cls``)
+        pass
+
+    def __delitem__(self, key):
+        pass
+
     def __mro_entries__(self, bases):
         cls = object.__getattribute__(self, "_cls")
         if cls is None:
@@ -446,7 +479,9 @@ class StandIn:
             cls = type(
                 path.rsplit(".", 1)[-1],
                 (object,),
-                {"__module__": path.rsplit(".", 1)[0], "__init__": lambda self, *a, **k: None},
+                {"__module__": path.rsplit(".", 1)[0], "__init__": lambda self, *a, **k: None,
+                 # class keywords (``class K(ProcessingKwargs, total=False)``) go to __init_subclass__
+                 "__init_subclass__": classmethod(lambda cls, **kw: None)},
             )
             object.__setattr__(self, "_cls", cls)
         return (cls,)
@@ -486,6 +521,13 @@ class StandIn:
 
     def __eq__(self, other):
         return self is other
+
+    def _compare(self, other):
+        if not LENIENT["on"]:
+            return NotImplemented
+        return self._used("a comparison", False)
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
 
     def __hash__(self):
         return id(self)
@@ -592,6 +634,33 @@ class StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.node = None  # top-level names the node has (None: all of ``names``)
         self.prefer = set()  # stand-ins even where the real package is importable
         self.dist_versions = {}  # distribution name (normalized) -> version
+        self.stand_in_missing = False  # every missing third-party module gets a stand-in (flags mode only)
+
+    def _any_missing(self, top, fullname, path):
+        """With ``stand_in_missing`` (the flags mode on a bare interpreter): any top-level module that is
+        neither the standard library nor SGLang and that nothing else can import gets a stand-in too."""
+        if not self.stand_in_missing or top in ("sglang", "__main__") or top in STDLIB_NAMES:
+            return False
+        if top in self.active_tops:
+            return True
+        if fullname != top or self._really_importable(fullname, path) or not self._imported_by_sglang():
+            return False
+        self.names.add(top)
+        return True
+
+    def _imported_by_sglang(self):
+        """True when the import statement being run is in SGLang's own code (a library's optional
+        import, ``try: import simplejson``, is left to fail as it would)."""
+        own = sys._getframe(0).f_code.co_filename  # the harness (sent as text: it has no __file__)
+        f = sys._getframe(2)
+        for _ in range(40):
+            if f is None:
+                return False
+            name = f.f_code.co_filename
+            if not (name.startswith("<frozen importlib") or "importlib" + os.sep in name or name == own):
+                return REC is not None and REC.in_sglang(name)
+            f = f.f_back
+        return False
 
     def _really_importable(self, name, path):
         for finder in sys.meta_path:
@@ -632,12 +701,12 @@ class StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if fullname == top:
                 return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
             return None
-        if top not in self.names:
+        if top not in self.names and not self._any_missing(top, fullname, path):
             return None
         if (top not in self.active_tops and fullname == top and top not in self.prefer
                 and self._really_importable(fullname, path)):
             return None  # the real package is here: use it
-        if self.node is not None and top not in self.node:
+        if self.node is not None and top not in self.node and not self.stand_in_missing:
             if REC is not None and fullname == top:
                 REC.note("import of %s fails as on the node: this SGLang release does not install it" % top)
             return None
@@ -790,8 +859,26 @@ def _marker_true(marker, machine=None):
         return True
 
 
+# Releases before 0.5.3 put the server's requirements in extras (a node runs
+# ``pip install "sglang[all]"``, which pulls ``srt`` and ``runtime_common``): those count as the base.
+NODE_EXTRAS = ("srt", "runtime-common", "runtime_common")
+
+
+def _node_marker(marker):
+    """The marker of a Requires-Dist line with the node's extras taken as given: None when the line
+    belongs to another extra, else what is left to evaluate ('' for nothing)."""
+    found = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", marker)
+    if found is None:
+        return marker.strip()
+    if found.group(1) not in NODE_EXTRAS:
+        return None
+    rest = (marker[:found.start()] + marker[found.end():]).strip()
+    rest = re.sub(r"^(and\s+)|(\s+and)$", "", rest).strip()
+    return rest
+
+
 def _requirements_of_sglang(machine=None):
-    """Distribution names (normalized) SGLang requires on the node, extras left out."""
+    """Distribution names (normalized) SGLang requires on the node (extras left out, but NODE_EXTRAS)."""
     names = set()
     try:
         reqs = importlib.metadata.requires("sglang") or []
@@ -799,7 +886,8 @@ def _requirements_of_sglang(machine=None):
         return names
     for req in reqs:
         spec, _, marker = req.partition(";")
-        if "extra ==" in marker or "extra==" in marker:
+        marker = _node_marker(marker)
+        if marker is None:
             continue
         if marker and not _marker_true(marker, machine):
             continue
@@ -827,7 +915,7 @@ def _pins_of_sglang():
     except Exception:
         return pins
     for req in reqs:
-        if "extra ==" in req:
+        if _node_marker(req.partition(";")[2]) is None:
             continue
         m = re.match(r"^\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*==\s*([^;,\s]+)", req)
         if m:
@@ -2138,6 +2226,10 @@ def main(input_text):
                 forced["pynvml"] = make_pynvml(profile)
             finder = StandInFinder(GPU_ONLY_MODULES, forced)
             finder.dist_versions = _pins_of_sglang()
+            if inp.get("mode") == "flags" and inp.get("stand_in_missing"):
+                finder.stand_in_missing = True
+                LENIENT["on"] = True
+                rec.note("every third-party module this interpreter lacks is a stand-in (flags only)")
             finder.node = node_tops((profile or {}).get("runtime") if emulate else None,
                                     (profile or {}).get("host_arch") if emulate else None)
             if gpu_profile:

@@ -234,12 +234,16 @@ def flag_table(
     memory_mib: int | None = DEFAULT_MEMORY_MIB,
     create_missing: bool = True,
     log: Callable[[str], None] | None = None,
+    stand_in_missing: bool = False,
 ) -> list[dict[str, Any]]:
     """SGLang's own flag table in the target: one dict per argparse action of
     ``ServerArgs.add_cli_args`` (option_strings, dest, action, default, choices,
-    nargs, const, required; values encoded as in a Trace). Targets as for :func:`replay`."""
+    nargs, const, required; values encoded as in a Trace). Targets as for :func:`replay`.
+    ``stand_in_missing``: every third-party module the target lacks gets an import stand-in, so the
+    release's own ``add_cli_args`` runs on an interpreter with SGLang's sources alone (no torch); a
+    value that came from a stand-in shows as ``<stand-in ...>`` and never equals a static one."""
     inp = {"mode": "flags", "argv": [], "env": {}, "profile": None, "model_dir": None, "timeout_s": float(timeout_s),
-           "probes": probes.harness_input()}
+           "probes": probes.harness_input(), "stand_in_missing": bool(stand_in_missing)}
     target = _target(python=python, version=version, ssh=ssh, ssh_options=ssh_options, memory_mib=memory_mib,
                      create_missing=create_missing, log=log)
     result = _send(target, inp, timeout_s, memory_mib)
