@@ -212,8 +212,9 @@ def remove_env(version: str) -> bool:
 # is an import stand-in (``stand_in_missing``), and SGLang's sources come from the tree.
 # packaging, dill, msgspec and pydantic are real because SGLang's module-level code relies on
 # what they do (``version.parse(torch.__version__).release``, ``dill.dumps(cls).hex()``,
-# ``class KernelSpec(msgspec.Struct)``), which no stand-in can answer.
-FLAGS_ENV_PACKAGES = (TORCH_REQUIREMENT, "numpy", "packaging", "dill", "msgspec", "pydantic")
+# ``class KernelSpec(msgspec.Struct)``, openai's pydantic types as fields of SGLang's pydantic
+# models), which no stand-in can answer.
+FLAGS_ENV_PACKAGES = (TORCH_REQUIREMENT, "numpy", "packaging", "dill", "msgspec", "pydantic", "openai")
 
 
 def flags_env_dir() -> Path:

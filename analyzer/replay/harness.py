@@ -16,7 +16,12 @@ Input JSON::
 
     {"argv": [...], "env": {...}, "profile": {...} | null, "model_dir": path | null,
      "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags",
-     "probes": {"names": [...], "shape": regex, "modules": [...]}}
+     "probes": {"names": [...], "shape": regex, "modules": [...]},
+     "sys_path": [dir, ...], "stand_in_missing": bool}
+
+``sys_path`` goes first on ``sys.path`` (a source tree holding ``sglang/``); ``stand_in_missing``
+(flags mode only) gives every third-party module the interpreter lacks an import stand-in, so
+SGLang's ``add_cli_args`` runs with torch alone (the flags environment, ``envs.flags_env_python``).
 
 ``probes`` says which of SGLang's functions are hardware probes to wrap and record
 (``analyzer.knowledge.probes.harness_input()``); without it none is wrapped.
@@ -434,6 +439,12 @@ PROTOCOL_DUNDERS = frozenset(
 ))
 
 
+def _any_schema(*_args, **_kwargs):
+    from pydantic_core import core_schema
+
+    return core_schema.any_schema()
+
+
 class StandIn:
     """Any attribute, any call, falsy. Hardware never comes from here."""
 
@@ -447,6 +458,8 @@ class StandIn:
     def __getattr__(self, name):
         if name == "__func__":  # a classmethod's function, read off a stand-in class's method
             return self
+        if name == "__get_pydantic_core_schema__" and LENIENT["on"]:
+            return _any_schema  # a stand-in type as a field of a real pydantic model: any value
         if name.startswith("__") and name.endswith("__") and (not LENIENT["on"] or name in PROTOCOL_DUNDERS):
             raise AttributeError(name)
         children = object.__getattribute__(self, "_children")
@@ -2204,6 +2217,8 @@ def main(input_text):
                 rec.note("model config read from %s (for %s)" % (model_dir, ctx["model_original"] or "--model-path"))
 
             rec.phase = "import"
+            for entry in reversed(inp.get("sys_path") or []):  # a source tree to import SGLang from (flags mode)
+                sys.path.insert(0, str(entry))
             spec = importlib.util.find_spec("sglang")
             if spec is None or not spec.submodule_search_locations:
                 rec.fatal = {"kind": "no_sglang", "message": "SGLang is not installed in %s" % sys.executable}

@@ -255,6 +255,44 @@ def flag_table(
     raise ReplayCrash(f"building SGLang's parser in {target.where} failed: {reason}", hint=HINTS["crash"], trace=trace)
 
 
+FLAG_TABLE_FORMAT = 1
+
+
+def tree_flag_table(root: str | os.PathLike, *, timeout_s: float = 240, log: Callable[[str], None] | None = None,
+                    use_cache: bool = True) -> list[dict[str, Any]]:
+    """The flag table the SGLang tree at ``root`` (the folder holding ``sglang/``) builds with its own
+    ``ServerArgs.add_cli_args``, run in the flags environment (torch's CPU build and a few libraries;
+    every other third-party module an import stand-in, see ``envs.FLAGS_ENV_PACKAGES``). No replay
+    environment is needed, so it works for every release. Cached in the user cache per tree content,
+    harness text and the flags environment's packages."""
+    import hashlib
+
+    from .. import cache
+    from ..sources import tree_hash
+    from . import envs
+
+    python = envs.flags_env_python(log=log)
+    pins = json.dumps(envs._installed(envs.flags_env_dir()), sort_keys=True)
+    digest = hashlib.sha256((harness_source() + "\0" + pins).encode()).hexdigest()[:16]
+    key = f"flagtable-v{FLAG_TABLE_FORMAT}-{digest}-{tree_hash(Path(root))}"
+    if use_cache:
+        data = cache.load(key)
+        if isinstance(data, dict) and isinstance(data.get("flags"), list):
+            return data["flags"]
+    inp = {"mode": "flags", "argv": [], "env": {}, "profile": None, "model_dir": None, "timeout_s": float(timeout_s),
+           "probes": probes.harness_input(), "stand_in_missing": True, "sys_path": [str(Path(root).resolve())]}
+    target = _Target([str(python), "-I", "-c", BOOTSTRAP], f"the flags environment ({python})", "python")
+    result = _send(target, inp, timeout_s, DEFAULT_MEMORY_MIB)
+    _final, pieces, _other = parse_output(result[0])
+    if isinstance(pieces.get("flags"), list):
+        if use_cache:
+            cache.store(key, {"flags": pieces["flags"]})
+        return pieces["flags"]
+    trace = _interpret(*result, target=target, timeout_s=timeout_s)
+    reason = f"{trace.error.exc_type}: {trace.error.message}" if trace.error is not None else "no flag table in its output"
+    raise ReplayCrash(f"building SGLang's parser in {target.where} failed: {reason}", hint=HINTS["crash"], trace=trace)
+
+
 # ---------------------------------------------------------------------------
 # Where it runs
 # ---------------------------------------------------------------------------
