@@ -77,8 +77,9 @@ class Scenario:
     @property
     def era(self) -> str:
         """"A" (``__post_init__`` handlers, up to 0.5.18) or "B" (the resolution pipeline, 0.5.19 on)."""
-        parts = tuple(int(p) for p in self.version.split(".")[:3])
-        return "B" if parts >= (0, 5, 19) else "A"
+        from .sources import version_tuple
+
+        return "B" if version_tuple(self.version) >= (0, 5, 19) else "A"
 
 
 @dataclass

@@ -190,6 +190,13 @@ def explain(request: ExplainRequest) -> Explanation:
     return explain_with(request)
 
 
+def release_gap_notes(tree) -> list[str]:
+    """What this release resolves in a way the engine does not evaluate (analyzer/releases.py), as notes."""
+    from . import releases
+
+    return [f"SGLang {tree.version} ({gap.key}): {gap.text}" for gap in releases.gaps_of(tree.root)]
+
+
 def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = None, observed: list | None = None,
                  base: Explanation | None = None) -> Explanation:
     """``explain``, optionally on a given launch (a changed argv) and watching the conditions of some functions.
@@ -228,6 +235,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
     guard_reads.attach_reads(trace, extraction)
     trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
     trace.notes += [n for n in problem_notes(extraction) if not any(n.split(":", 1)[0] in seen for seen in trace.notes)]
+    trace.notes += release_gap_notes(tree)
     explanation = Explanation(
         request=request,
         tree=tree,

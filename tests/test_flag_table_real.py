@@ -7,6 +7,13 @@ strings, dest, action, default and choices. Set-valued choices are compared
 sorted on both sides (a set's order is the hash seed's). Runs for the release
 matrix (``make replay-envs``) and every other release with a cached replay
 environment; one fast hermetic case runs the era-A fixture tree.
+
+Every release from 0.4.0 on (``RELEASES``, post releases and release candidates included) is also
+checked without a replay environment: ``runner.tree_flag_table`` runs the release's own
+``add_cli_args`` in the shared flags environment (torch's CPU build and a few libraries, every
+other third-party module a stand-in; a value that came from a stand-in shows as ``<stand-in ...>``
+and never equals a static one). The real table is cached per tree, so a rerun costs the
+extraction only.
 """
 
 from __future__ import annotations
@@ -20,11 +27,28 @@ from analyzer import sources
 from analyzer.extract import extract
 from analyzer.model import NOT_LITERAL
 from analyzer.replay import envs
-from analyzer.replay.runner import flag_table
+from analyzer.replay.runner import flag_table, tree_flag_table
 from analyzer.trace import encode_value
 from test_replay_cli import make_fake_sglang, make_python
 
 MATRIX = ("0.5.11", "0.5.14", "0.5.18", "0.5.23")  # the Makefile's REPLAY_VERSIONS
+RELEASES = (  # every SGLang release on PyPI from 0.4.0 (sgtrace's oldest) to 0.5.23, as of 2026-12-02
+    "0.4.0", "0.4.0.post1", "0.4.0.post2", "0.4.1", "0.4.1.post1", "0.4.1.post2", "0.4.1.post3",
+    "0.4.1.post4", "0.4.1.post5", "0.4.1.post6", "0.4.1.post7", "0.4.2", "0.4.2.post1", "0.4.2.post2",
+    "0.4.2.post3", "0.4.2.post4", "0.4.3", "0.4.3.post1", "0.4.3.post2", "0.4.3.post3", "0.4.3.post4",
+    "0.4.4", "0.4.4.post1", "0.4.4.post2", "0.4.4.post3", "0.4.4.post4", "0.4.5", "0.4.5.post1",
+    "0.4.5.post2", "0.4.5.post3", "0.4.6", "0.4.6.post1", "0.4.6.post2", "0.4.6.post3", "0.4.6.post4",
+    "0.4.6.post5", "0.4.7", "0.4.7.post1", "0.4.8", "0.4.8.post1", "0.4.9", "0.4.9.post1", "0.4.9.post2",
+    "0.4.9.post3", "0.4.9.post4", "0.4.9.post5", "0.4.9.post6", "0.4.10", "0.4.10.post1", "0.4.10.post2",
+    "0.5.0rc0", "0.5.0rc1", "0.5.0rc2", "0.5.1", "0.5.1.post1", "0.5.1.post2", "0.5.1.post3", "0.5.2rc0",
+    "0.5.2rc1", "0.5.2rc2", "0.5.2", "0.5.3rc0", "0.5.3rc2", "0.5.3", "0.5.3.post1", "0.5.3.post2",
+    "0.5.3.post3", "0.5.4", "0.5.4.post1", "0.5.4.post2", "0.5.4.post3", "0.5.5", "0.5.5.post1",
+    "0.5.5.post2", "0.5.5.post3", "0.5.6", "0.5.6.post1", "0.5.6.post2", "0.5.7", "0.5.8", "0.5.8.post1",
+    "0.5.9", "0.5.10rc0", "0.5.10", "0.5.10.post1", "0.5.11", "0.5.12", "0.5.12.post1", "0.5.13",
+    "0.5.13.post1", "0.5.14", "0.5.15", "0.5.15.post1", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
+    "0.5.21", "0.5.22", "0.5.23",
+)
+
 COMPARED = ("option_strings", "dest", "action", "default", "choices")
 
 
@@ -80,3 +104,21 @@ def test_static_flag_table_is_the_real_parsers(replay_env, version):
     static = extract(sources.resolve(version)).flags
     found = differences(real, static)
     assert not found, f"SGLang {version}: {len(found)} difference(s):\n" + "\n".join(found[:20])
+
+
+@pytest.mark.replay
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("version", RELEASES)
+def test_static_flag_table_is_each_releases_own_parser(version):
+    tree = sources.resolve(version)
+    real = tree_flag_table(tree.root, timeout_s=240)
+    assert not any("<stand-in" in json.dumps(row) for row in real), "a flag's value came from a stand-in"
+    static = extract(tree).flags
+    found = differences(real, static)
+    assert not found, f"SGLang {version}: {len(found)} difference(s):\n" + "\n".join(found[:20])
+
+
+def test_the_release_list_is_in_pep440_order():
+    assert list(RELEASES) == sorted(RELEASES, key=sources.release_key)
+    assert RELEASES[0] == "0.4.0" and "0.4.0.post1" in RELEASES and "0.5.0rc0" in RELEASES

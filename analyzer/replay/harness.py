@@ -1039,6 +1039,65 @@ def neutralize_torch_compile(rec):
     torch.compile = compile
 
 
+def tolerate_stand_in_ops(rec, finder):
+    """``torch.library.register_fake("sgl_kernel::op")`` at import (0.5.5's fp8_kernel.py): the
+    operator is the real package's, which a stand-in does not register; torch raises that it
+    does not exist. For the namespace of a stand-in package the registration is skipped (noted)."""
+    try:
+        import torch.library as tl
+    except Exception:
+        return
+    original = getattr(tl, "register_fake", None)
+    if original is None:
+        return
+
+    def guarded(op, call):
+        namespace = op.split("::", 1)[0] if isinstance(op, str) else None
+        try:
+            return call()
+        except RuntimeError as exc:
+            if namespace not in finder.active_tops or "does not exist" not in str(exc):
+                raise
+            rec.note("torch.library.register_fake(%r) skipped: %s is a stand-in" % (op, namespace))
+            return None
+
+    @functools.wraps(original)
+    def register_fake(op, *args, **kwargs):
+        result = guarded(op, lambda: original(op, *args, **kwargs))
+        if result is None:
+            return lambda fn=None, *a, **k: fn
+        if callable(result) and not args:  # used as a decorator: the registration happens when it is applied
+            return lambda fn, *a, **k: guarded(op, lambda: result(fn, *a, **k)) or fn
+        return result
+
+    tl.register_fake = register_fake
+
+
+def install_missing_cpu_probes(prof, rec):
+    """``torch._C._cpu._is_amx_tile_supported``, which SGLang 0.4.x calls at import, is gone from
+    newer torch builds: put one back, answering the profile's ``host_amx_tile`` (False when the
+    profile does not say, noted: no AMX op of sgl_kernel is there to use it)."""
+    try:
+        import torch
+    except ImportError:
+        return
+    cpu = getattr(getattr(torch, "_C", None), "_cpu", None)
+    if cpu is None or hasattr(cpu, "_is_amx_tile_supported"):
+        return
+    value = bool((prof or {}).get("host_amx_tile"))
+    how = "profile %r (host_amx_tile)" % ((prof or {}).get("name") or "?")
+    if (prof or {}).get("host_amx_tile") is None:
+        how = "not in this torch build; the profile gives no host_amx_tile: False"
+
+    def _is_amx_tile_supported():
+        return value
+
+    try:
+        cpu._is_amx_tile_supported = _recorded("torch._C._cpu._is_amx_tile_supported", _is_amx_tile_supported, how)
+    except Exception:
+        pass
+
+
 def install_torch_profile(prof, rec):
     """Patch torch so that it describes the profile's node."""
     import torch
@@ -2261,11 +2320,13 @@ def main(input_text):
 
             # -- hardware
             neutralize_torch_compile(rec)
+            tolerate_stand_in_ops(rec, finder)
             if emulate:
                 try:
                     install_torch_profile(profile, rec)
                 except ImportError:
                     rec.note("torch is not importable here: only nvidia-smi/pynvml answer from the profile")
+                install_missing_cpu_probes(profile, rec)
                 if gpu_profile:
                     ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
                 install_node_files(profile.get("files"), rec)
