@@ -50,8 +50,9 @@ from analyzer.knowledge.probes import PROBES, Missing, ProbeSpec, Raises
 from analyzer.safe_read import read_utf8
 from analyzer.trace import Unknown, encode_value
 
-VENDORS = ("nvidia", "amd", "none")
-RUNTIMES = ("cuda", "rocm", "cpu")
+VENDORS = ("nvidia", "amd", "huawei", "intel", "mthreads", "none")
+RUNTIMES = ("cuda", "rocm", "npu", "xpu", "musa", "cpu")  # torch.cuda / torch.cuda (HIP) / torch_npu / torch.xpu / torch_musa
+ACCELERATOR_RUNTIMES = ("cuda", "rocm", "npu", "xpu", "musa")
 NATIVE = "native"
 _BUILTIN_DIR = "data/profiles"
 
@@ -87,6 +88,9 @@ class Profile:
     hip_version: str | None = None  # torch.version.hip
     host_arch: str | None = None  # platform.machine()
     host_amx_tile: bool | None = None  # torch._C._cpu._is_amx_tile_supported()
+    host_memory_mib: int | None = None  # psutil.virtual_memory().total, MiB
+    numa_nodes: int | None = None  # NUMA nodes SGLang's get_cpu_ids_by_node() lists (lscpu)
+    numa_node_memory_mib: int | None = None  # the smallest node's MemTotal in /sys/devices/system/node/node*/meminfo, MiB
     sgl_kernel_amx_ops: bool | None = None  # hasattr(torch.ops.sgl_kernel, "convert_weight_packed")
     mnnvl_fabric: bool | None = None  # NVLink fabric registration (GB200-class racks)
     packages: Mapping[str, bool] = field(default_factory=dict)  # importlib find_spec answers
@@ -238,6 +242,9 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "hip_version": (str,),
     "host_arch": (str,),
     "host_amx_tile": (bool,),
+    "host_memory_mib": (int,),
+    "numa_nodes": (int,),
+    "numa_node_memory_mib": (int,),
     "sgl_kernel_amx_ops": (bool,),
     "mnnvl_fabric": (bool,),
     "packages": (dict,),
@@ -303,6 +310,9 @@ _RANGES: dict[str, tuple[int, int, str]] = {
     "memory_per_gpu_mib": (1, MAX_MEMORY_MIB, "torch's total_memory of one GPU in MiB, e.g. 143167 for an H200"),
     "smi_memory_mib": (1, MAX_MEMORY_MIB, "nvidia-smi's memory.total in MiB, e.g. 143771 for an H200"),
     "multiprocessor_count": (1, MAX_MULTIPROCESSORS, "the GPU's SM (or CU) count, e.g. 132 for an H100"),
+    "host_memory_mib": (1, 1 << 30, "the host's RAM in MiB (psutil.virtual_memory().total)"),
+    "numa_nodes": (0, 4096, "the NUMA nodes lscpu lists (0: none)"),
+    "numa_node_memory_mib": (1, 1 << 30, "the smallest NUMA node's MemTotal in MiB"),
 }
 CAPABILITY_MAJOR = (1, 99)
 CAPABILITY_MINOR = (0, 99)
@@ -317,12 +327,12 @@ def _check_ranges(data: dict[str, Any], where: str) -> None:
         if not (isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high):
             raise SgtraceError(f"{where}: {key} = {value!r} is out of range ({low} to {high})", hint=f"{key} is {meaning}")
     count, runtime = data.get("gpu_count"), data.get("runtime")
-    if count == 0 and runtime in ("cuda", "rocm"):
+    if count == 0 and runtime in ACCELERATOR_RUNTIMES:
         raise SgtraceError(f"{where}: gpu_count = 0 with runtime = {runtime!r}: a {runtime.upper()} node has a GPU",
                            hint='give the GPUs the node has, or runtime = "cpu" for a CPU-only node')
     if count and runtime == "cpu":
         raise SgtraceError(f"{where}: gpu_count = {count} with runtime = 'cpu'",
-                           hint='a CPU-only node has gpu_count = 0; a GPU node has runtime = "cuda" or "rocm"')
+                           hint='a CPU-only node has gpu_count = 0; an accelerator node has runtime = "cuda", "rocm", "npu", "xpu" or "musa"')
 
 
 def _validate(data: dict[str, Any], where: str) -> None:

@@ -22,6 +22,7 @@ from analyzer.trace import Unknown
 BUILTINS = {
     "rtx-pro-6000-blackwell", "b200", "gb200", "b300", "h200", "h100", "a100",
     "mi300x", "mi355x", "cpu", "native",
+    "ascend-910b", "ascend-a3", "intel-max-1550", "mthreads-s4000", "cpu-xeon-2s",
 }
 
 
@@ -304,7 +305,7 @@ def test_bad_toml_is_one_line(tmp_path):
     "text, needle",
     [
         ('name = "x"\nruntime = "cuda"\n', "vendor"),
-        ('name = "x"\nvendor = "intel"\nruntime = "cuda"\n', "vendor"),
+        ('name = "x"\nvendor = "ibm"\nruntime = "cuda"\n', "vendor"),
         ('name = "x"\nvendor = "nvidia"\nruntime = "cuda"\ncompute_capabilty = [9, 0]\n', "compute_capability"),
         ('name = "x"\nvendor = "nvidia"\nruntime = "cuda"\ncompute_capability = [9]\n', "compute_capability"),
         ('name = "x"\nvendor = "nvidia"\nruntime = "cuda"\ngpu_count = "8"\n', "gpu_count"),
@@ -373,3 +374,47 @@ def test_a_cpu_node_has_no_gpu_and_a_gpu_node_some(tmp_path):
     with pytest.raises(SgtraceError, match="gpu_count = 2 with runtime = 'cpu'"):
         load_profile(write(tmp_path, 'name = "x"\nvendor = "none"\nruntime = "cpu"\ngpu_count = 2\n'))
     assert load_profile(write(tmp_path, GPU_NODE + "gpu_count = 1024\ncompute_capability = [12, 1]\n")).gpu_count == 1024
+
+
+# --- the accelerators beyond NVIDIA and AMD (issue 17) -----------------------
+
+
+@pytest.mark.parametrize("name, runtime, device, memory", [
+    ("ascend-910b", "npu", "npu", 65536),
+    ("ascend-a3", "npu", "npu", 65536),
+    ("intel-max-1550", "xpu", "xpu", 131072),
+    ("mthreads-s4000", "musa", "musa", 49152.0),
+])
+def test_an_accelerator_profile_answers_its_kind_and_memory(name, runtime, device, memory):
+    p = load_profile(name)
+    assert p.runtime == runtime
+    kinds = {k: p.probe(k) for k in ("is_cuda", "is_hip", "is_npu", "is_xpu", "is_musa")}
+    assert [k for k, v in kinds.items() if v] == ["is_" + runtime]
+    assert p.probe("torch.cuda.is_available") is False
+    assert p.probe("get_device") == device
+    assert p.probe("get_device_memory_capacity") == memory
+
+
+def test_npu_memory_is_torch_npu_mem_get_info_and_needs_torch_npu():
+    p = load_profile("ascend-910b")
+    assert p.probe("torch.npu.mem_get_info.total") == 65536 * 2**20
+    assert p.probe("get_npu_memory_capacity") == 65536
+    h100 = load_profile("h100")
+    assert h100.probe("get_npu_memory_capacity") == Raises("ImportError", "torch_npu is required when run on npu device.")
+    assert h100.probe("is_npu") is False
+
+
+def test_cpu_host_memory_is_the_smallest_numa_node():
+    p = load_profile("cpu-xeon-2s")
+    env = {"SGLANG_USE_CPU_ENGINE": "1"}
+    assert p.probe("get_device_memory_capacity", env) == 251464.0
+    assert p.probe("get_device_memory_capacity", {**env, "SGLANG_CPU_OMP_THREADS_BIND": "0-31"}) is None
+    flat = profile_from_dict({"name": "n", "vendor": "none", "runtime": "cpu", "gpu_count": 0, "host_arch": "x86_64",
+                              "numa_nodes": 0, "host_memory_mib": 1024})
+    assert flat.probe("get_device_memory_capacity", env) == 1024.0
+    assert is_unknown(load_profile("cpu").probe("get_device_memory_capacity", env))  # no host facts: unknown
+
+
+def test_an_npu_node_without_npus_is_refused(tmp_path):
+    with pytest.raises(SgtraceError, match="gpu_count = 0 with runtime = 'npu'"):
+        load_profile(str(write(tmp_path, 'name = "n"\nvendor = "huawei"\nruntime = "npu"\ngpu_count = 0\n')))

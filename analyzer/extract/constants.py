@@ -751,6 +751,13 @@ class Evaluator:
         submodule = self.module(f"{module.dotted}.{name}")
         if submodule is not None:
             return Ref("module", submodule, Ctx(submodule))
+        if depth < 16:  # ``from .common import *`` in a package's __init__ (sglang.srt.utils, 0.5.3-0.5.5)
+            for key, imported in module.imports.items():
+                if key.startswith("*"):
+                    star = self.module(imported.module)
+                    found = self._module_member(star, name, depth + 1) if star is not None else None
+                    if found is not None:
+                        return found
         return None
 
     def _imported(self, imported: ImportedName, depth: int = 0) -> Ref | None:

@@ -276,8 +276,14 @@ def collect_imports(body, current: str, is_package: bool) -> dict[str, ImportedN
     return names
 
 
+STAR = "*"  # ``names[STAR + module]``: ``from module import *`` (not an identifier: no name lookup meets it)
+
+
 def _collect_import(small, names, current, is_package):
-    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+    if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+        target = import_target(small, current, is_package)
+        names[STAR + target] = ImportedName(target, STAR)
+    elif isinstance(small, cst.ImportFrom):
         target = import_target(small, current, is_package)
         for alias in small.names:
             bound = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
@@ -391,6 +397,8 @@ def _light_imports(tree: ast.Module, dotted: str, is_package: bool) -> dict[str,
             for alias in stmt.names:
                 if alias.name != "*":
                     names[alias.asname or alias.name] = ImportedName(target, alias.name)
+                else:
+                    names[STAR + target] = ImportedName(target, STAR)
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:

@@ -143,10 +143,69 @@ def _is_hip(a: Ask) -> bool:
 
 
 def _not_modeled_device(a: Ask) -> bool:
-    # NPU (torch_npu), XPU, MUSA (torchada), MPS (macOS) and HPU never appear on
-    # the vendors a profile describes.
+    # MPS (macOS) and HPU never appear on the vendors a profile describes.
     a.fact("vendor")
     return False
+
+
+def _runtime_is(runtime: str) -> Callable[[Ask], bool]:
+    """``is_npu`` (``hasattr(torch, "npu") and torch.npu.is_available()``, torch_npu's namespace),
+    ``is_xpu`` (``torch.xpu.is_available()``), ``is_musa`` (torchada imported and
+    ``torch.version.musa``): the profile's runtime."""
+
+    def derive(a: Ask) -> bool:
+        return a.fact("runtime") == runtime
+
+    return derive
+
+
+def _accelerator_count(a: Ask) -> int:
+    """``torch.npu/xpu/musa.device_count()`` on its runtime, else 0."""
+    return int(a.fact("gpu_count")) if a.fact("runtime") in ("npu", "xpu", "musa") else 0
+
+
+def _accelerator_total_bytes(runtime: str) -> Callable[[Ask], Any]:
+    """``torch.<runtime>.mem_get_info()[1]``: memory_per_gpu_mib * 2**20 on that runtime, else None."""
+
+    def derive(a: Ask) -> Any:
+        return _total_memory_bytes(a) if a.fact("runtime") == runtime else None
+
+    return derive
+
+
+def _npu_memory(a: Ask) -> Any:
+    """``get_npu_memory_capacity``: ``torch.npu.mem_get_info()[1] // 1024 // 1024`` (torch_npu imported)."""
+    total = a.ask("torch.npu.mem_get_info.total")
+    if total is None:
+        return Raises("ImportError", "torch_npu is required when run on npu device.")
+    return total // 1024 // 1024
+
+
+def _xpu_memory(a: Ask) -> Any:
+    """``get_xpu_memory_capacity``: ``torch.xpu.mem_get_info()[1] // 1024 // 1024`` when torch.xpu is available."""
+    total = a.ask("torch.xpu.mem_get_info.total")
+    if total is None:
+        return Raises("ValueError", "No GPU memory values found.")
+    return total // 1024 // 1024
+
+
+def _mtgpu_memory(a: Ask) -> Any:
+    """``get_mtgpu_memory_capacity``: mthreads-gmi's FB memory total (MiB), the smallest over GPUs."""
+    if a.fact("runtime") != "musa":
+        return Raises("RuntimeError", "mthreads-gmi not found. Ensure Moore Threads drivers are installed and accessible.")
+    return float(a.fact("smi_memory_mib") if a.fact("smi_memory_mib") is not None else a.fact("memory_per_gpu_mib"))
+
+
+def _cpu_memory(a: Ask) -> Any:
+    """``get_cpu_memory_capacity``: None with env SGLANG_CPU_OMP_THREADS_BIND; else the smallest NUMA
+    node's MemTotal (``/sys/devices/system/node/node*/meminfo``, kB // 1024); with no NUMA node
+    listed, psutil's total // 2**20."""
+    if a.env.get("SGLANG_CPU_OMP_THREADS_BIND", ""):
+        return None
+    nodes = a.fact("numa_nodes")
+    if nodes == 0:
+        return float(int(a.fact("host_memory_mib")))
+    return float(int(a.fact("numa_node_memory_mib")))
 
 
 def _is_host(arches: tuple[str, ...]) -> Callable[[Ask], bool]:
@@ -163,11 +222,15 @@ def _is_cpu(a: Ask) -> bool:
 
 
 def _get_device(a: Ask) -> Any:
+    """``get_device``: cpu (SGLANG_USE_CPU_ENGINE), cuda (ROCm too), xpu, npu, hpu, musa, mps, in
+    SGLang's order; no accelerator raises."""
     if a.ask("is_cpu"):
         return "cpu"
     if a.ask("torch.cuda.is_available"):
         return "cuda"
-    a.fact("vendor")
+    runtime = a.fact("runtime")
+    if runtime in ("xpu", "npu", "musa"):
+        return runtime
     return Raises("RuntimeError", _NO_ACCELERATOR)
 
 
@@ -266,10 +329,19 @@ def _device_memory_capacity(a: Ask) -> Any:
         return a.ask("get_amdgpu_memory_capacity")
     device = a.answer("get_device")
     if device == "cpu":
-        raise Missing(
-            "get_device_memory_capacity on CPU reads host RAM per NUMA node, which a profile "
-            "does not model; give it in [probes]"
-        )
+        try:
+            return a.ask("get_cpu_memory_capacity")
+        except Missing:
+            raise Missing(
+                "get_device_memory_capacity on CPU reads host RAM per NUMA node: give the profile "
+                "numa_node_memory_mib (and numa_nodes), or the answer in [probes]"
+            ) from None
+    if device == "npu":
+        return a.ask("get_npu_memory_capacity")
+    if device == "xpu":
+        return a.ask("get_xpu_memory_capacity")
+    if device == "musa":
+        return a.ask("get_mtgpu_memory_capacity")
     return None
 
 
@@ -352,6 +424,19 @@ _SPECS: tuple[ProbeSpec, ...] = (
               "smi_memory_mib * 1024 on AMD, None elsewhere",
               _amd_only(lambda a: int(a.fact("smi_memory_mib") * 1024)), ("vendor", "smi_memory_mib")),
     ProbeSpec("host.machine", ("platform.machine()",), "host_arch", lambda a: a.fact("host_arch"), ("host_arch",)),
+    ProbeSpec("torch.npu.is_available", ("torch.npu.is_available()",), "runtime is npu (torch_npu installed)",
+              _runtime_is("npu"), ("runtime",)),
+    ProbeSpec("torch.npu.device_count", ("torch.npu.device_count()",), "gpu_count on an npu runtime, else 0",
+              lambda a: _accelerator_count(a) if a.fact("runtime") == "npu" else 0, ("gpu_count",)),
+    ProbeSpec("torch.npu.mem_get_info.total", ("torch.npu.mem_get_info()[1]",),
+              "memory_per_gpu_mib * 2**20 bytes on an npu runtime, else None",
+              _accelerator_total_bytes("npu"), ("memory_per_gpu_mib",)),
+    ProbeSpec("torch.xpu.is_available", ("torch.xpu.is_available()",), "runtime is xpu", _runtime_is("xpu"), ("runtime",)),
+    ProbeSpec("torch.xpu.device_count", ("torch.xpu.device_count()",), "gpu_count on an xpu runtime, else 0",
+              lambda a: _accelerator_count(a) if a.fact("runtime") == "xpu" else 0, ("gpu_count",)),
+    ProbeSpec("torch.xpu.mem_get_info.total", ("torch.xpu.mem_get_info()[1]",),
+              "memory_per_gpu_mib * 2**20 bytes on an xpu runtime, else None",
+              _accelerator_total_bytes("xpu"), ("memory_per_gpu_mib",)),
     # device kind (utils/common.py)
     ProbeSpec("is_cuda", ("is_cuda", "get_platform().is_cuda"),
               "torch.cuda.is_available() and torch.version.cuda is not None", _is_cuda,
@@ -359,12 +444,15 @@ _SPECS: tuple[ProbeSpec, ...] = (
     ProbeSpec("is_hip", ("is_hip", "get_platform().is_hip"), "torch.version.hip is not None", _is_hip, ("runtime",), device_kind=True),
     ProbeSpec("is_cuda_alike", ("is_cuda_alike",), "is_cuda() or is_hip()",
               lambda a: bool(a.ask("is_cuda") or a.ask("is_hip")), ("runtime",), device_kind=True),
-    ProbeSpec("is_npu", ("is_npu", "get_platform().is_npu"), "False: no torch_npu on these vendors",
-              _not_modeled_device, ("vendor",), device_kind=True),
-    ProbeSpec("is_xpu", ("is_xpu", "get_platform().is_xpu"), "False: no Intel GPU on these vendors",
-              _not_modeled_device, ("vendor",), device_kind=True),
-    ProbeSpec("is_musa", ("is_musa", "get_platform().is_musa"), "False: no Moore Threads GPU",
-              _not_modeled_device, ("vendor",), device_kind=True),
+    ProbeSpec("is_npu", ("is_npu", "get_platform().is_npu"),
+              "runtime is npu (hasattr(torch, 'npu') and torch.npu.is_available(): torch_npu, Ascend)",
+              _runtime_is("npu"), ("runtime",), device_kind=True),
+    ProbeSpec("is_xpu", ("is_xpu", "get_platform().is_xpu"),
+              "runtime is xpu (hasattr(torch, 'xpu') and torch.xpu.is_available(): Intel GPU)",
+              _runtime_is("xpu"), ("runtime",), device_kind=True),
+    ProbeSpec("is_musa", ("is_musa", "get_platform().is_musa"),
+              "runtime is musa (torchada importable and torch.version.musa: Moore Threads)",
+              _runtime_is("musa"), ("runtime",), device_kind=True),
     ProbeSpec("is_mps", ("is_mps", "get_platform().is_mps"), "False: not macOS", _not_modeled_device, ("vendor",), device_kind=True),
     ProbeSpec("is_host_cpu_x86", ("is_host_cpu_x86",), "platform.machine() in x86_64/amd64/i386/i686",
               _is_host(_X86), ("host_arch",)),
@@ -415,8 +503,11 @@ _SPECS: tuple[ProbeSpec, ...] = (
     # device description
     ProbeSpec("get_device_name", ("get_device_name",), "torch.cuda.get_device_name() when available, else None",
               _alias("torch.cuda.get_device_name"), ("gpu_name",)),
-    ProbeSpec("get_device_count", ("get_device_count",), "torch.cuda.device_count() when available, else 0",
-              _alias("torch.cuda.device_count"), ("gpu_count",)),
+    ProbeSpec("get_device_count", ("get_device_count",),
+              "torch.cuda.device_count() when available or on MUSA; torch.xpu.device_count() on XPU; else 0 (NPU too)",
+              lambda a: a.ask("torch.cuda.device_count") if a.ask("torch.cuda.is_available")
+              else _accelerator_count(a) if a.fact("runtime") == "musa"
+              else a.ask("torch.xpu.device_count"), ("gpu_count",)),
     ProbeSpec("get_device_core_count", ("get_device_core_count",),
               "multi_processor_count when torch.cuda is available, else 0",
               _if_gpu(lambda a: a.fact("multiprocessor_count"), 0), ("multiprocessor_count",)),
@@ -435,9 +526,23 @@ _SPECS: tuple[ProbeSpec, ...] = (
     ProbeSpec("get_amdgpu_memory_capacity", ("get_amdgpu_memory_capacity",),
               "rocminfo pool size KB / 1024, MiB (min over GPUs); no rocminfo -> ValueError",
               _amdgpu_memory, ("smi_memory_mib",)),
+    ProbeSpec("get_npu_memory_capacity", ("get_npu_memory_capacity",),
+              "torch.npu.mem_get_info()[1] // 2**20 (MiB); without torch_npu ImportError",
+              _npu_memory, ("memory_per_gpu_mib",)),
+    ProbeSpec("get_xpu_memory_capacity", ("get_xpu_memory_capacity",),
+              "torch.xpu.mem_get_info()[1] // 2**20 (MiB); no XPU -> ValueError",
+              _xpu_memory, ("memory_per_gpu_mib",)),
+    ProbeSpec("get_mtgpu_memory_capacity", ("get_mtgpu_memory_capacity",),
+              "mthreads-gmi FB memory total (MiB; smi_memory_mib, else memory_per_gpu_mib)",
+              _mtgpu_memory, ("smi_memory_mib", "memory_per_gpu_mib")),
+    ProbeSpec("get_cpu_memory_capacity", ("get_cpu_memory_capacity",),
+              "None with env SGLANG_CPU_OMP_THREADS_BIND; the smallest NUMA node's MemTotal (MiB); "
+              "numa_nodes = 0 -> host_memory_mib",
+              _cpu_memory, ("numa_node_memory_mib", "numa_nodes", "host_memory_mib")),
     ProbeSpec("get_device_memory_capacity", ("get_device_memory_capacity",),
               "is_cuda -> get_nvgpu_memory_capacity; is_hip -> get_amdgpu_memory_capacity; "
-              "cpu -> host RAM (not modeled: unknown); else None. Unit: MiB",
+              "npu/xpu/musa -> get_npu/xpu/mtgpu_memory_capacity; cpu -> get_cpu_memory_capacity "
+              "(host RAM per NUMA node); else None. Unit: MiB",
               _device_memory_capacity, ("smi_memory_mib",)),
     # software
     ProbeSpec("is_flashinfer_available", ("is_flashinfer_available", "get_platform().has_flashinfer"),

@@ -199,6 +199,9 @@ NODE_BASE_TOPS = {
     "cuda": ("triton", "nvidia"),
     "rocm": ("triton", "aiter", "amdsmi"),
     "cpu": ("triton", "nvidia"),  # pip install sglang brings torch's CUDA build even there
+    "npu": ("triton", "torch_npu"),  # an Ascend node: triton-ascend, torch_npu (profile-backed, install_accelerator_profile)
+    "xpu": ("triton",),  # pytorch-triton-xpu
+    "musa": ("triton",),
 }
 
 # Versions for stand-ins the target SGLang does not pin (they must parse:
@@ -1205,6 +1208,61 @@ def install_torch_profile(prof, rec):
         tcm.mem_get_info = torch.cuda.mem_get_info
     except Exception:
         pass
+
+
+def _accelerator_namespace(prof, rec, runtime, namespace):
+    """``torch.npu`` (torch_npu's) or ``torch.xpu`` answering from the profile: is_available,
+    device_count, mem_get_info, get_device_name, get_device_properties, current_device; every call
+    recorded. What else SGLang reads there is a stand-in (``torch.npu.config...``)."""
+    how = "profile %r (torch.%s emulated)" % (prof.get("name") or "?", runtime)
+    count = int(prof.get("gpu_count") or 0)
+    total = int(float(prof.get("memory_per_gpu_mib") or 0) * 1024 * 1024)
+    free = int(float(prof["memory_free_mib"]) * 1024 * 1024) if prof.get("memory_free_mib") is not None else total
+    name = prof.get("gpu_name") or runtime.upper()
+    props = types.SimpleNamespace(name=name, total_memory=total, type=runtime)
+    answers = {
+        "is_available": lambda *a, **k: True,
+        "device_count": lambda *a, **k: count,
+        "mem_get_info": lambda *a, **k: (free, total),
+        "get_device_name": lambda *a, **k: name,
+        "get_device_properties": lambda *a, **k: props,
+        "current_device": lambda *a, **k: 0,
+        "is_initialized": lambda *a, **k: True,
+    }
+    for attr, fn in answers.items():
+        setattr(namespace, attr, _recorded("torch.%s.%s" % (runtime, attr), fn, how))
+    for attr in ("set_device", "synchronize", "empty_cache"):
+        setattr(namespace, attr, _make_noop("torch.%s.%s" % (runtime, attr)))
+    return namespace
+
+
+def install_accelerator_profile(prof, rec, finder):
+    """An Ascend NPU node (``runtime = "npu"``): ``torch_npu`` importable (a profile-backed module)
+    and ``torch.npu``, as torch_npu registers it; an Intel GPU node (``"xpu"``): torch's own
+    ``torch.xpu`` answering from the profile. (MUSA is not emulated: torch_musa registers a
+    dispatch key this torch does not have.)"""
+    runtime = (prof or {}).get("runtime")
+    if runtime not in ("npu", "xpu"):
+        return
+    import torch
+
+    if runtime == "npu":
+        namespace = _accelerator_namespace(prof, rec, "npu", StandInModule("torch.npu"))
+        torch.npu = namespace
+        sys.modules["torch.npu"] = namespace
+        module = StandInModule("torch_npu")
+        module.__path__ = []
+        module.__file__ = None
+        module.__version__ = finder.version_for_module("torch_npu")
+        module.npu = namespace
+        module.__spec__ = importlib.machinery.ModuleSpec("torch_npu", finder, is_package=True)
+        module.__loader__ = finder
+        namespace.__spec__ = importlib.machinery.ModuleSpec("torch.npu", finder, is_package=True)
+        sys.modules["torch_npu"] = module  # its submodules are stand-ins: torch_npu is on the node (NODE_BASE_TOPS)
+        finder.active_tops.add("torch_npu")
+        rec.stand_in("torch_npu (profile-backed)")
+    else:
+        _accelerator_namespace(prof, rec, "xpu", torch.xpu)
 
 
 def install_node_files(files, rec):
@@ -2327,6 +2385,7 @@ def main(input_text):
                 except ImportError:
                     rec.note("torch is not importable here: only nvidia-smi/pynvml answer from the profile")
                 install_missing_cpu_probes(profile, rec)
+                install_accelerator_profile(profile, rec, finder)
                 if gpu_profile:
                     ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
                 install_node_files(profile.get("files"), rec)
@@ -2343,6 +2402,10 @@ def main(input_text):
                         rec.note("profile probe %s has no usable answer; SGLang computes it on the emulated node" % k)
                     else:
                         probe_overrides[k] = decoded
+                host_memory = (profile.get("answers") or {}).get("get_cpu_memory_capacity")
+                if profile.get("numa_node_memory_mib") is not None and isinstance(host_memory, (int, float)):
+                    # host RAM per NUMA node (/sys/devices/system/node, psutil): the profile's, not this machine's
+                    probe_overrides.setdefault("get_cpu_memory_capacity", host_memory)
                 if profile.get("mnnvl_fabric") is not None:
                     probe_overrides.setdefault("is_mnnvl_fabric_device", bool(profile["mnnvl_fabric"]))
             post = PostImportFinder({})
