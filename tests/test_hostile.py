@@ -485,11 +485,11 @@ def test_not_an_sglang_tree(capsys, tmp_path, layout):
 
 
 def test_release_older_than_supported(capsys, fresh_cache):
-    """0.4.0 (before the mamba strategy; README: 0.5.7 on): a one-line refusal, not a silent answer."""
-    tree = copy_tree(ERA_A, fresh_cache / "sources" / "0.4.0")
-    (tree / "sglang" / "_version.py").write_text('__version__ = "0.4.0"\n')
+    """0.3.6 (README: 0.4.0 on): a one-line refusal, not a silent answer."""
+    tree = copy_tree(ERA_A, fresh_cache / "sources" / "0.3.6")
+    (tree / "sglang" / "_version.py").write_text('__version__ = "0.3.6"\n')
     (tree / ".complete").write_text("fake\n")  # as if fetched: no network here
-    assert "older than 0.5.7" in bad_input(capsys, "explain", "--sglang", "0.4.0", "--args", "--model-path /m")
+    assert "older than 0.4.0" in bad_input(capsys, "explain", "--sglang", "0.3.6", "--args", "--model-path /m")
 
 
 @pytest.mark.network
