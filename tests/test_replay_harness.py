@@ -35,7 +35,7 @@ HARNESS_FILE = Path(harness.__file__)
 
 # Imports the harness may make of the TARGET interpreter's own packages (inside functions,
 # only when it patches them); everything else must be the standard library.
-TARGET_PACKAGES = {"torch", "msgspec", "sglang"}
+TARGET_PACKAGES = {"torch", "msgspec", "sglang", "pydantic_core"}  # pydantic_core: a stand-in type in a real pydantic model (flags mode)
 
 
 # ---------------------------------------------------------------------------
