@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: install demo test lint test-offline bench fuzz clean agreement reports corpus corpus-fixes
+.PHONY: install demo test lint test-offline bench fuzz clean agreement reports corpus corpus-fixes releases
 
 # Bytecode is compiled once here, also where PYTHONDONTWRITEBYTECODE is set: 0.05 s off every run.
 install:
@@ -43,6 +43,11 @@ agreement: install
 	$(PYTHON) -m analyzer.agreement tests/scenarios; a=$$?; \
 	$(PYTHON) -m analyzer.memory.agreement tests/scenarios/memory; m=$$?; \
 	exit $$(( a || m ))
+
+# Every SGLang release from 0.4.0 through the per-release tests (flag table against its own parser, a
+# reference explain); `make test` runs a sample of them. Fetches and extracts about 100 releases.
+releases: install
+	SGTRACE_ALL_RELEASES=1 $(PYTHON) -m pytest -q tests/test_flag_table_real.py tests/test_old_releases.py -k "own_parser or every_release"
 
 # The verdict on the corpus of real cases from SGLang's tracker (tests/cases/): one line per case and
 # the share of reproduced cases whose first cause is the one the maintainers established.

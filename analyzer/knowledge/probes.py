@@ -154,7 +154,7 @@ def _runtime_is(runtime: str) -> Callable[[Ask], bool]:
     ``torch.version.musa``): the profile's runtime."""
 
     def derive(a: Ask) -> bool:
-        return a.fact("runtime") == runtime
+        return bool(a.fact("runtime") == runtime)
 
     return derive
 
