@@ -558,6 +558,8 @@ def replay_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
     from .render import dumps
     from .replay_view import render_replay, replay_json
 
+    # a replay runs SGLang: in the tree --sglang names, never in the interpreter a unit names (that is --python)
+    sglang_spec = sglang_spec or "installed"
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
     place = replay_place(sglang_spec, python_path, ssh_target, ssh_config)
     run = run_replay_or_fail(lambda: replay_request(request, place, timeout_s, memory_mib), as_json)
@@ -593,6 +595,7 @@ def replay_place(sglang_spec, python_path, ssh_target, ssh_config, tree_version=
         return {"ssh": node, "python": python_path, "version": None}
     if python_path:
         return {"ssh": None, "python": python_path, "version": None}
+    sglang_spec = sglang_spec or "installed"  # not given: this interpreter, or the tree's replay environment
     if sources.VERSION_RE.match(sglang_spec):
         return {"ssh": None, "python": None, "version": sglang_spec}
     if sglang_spec == "installed":

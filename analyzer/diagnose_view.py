@@ -136,9 +136,12 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
         for candidate in report.trade_offs:
             lines.append(f"    {'; '.join(c.text() for c in candidate.changes)}  -- {candidate.trade_off}")
     if report.plausible:
-        lines.append("Plausible, not verified (they resolve only over a condition the engine could not evaluate):")
+        lines.append("Plausible, not verified (they resolve only over a condition the engine could not evaluate, "
+                     "or SGLang's replay rejected them):")
         for candidate in report.plausible:
-            assumed = candidate.assumes[0].split(": ", 1)[-1]
+            assumed = candidate.assumes[0]
+            if "SGLang's replay" not in assumed:
+                assumed = assumed.split(": ", 1)[-1]
             lines.append(f"    {'; '.join(c.text() for c in candidate.changes)}  -- {assumed}"
                          + (f"; {candidate.trade_off}" if candidate.trade_off else ""))
     return "\n".join(lines) + "\n"

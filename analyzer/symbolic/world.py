@@ -757,6 +757,11 @@ class World:
         value = self.interp.eval(target, self._class_frame(cls, module, node_cls))
         if isinstance(value, Unknown) and isinstance(target, ast.Call) and _source(target.func).endswith("field"):
             return Unknown(f"{cls.name}.{attr} is a dataclass field")
+        if (self.phase == START_UP and isinstance(value, (dict, list, set)) and not value
+                and _runs_calls_at_import(module)):
+            # a registry the class body starts empty and the module's own top-level calls fill
+            # (``SpeculativeAlgorithm.register("EAGLE")``): the engine does not run those calls
+            return Unknown(f"{cls.name}.{attr} starts empty; module-level code the engine does not run fills it")
         return value
 
     def _class_frame(self, cls: ClassRef, module: Module, node_cls: ast.ClassDef):
@@ -1134,3 +1139,8 @@ def _is_enum_class(node: ast.ClassDef) -> bool:
 
 
 __all__ = ["World", "json", "math"]
+
+
+def _runs_calls_at_import(module) -> bool:
+    """Whether the module's top level has call statements (registrations), beyond definitions and assignments."""
+    return any(isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) for stmt in module.tree.body)
