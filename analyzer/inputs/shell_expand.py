@@ -287,19 +287,7 @@ def _expand_array(param: Param, scope: ShellScope, notes: list[str]) -> list:
         notes.append(f"{where}: {param.name} is not set in what was read {_OUTSIDE}; '{param.raw.text}' kept as written")
         return [_Seg(param.raw, split=False, quoted=param.quoted)]
     if subscript in ("@", "*"):
-        if subscript == "*" and param.quoted:
-            joined: list[Located] = []
-            for k, element in enumerate(elements):
-                if k:
-                    joined.append(Located.at(" ", element.origin()))
-                joined.append(element)
-            return [_Seg(Located.join(joined) if joined else Located.at("", param.raw.origin()), split=False, quoted=True)]
-        segs: list = []
-        for k, element in enumerate(elements):
-            if k:
-                segs.append(_BREAK)
-            segs.append(_Seg(element, split=not param.quoted, quoted=param.quoted))
-        return segs
+        return _expand_list(elements, param, joined=subscript == "*")
     if subscript is not None and re.fullmatch(r"-?\d+", subscript):
         index = int(subscript)
         index = index + len(elements) if index < 0 else index
@@ -314,18 +302,24 @@ def _expand_positional(param: Param, scope: ShellScope, notes: list[str]) -> lis
     if not args:
         notes.append(f"{param.raw.origin().short()}: {param.raw.text} passes the script's arguments; none are given")
         return []
-    if param.name == "*" and param.quoted:
-        joined: list[Located] = []
-        for k, arg in enumerate(args):
+    return _expand_list(args, param, joined=param.name == "*")
+
+
+def _expand_list(values: list[Located], param: Param, joined: bool) -> list:
+    """``"$@"``/``"${A[@]}"``: one field per value; ``"$*"``/``"${A[*]}"`` (quoted): the values joined by
+    blanks in one field; unquoted, each value split on blanks."""
+    if joined and param.quoted:
+        pieces: list[Located] = []
+        for k, value in enumerate(values):
             if k:
-                joined.append(Located.at(" ", arg.origin()))
-            joined.append(arg)
-        return [_Seg(Located.join(joined), split=False, quoted=True)]
+                pieces.append(Located.at(" ", value.origin()))
+            pieces.append(value)
+        return [_Seg(Located.join(pieces) if pieces else Located.at("", param.raw.origin()), split=False, quoted=True)]
     segs: list = []
-    for k, arg in enumerate(args):
+    for k, value in enumerate(values):
         if k:
             segs.append(_BREAK)
-        segs.append(_Seg(arg, split=not param.quoted, quoted=param.quoted))
+        segs.append(_Seg(value, split=not param.quoted, quoted=param.quoted))
     return segs
 
 
