@@ -1107,8 +1107,10 @@ def diff_cmd(old, new, fields, sglang_spec, args_text, cmd_text, service, script
 @click.option("--fail-on", type=click.Choice(["raise", "override", "any"]),
               help="Exit 1 when a launch raises or is refused (raise), its silent overrides change (override), or either (any).")
 @click.option("--write", "write_patch", is_flag=True, help="Apply each flag migration to its unit or script (keeps FILE.bak).")
+@click.option("--jobs", "jobs", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="Processes to share the range out to (default: one per core, at least 4 releases each).")
 def upgrade_cmd(paths, start, end, listed, sglang_spec, args_text, cmd_text, service, script, env_items, model_config,
-                profile_name, as_json, as_markdown, junit_path, fail_on, write_patch):
+                profile_name, as_json, as_markdown, junit_path, fail_on, write_patch, jobs):
     """Each launch through every release of a range: per release the outcome (resolves, raises at file:line,
     flags refused) and the silent overrides that changed; for the first release whose outcome changes, what
     made the difference and the flag migration as a patch (printed; written only with --write).
@@ -1131,7 +1133,7 @@ def upgrade_cmd(paths, start, end, listed, sglang_spec, args_text, cmd_text, ser
     requests = upgrade_module.requests_for(list(paths), base)
     notes: list[str] = []
     releases = upgrade_module.release_range(start, end, listed, notes)
-    result = upgrade_module.upgrade(requests, releases, progress=None if (as_json or as_markdown) else progress)
+    result = upgrade_module.upgrade(requests, releases, progress=None if (as_json or as_markdown) else progress, jobs=jobs)
     result.notes = notes
     if as_json:
         echo(dumps(upgrade_module.to_json(result)))

@@ -10,16 +10,18 @@ difference (``verdict_view.diff_block`` and the changed sites of ``diff``) and, 
 flag went away, the flag migration that ``diff`` follows through deprecated aliases
 (``diff.option_renames``), as a patch for the unit or script (``fix.file_patch``).
 
-No process pool: measured on this 2-core machine (shared, load average about 3), 20 generated
-launches x 17 releases took 24.5 s in one process; split in two processes of 9 releases each
-(the release where they meet run by both) they took 21.6 s and 28.0 s side by side, so the
-wall time did not drop (no core was free) and each process loads its own releases.
-``bench/bench.py --only upgrade`` gives the figures.
+The range is cut into contiguous pieces, one per process of a pool (``--jobs``; by default
+one per core, at least ``MIN_RELEASES_PER_PROCESS`` releases each): each process loads only its
+own releases, and the release where two pieces meet is run by both, so that every pair of
+adjacent releases is compared in one process. The silent-override changes are worked out
+afterwards over the joined cells, as one process would. ``bench/bench.py --only upgrade`` gives
+the figures.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ FINAL_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 REASON_CHARS = 160
 UNIT_SUFFIXES = (".service",)
 SCRIPT_SUFFIXES = (".sh", ".bash")
+MIN_RELEASES_PER_PROCESS = 4  # fewer, and loading the pieces costs more than the second core gives
 
 
 # -- data --------------------------------------------------------------------------------------
@@ -311,8 +314,9 @@ def _short(value: Any) -> str:
     return short(value)
 
 
-def upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResult:
-    """Every launch of ``requests`` on every release of ``releases`` (in that order).
+def upgrade(requests: list, releases: list[str], progress=None, jobs: int | None = None) -> UpgradeResult:
+    """Every launch of ``requests`` on every release of ``releases`` (in that order), in ``jobs``
+    processes (``None``: one per core the range can use; 1: this process).
 
     The young generation is collected rarely while it runs (as the console script does for a
     whole run): each release adds a parsed program of a few hundred thousand objects, and with
@@ -323,12 +327,41 @@ def upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResult
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], 200_000), 30, 30)
     try:
-        return _upgrade(requests, releases, progress)
+        return _upgrade(requests, releases, progress, jobs)
     finally:
         gc.set_threshold(*thresholds)
 
 
-def _upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResult:
+def pieces(releases: list[str], jobs: int) -> list[list[str]]:
+    """The range cut into ``jobs`` contiguous pieces of about equal length, each starting on the
+    release the one before it ends on (so every adjacent pair lies inside one piece)."""
+    if jobs <= 1 or len(releases) < 3:
+        return [list(releases)]
+    jobs = min(jobs, len(releases) - 1)
+    steps = len(releases) - 1  # adjacent pairs, shared out
+    bounds = [round(k * steps / jobs) for k in range(jobs + 1)]
+    return [list(releases[bounds[k]: bounds[k + 1] + 1]) for k in range(jobs)]
+
+
+def default_jobs(releases: list[str]) -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, len(releases) // MIN_RELEASES_PER_PROCESS))
+
+
+@dataclass
+class _Piece:
+    """What one process found on its piece of the range: per launch its cells and its first change
+    there, and each release's field renames from the release before it."""
+
+    cells: list[list[Cell]]
+    transitions: list[Transition | None]
+    steps: dict[str, dict[str, str]]
+
+
+def _upgrade(requests: list, releases: list[str], progress=None, jobs: int | None = None) -> UpgradeResult:
     from .explain import load_launch
 
     started = time.perf_counter()
@@ -340,34 +373,77 @@ def _upgrade(requests: list, releases: list[str], progress=None) -> UpgradeResul
         item.name = item.launch.origin or "args"
         launches.append(item)
     result = UpgradeResult(releases=list(releases), launches=launches)
+    parts = pieces(list(releases), default_jobs(list(releases)) if jobs is None else jobs)
+    if len(parts) == 1:
+        found = [_run_piece(launches, parts[0], progress)]
+    else:
+        found = _run_pieces(launches, parts, progress)
+    steps: dict[str, dict[str, str]] = {}
+    for index, piece in enumerate(found):
+        steps.update(piece.steps)
+        for item, cells, change in zip(launches, piece.cells, piece.transitions):
+            item.cells.extend(cells[1:] if index else cells)  # a piece's first release is the last one's end
+            if item.transition is None:
+                item.transition = change
+    for item in launches:
+        _mark_override_changes(item, list(releases), steps)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _run_pieces(launches: list[LaunchUpgrade], parts: list[list[str]], progress=None) -> list[_Piece]:
+    """Each piece in a process of its own (forked: the launches are read already)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return [_run_piece(launches, part, progress) for part in parts]
+    if progress is not None:
+        progress(f"SGLang {parts[0][0]}..{parts[-1][-1]}: {len(launches)} launch(es) in {len(parts)} processes "
+                 f"({', '.join(f'{p[0]}..{p[-1]}' for p in parts)})")
+    bare = [dataclasses.replace(item, cells=[], transition=None) for item in launches]
+    with ProcessPoolExecutor(max_workers=len(parts), mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_run_piece, [bare] * len(parts), parts))
+
+
+def _run_piece(launches: list[LaunchUpgrade], releases: list[str], progress=None) -> _Piece:
+    """Every launch on each release of ``releases`` in turn: the cells, the first change, the renames."""
+    piece = _Piece(cells=[[] for _ in launches], transitions=[None] * len(launches), steps={})
     previous: _Release | None = None
     kept: dict[int, Any] = {}  # launch index -> its explanation on the previous release
-    steps: dict[str, dict[str, str]] = {}  # release -> field renames from the release before it
     for version in releases:
         if progress is not None:
             progress(f"SGLang {version}: {len(launches)} launch(es)")
         release = _Release(version)
         if previous is not None:
-            steps[version] = {k: r.new for k, r in _flags_diff(previous, release).renames.items()}
+            piece.steps[version] = {k: r.new for k, r in _flags_diff(previous, release).renames.items()}
         now: dict[int, Any] = {}
         for index, item in enumerate(launches):
             cell, explanation, refusal = _run(release, item.request, item.launch)
             now[index] = explanation
-            parsed = [c for c in item.cells if c.status != "refused"]
-            if cell.status == "refused":
-                pass  # nothing resolved: no overrides to compare
-            elif parsed:
-                cell.override_changes = override_changes(parsed[-1], cell, _renames_between(parsed[-1].release, version, releases, steps))
-            else:
-                cell.override_changes = [f"+{f} {b} -> {a}" for f, (b, a, _w) in cell.overrides.items()]
-            if item.cells and item.transition is None and cell.key() != item.cells[-1].key():
-                item.transition = transition(item, previous, release, item.cells[-1], cell, kept.get(index), explanation, refusal)
-            item.cells.append(cell)
+            cells = piece.cells[index]
+            if cells and piece.transitions[index] is None and cell.key() != cells[-1].key():
+                piece.transitions[index] = transition(item, previous, release, cells[-1], cell, kept.get(index),
+                                                      explanation, refusal)
+            cells.append(cell)
         if previous is not None:
             _forget_program(previous)  # its runs and its first changes are done: only ``release`` is read again
         previous, kept = release, now
-    result.seconds = time.perf_counter() - started
-    return result
+    return piece
+
+
+def _mark_override_changes(item: LaunchUpgrade, releases: list[str], steps: dict[str, dict[str, str]]) -> None:
+    """Each cell's override changes from the last earlier release that resolved the flags."""
+    parsed: list[Cell] = []
+    for cell in item.cells:
+        if cell.status == "refused":
+            continue  # nothing resolved: no overrides to compare
+        if parsed:
+            cell.override_changes = override_changes(parsed[-1], cell, _renames_between(parsed[-1].release, cell.release,
+                                                                                        releases, steps))
+        else:
+            cell.override_changes = [f"+{f} {b} -> {a}" for f, (b, a, _w) in cell.overrides.items()]
+        parsed.append(cell)
 
 
 def _renames_between(old: str, new: str, releases: list[str], steps: dict[str, dict[str, str]]) -> dict[str, str]:

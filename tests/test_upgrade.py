@@ -78,6 +78,19 @@ def test_override_changes_follow_renamed_fields():
     assert changes == ["~kept now -> 3 (was -> 2)", "+fresh None -> 4", "-gone (was x -> y)"]
 
 
+def test_pieces_cover_every_adjacent_pair_once():
+    releases = [f"r{n}" for n in range(17)]
+    for jobs in (1, 2, 3, 5, 16, 40):
+        parts = upgrade.pieces(releases, jobs)
+        assert len(parts) == min(jobs, 16)
+        assert parts[0][0] == "r0" and parts[-1][-1] == "r16"
+        assert all(a[-1] == b[0] for a, b in zip(parts, parts[1:]))  # each piece starts where the last ended
+        pairs = [(p[i], p[i + 1]) for p in parts for i in range(len(p) - 1)]
+        assert pairs == list(zip(releases, releases[1:]))
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    assert upgrade.pieces(["a", "b"], 4) == [["a", "b"]]
+
+
 def test_gate_and_junit_cases():
     item = upgrade.LaunchUpgrade(name="service:u.service", request=None)
     item.cells = [upgrade.Cell("1", "resolves", override_changes=["+f a -> b"]),
@@ -155,6 +168,33 @@ def test_p1_raises_through_0513_and_resolves_from_0514_with_the_auto_change(seed
     # the default you did not set, on both sides of the change (kept for --json)
     assert p1.cells[2].defaults["mamba_scheduler_strategy"][:2] == ("'auto'", "'no_buffer'")
     assert p1.cells[3].defaults["mamba_radix_cache_strategy"][:2] == ("'auto'", "'extra_buffer'")
+
+
+@pytest.mark.network
+def test_a_range_shared_out_to_processes_gives_what_one_process_gives():
+    """The pieces meet on 0.5.19 (P2's first change is 0.5.19 -> 0.5.20, in the second piece; the
+    removed flag's refusals follow); the override changes are worked out over the joined cells."""
+    releases = ["0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21"]
+    requests = [ExplainRequest(service=str(FIXTURES / name), profile=PROFILE) for name in ("p2.service", "p1.service")]
+    alone = upgrade.upgrade(requests, releases, jobs=1)
+    shared = upgrade.upgrade(requests, releases, jobs=2)
+    assert upgrade.pieces(releases, 2) == [releases[:3], releases[2:]]
+
+    def seen(result):
+        out = []
+        for item in result.launches:
+            cells = [(c.release, c.status, c.reason, c.site, c.function, c.overrides, c.override_changes, c.defaults)
+                     for c in item.cells]
+            change = item.transition
+            out.append((item.name, cells, change and (change.previous, change.release, change.before, change.after,
+                                                       change.lines, change.migrations, change.evidence, change.patch,
+                                                       change.retried)))
+        return out
+
+    assert seen(shared) == seen(alone)
+    p2 = shared.launches[0]
+    assert [c.release for c in p2.cells] == releases
+    assert (p2.transition.previous, p2.transition.release) == ("0.5.19", "0.5.20")
 
 
 @pytest.mark.network
