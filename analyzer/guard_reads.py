@@ -9,17 +9,28 @@ then use ``GuardValue.reads`` and never re-derive a condition's inputs from its 
 
 from __future__ import annotations
 
+import functools
+
 from .model import Extraction, Reads
 from .trace import GuardValue, Trace
 
+_INDEXED: list[tuple[Extraction, dict[tuple[str, int], Reads]]] = []  # the last few extractions' indexes
+_INDEXES_KEPT = 4
+
 
 def guard_index(extraction: Extraction) -> dict[tuple[str, int], Reads]:
-    """Every extracted guard's reads by place (the first guard found at a place wins)."""
-    index: dict[tuple[str, int], Reads] = {}
+    """Every extracted guard's reads by place (the first guard found at a place wins), built once per
+    extraction a process holds (a verdict, a fix and ``upgrade`` explain many launches on one)."""
+    for held, index in _INDEXED:
+        if held is extraction:
+            return index
+    index = {}
     for holder in (*extraction.sites, *extraction.calls):
         for guard in holder.guards:
             if guard.location is not None:
                 index.setdefault((guard.location.file, guard.location.line), guard.reads)
+    _INDEXED.insert(0, (extraction, index))
+    del _INDEXED[_INDEXES_KEPT:]
     return index
 
 
@@ -37,7 +48,14 @@ def attach_reads(trace: Trace, extraction: Extraction) -> None:
 
 def reads_of_text(expr: str) -> Reads:
     """``extract.reads.reads_of_text``, imported on first use: it parses with libcst (0.3 s to
-    import), and a run whose conditions all have an extracted guard never needs it."""
+    import), and a run whose conditions all have an extracted guard never needs it. Each text is
+    read once per process (a copy is returned: callers own their ``Reads``)."""
+    read = _read_text(expr)
+    return Reads(fields=list(read.fields), env=list(read.env), probes=list(read.probes), model=list(read.model))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_text(expr: str) -> Reads:
     from .extract.reads import reads_of_text as read_text
 
     return read_text(expr)

@@ -86,8 +86,22 @@ def final_values(record: Record) -> dict[str, Any]:
     that leaves them pending, and they are still what resolution decided)."""
     if record.era == "B":
         out = {}
-        for name in record.fields:
-            value = record.resolved(name)
+        if not all(type(declared) is dict for _source, declared in record.stash):
+            for name in record.fields:  # something other than SGLang's dicts was declared: field by field
+                value = record.resolved(name)
+                out[name] = None if value is MISSING else value
+            return out
+        declared_last: dict[str, Any] = {}  # ``Record.resolved`` of every field, the declarations walked once
+        for _source, declared in record.stash:
+            declared_last.update(declared)
+        for name, value in record.fields.items():
+            if name in declared_last:
+                value = declared_last[name]
+            else:
+                if value is MISSING:
+                    value = record.extra.get(name, MISSING)
+                if value is None and name in record.fallbacks:
+                    value = record.fallbacks[name]
             out[name] = None if value is MISSING else value
         return out
     out = dict(record.fields)
