@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -45,6 +46,7 @@ VERSIONS = ("0.5.11", "0.5.14", "0.5.18", "0.5.23")
 P1 = ["--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", "fixtures/inputs/p1.service"]
 
 # The targets of the issue "Benchmarks and hostile input".
+UPGRADE_RELEASES = 17  # issue 19's target is 100 launches x 17 releases
 TARGET_WARM_EXPLAIN_S = 0.3  # issue "The verdict": P1 with the verdict computed (was 0.5 before it)
 TARGET_REPLAY_RATIO = 15.0
 TARGET_COLD_EXTRACT_S = 5.0
@@ -111,9 +113,16 @@ def worker(env: dict[str, str], name: str, spec: dict, timeout: float = 900) -> 
 
 
 def timed(fn):
-    wall, cpu = time.perf_counter(), time.process_time()
+    """(result, wall, CPU of this process and of the children it waited for, e.g. upgrade's pool)."""
+    import resource
+
+    def cpu_now() -> float:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + children.ru_utime + children.ru_stime
+
+    wall, cpu = time.perf_counter(), cpu_now()
     result = fn()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
+    return result, time.perf_counter() - wall, cpu_now() - cpu
 
 
 # ---------------------------------------------------------------------------
@@ -410,6 +419,7 @@ def prepare_cache(versions: list[str], need_replay: bool) -> tuple[Path, dict[st
         (tmp / "replay-envs").symlink_to(user_root / "replay-envs", target_is_directory=True)
     env = dict(os.environ)
     env["SGTRACE_CACHE"] = str(tmp)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])  # children measure this checkout
     env.pop("SGTRACE_DEBUG", None)
     env["PYTHONDONTWRITEBYTECODE"] = env.get("PYTHONDONTWRITEBYTECODE", "")
     return tmp, env
@@ -601,8 +611,9 @@ def upgrade_releases(listed: str | None) -> list[str]:
 
     if listed:
         return [v for v in listed.split(",") if v]
-    return [t.version for t in sources.list_cached()
-            if sources.version_tuple(t.version) >= sources.OLDEST_SUPPORTED and "post" not in t.version]
+    final = [t.version for t in sources.list_cached()
+             if sources.version_tuple(t.version) >= sources.OLDEST_SUPPORTED and re.fullmatch(r"\d+\.\d+\.\d+", t.version)]
+    return sorted(final, key=sources.version_tuple)[-UPGRADE_RELEASES:]  # the target's 17: the newest cached
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -616,15 +627,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
     parser.add_argument("--keep-cache", action="store_true", help="keep the temporary SGTRACE_CACHE")
     parser.add_argument("--upgrade-launches", type=int, help="issue 19: launches for the upgrade line (default 100; --quick 10)")
-    parser.add_argument("--upgrade-releases", help="releases of the upgrade line (default: every cached release sgtrace reads)")
+    parser.add_argument("--upgrade-releases", help="releases of the upgrade line (default: the 17 newest cached final releases)")
     parser.add_argument("--only", choices=["upgrade"], help="run only this line")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("spec", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    try:
-        import analyzer  # noqa: F401  (installed: `make install`; else the checkout this file sits in)
-    except ImportError:
-        sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(REPO))  # the checkout this file sits in, whatever else is installed
     if args.worker:
         print(json.dumps(WORKERS[args.worker](json.loads(args.spec))))
         return 0
