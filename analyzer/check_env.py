@@ -3,9 +3,10 @@
 SGLang's bug template asks for that output, so a report usually has it. ``check_env``
 (``sglang/check_env.py``, ``BaseEnv.check_env``) prints one ``key: value`` line per fact,
 in this order: ``Python``; the device block of the class it picked from torch
-(``GPUEnv`` for a CUDA build of torch, ``HIPEnv`` for ROCm, ``CPUEnv`` from 0.5.12 for
-none): ``CUDA available: True`` (``ROCM available``), one ``GPU 0,1,...: NAME`` line per
-GPU model, ``GPU 0,1,... Compute Capability: X.Y`` per capability, ``CUDA_HOME``,
+(``GPUEnv`` for a CUDA build of torch, ``HIPEnv`` for ROCm, ``NPUEnv`` with torch_npu,
+``MUSAEnv``, ``XPUEnv``, ``CPUEnv`` from 0.5.12 for none): ``CUDA available: True`` (``ROCM``,
+``NPU``, ``MUSA``, ``XPU available``), one ``GPU 0,1,...: NAME`` line per GPU model (``NPU 0,1:
+NAME``, ``XPU 0,1: NAME``), ``GPU 0,1,... Compute Capability: X.Y`` per capability, ``CUDA_HOME``,
 ``NVCC: Cuda compilation tools, release 12.4, ...`` (``HIPCC: HIP version: ...``),
 ``CUDA Driver Version: 550.127.05`` (``ROCM Driver Version``), or ``CPU Architecture`` and
 ``CPU Count``; then ``PyTorch: 2.5.1+cu124``; one line per package of its list (its
@@ -36,16 +37,21 @@ PREFIX = "check-env:"  # --profile check-env:FILE (what --check-env FILE stands 
 WHAT = "check_env output"
 HINT = "paste the whole output of `python3 -m sglang.check_env`, run on the node where the server runs"
 
-# The device block's first line, by check_env's env class: (vendor, runtime).
-AVAILABLE = {"CUDA available": ("nvidia", "cuda"), "ROCM available": ("amd", "rocm")}
-OTHER_DEVICES = ("NPU available", "XPU available", "MUSA available", "MPS available")
+# The device block's first line, by check_env's env class: (vendor, runtime, what its device lines
+# start with). NPUEnv and XPUEnv print their own (``NPU 0,1: Ascend910B3``, ``XPU 0,1: Intel(R) ...``
+# after ``XPU count``); MUSAEnv prints BaseEnv's ``GPU`` lines (torch.cuda through torchada).
+AVAILABLE = {"CUDA available": ("nvidia", "cuda", "GPU"), "ROCM available": ("amd", "rocm", "GPU"),
+             "NPU available": ("huawei", "npu", "NPU"), "XPU available": ("intel", "xpu", "XPU"),
+             "MUSA available": ("mthreads", "musa", "GPU")}
+OTHER_DEVICES = ("MPS available",)
 NOT_AVAILABLE = "Module Not Found"
 UNAVAILABLE_VALUES = ("Not Available", "None", "")
 # check_env names distributions; a profile's [packages] holds the modules SGLang looks up with find_spec.
 MODULE_OF = {"flashinfer_python": "flashinfer", "sglang_kernel": "sgl_kernel", "sgl_kernel": "sgl_kernel",
              "python_multipart": "multipart", "pyzmq": "zmq", "decord2": "decord"}
 NOT_A_PACKAGE = {"python", "pytorch", "cuda_home", "rocm_home", "nvcc", "hipcc", "cuda_driver_version",
-                 "rocm_driver_version", "cpu_architecture", "cpu_count", "ulimit_soft", "sglang"}
+                 "rocm_driver_version", "cpu_architecture", "cpu_count", "ulimit_soft", "sglang", "cann_home", "cann",
+                 "bisheng", "ascend_driver_version", "musa_home", "mcc", "musa_driver_version", "xpu_count"}
 # The CUDA version nvidia-smi prints for a driver is the newest its branch supports (NVIDIA's
 # minimum-driver table): the first branch at or below the driver's gives it.
 DRIVER_CUDA = ((580, "13.0"), (575, "12.9"), (570, "12.8"), (565, "12.7"), (560, "12.6"), (555, "12.5"), (550, "12.4"),
@@ -55,8 +61,6 @@ MODEL_FACTS = ("memory_per_gpu_mib", "smi_memory_mib", "multiprocessor_count", "
                "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric")
 
 _LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_., ()\-]*?)\s*:\s?(.*)$")
-_GPU = re.compile(r"^GPU ((?:\d+,)*\d+)$")
-_GPU_CAPABILITY = re.compile(r"^GPU ((?:\d+,)*\d+) Compute Capability$")
 _CAPABILITY = re.compile(r"^(\d+)\.(\d+)$")
 _CU_TAG = re.compile(r"\+cu(\d+)(\d)\b")
 _ROCM_TAG = re.compile(r"\+rocm(\d+\.\d+(?:\.\d+)?)")
@@ -121,18 +125,21 @@ def profile_facts(text: str, where: str) -> tuple[dict[str, Any], list[str]]:
     device = next((k for k, _ in found if k in AVAILABLE), None)
     other = next((k for k, _ in found if k in OTHER_DEVICES), None)
     if device is None and other is not None:
-        raise SgtraceError(f"{where} is from a node with {other.split()[0]} devices; sgtrace's profiles describe NVIDIA, AMD and CPU nodes",
+        raise SgtraceError(f"{where} is from a node with {other.split()[0]} devices; sgtrace's profiles describe NVIDIA, AMD, "
+                           "Ascend, Intel XPU, Moore Threads and CPU nodes",
                            hint="write a profile TOML for it (see analyzer/data/profiles/*.toml)")
     if device is None:
         if "CPU Architecture" not in keys:
             raise SgtraceError(f"{where} has no 'CUDA available', 'ROCM available' or 'CPU Architecture' line", hint=HINT)
         facts.update(vendor="none", runtime="cpu", gpu_count=0, host_arch=keys["CPU Architecture"] or None)
     else:
+        vendor, runtime, prefix = AVAILABLE[device]
         if keys[device].lower() != "true":
-            raise SgtraceError(f"{where} says '{device}: {keys[device]}': torch saw no GPU where it ran",
-                               hint="run it where the server runs, with the same CUDA_VISIBLE_DEVICES")
-        facts["vendor"], facts["runtime"] = AVAILABLE[device]
-        facts.update(_gpus(found, where))
+            raise SgtraceError(f"{where} says '{device}: {keys[device]}': torch saw no {prefix} where it ran",
+                               hint="run it where the server runs, with the same CUDA_VISIBLE_DEVICES (ASCEND_RT_VISIBLE_DEVICES, "
+                                    "ZE_AFFINITY_MASK, MUSA_VISIBLE_DEVICES)")
+        facts["vendor"], facts["runtime"] = vendor, runtime
+        facts.update(_gpus(found, where, prefix))
     facts.update(_versions(keys, facts, notes))
     packages = _packages(found)
     if packages:
@@ -143,14 +150,17 @@ def profile_facts(text: str, where: str) -> tuple[dict[str, Any], list[str]]:
     return facts, notes
 
 
-def _gpus(found: list[tuple[str, str]], where: str) -> dict[str, Any]:
+def _gpus(found: list[tuple[str, str]], where: str, prefix: str = "GPU") -> dict[str, Any]:
+    """The device model and count of the ``PREFIX 0,1,...: NAME`` lines (and the compute capability)."""
     names: dict[str, list[int]] = {}
     capabilities: dict[tuple[int, int], list[int]] = {}
+    device_line = re.compile(rf"^{prefix} ((?:\d+,)*\d+)$")
+    capability_line = re.compile(rf"^{prefix} ((?:\d+,)*\d+) Compute Capability$")
     for key, value in found:
-        gpu, cap = _GPU.match(key), _GPU_CAPABILITY.match(key)
+        gpu, cap = device_line.match(key), capability_line.match(key)
         if gpu:
             if not value:
-                raise SgtraceError(f"{where}: '{key}:' has no GPU name", hint=HINT)
+                raise SgtraceError(f"{where}: '{key}:' has no {prefix} name", hint=HINT)
             names.setdefault(value, []).extend(int(i) for i in gpu.group(1).split(","))
         elif cap:
             number = _CAPABILITY.match(value)
@@ -158,14 +168,14 @@ def _gpus(found: list[tuple[str, str]], where: str) -> dict[str, Any]:
                 raise SgtraceError(f"{where}: '{key}: {value}' is not a compute capability", hint="check_env prints it as major.minor, e.g. 9.0")
             capabilities.setdefault((int(number.group(1)), int(number.group(2))), []).extend(int(i) for i in cap.group(1).split(","))
     if not names:
-        raise SgtraceError(f"{where} lists no GPU (no 'GPU 0,1,...: NAME' line)", hint=HINT)
+        raise SgtraceError(f"{where} lists no {prefix} (no '{prefix} 0,1,...: NAME' line)", hint=HINT)
     if len(names) > 1 or len(capabilities) > 1:
-        listed = "; ".join(f"GPU {','.join(map(str, ids))}: {name}" for name, ids in names.items())
-        raise SgtraceError(f"{where} lists more than one GPU model ({listed}); a profile describes one",
+        listed = "; ".join(f"{prefix} {','.join(map(str, ids))}: {name}" for name, ids in names.items())
+        raise SgtraceError(f"{where} lists more than one {prefix} model ({listed}); a profile describes one",
                            hint="run check_env with CUDA_VISIBLE_DEVICES set to the GPUs the server uses")
     (name, ids), = names.items()
     if len(set(ids)) != len(ids):
-        raise SgtraceError(f"{where} lists GPU {sorted(ids)[0]} twice", hint=HINT)
+        raise SgtraceError(f"{where} lists {prefix} {sorted(ids)[0]} twice", hint=HINT)
     facts: dict[str, Any] = {"gpu_name": name, "gpu_count": len(ids)}
     if capabilities:
         (capability, _), = capabilities.items()
@@ -196,6 +206,11 @@ def _versions(keys: dict[str, str], facts: dict[str, Any], notes: list[str]) -> 
                          f"{nvcc.group(1)} (CUDA_HOME's toolkit); give it in a profile if torch's differs")
         else:
             notes.append("check_env gives neither PyTorch's +cu tag nor NVCC's release: torch_cuda_version is unknown")
+    elif facts["runtime"] in ("npu", "musa"):
+        key = "Ascend Driver Version" if facts["runtime"] == "npu" else "MUSA Driver Version"
+        driver = _available(keys.get(key))
+        if driver:
+            notes.append(f"{key} {driver} (check_env): SGLang's resolution reads no driver version on this accelerator")
     elif facts["runtime"] == "rocm":
         tag = _ROCM_TAG.search(torch_version)
         hip = _HIP_VERSION.search(keys.get("HIPCC", ""))

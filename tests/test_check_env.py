@@ -222,6 +222,80 @@ def test_check_env_on_standard_input_is_read_once(monkeypatch, tmp_path):
     assert first.gpu_name == again.gpu_name == "NVIDIA H200" and first.gpu_count == 8
 
 
+# -- other accelerators ------------------------------------------------------------------------------
+
+# an Atlas A3 node (sgl-project/sglang#36423, SGLang 0.5.18, CANN 9.0.0): NPUEnv's block, cut short
+NPU_REPORTED = """root@hostname-kczbs:/workspace# python3 -m sglang.check_env
+Python: 3.11.15 (main, May 13 2026, 09:39:24) [GCC 11.4.0]
+NPU available: True
+NPU 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15: Ascend910_9382
+CANN_HOME: /usr/local/Ascend/cann-9.0.0
+CANN: Not Available
+BiSheng: 2026-04-25T15:46:25+08:00 clang version 15.0.5 (clang-5c68a1cb1231 flang-5c68a1cb1231)
+Ascend Driver Version: 25.5.0
+PyTorch: 2.10.0+cpu
+sglang: 0.5.18
+sglang-kernel: Module Not Found
+flashinfer_python: Module Not Found
+triton: 3.5.0
+transformers: 5.12.1
+torch_npu: 2.10.0
+sgl-kernel-npu: 2026.6.1
+deep_ep: 1.0.0+e05fc90e.cann.9.0.0.b250
+Ascend Topology:
+           Phy-ID0    Phy-ID1
+Phy-ID0    X          HCCS
+ulimit soft: 1048576
+"""
+
+# XPUEnv's block (0.5.23's check_env) on the node of the built-in intel-max-1550 profile
+XPU_NODE = """Python: 3.12.3 (main, Jan 22 2026, 20:57:42) [GCC 13.3.0]
+XPU available: True
+XPU count: 8
+XPU 0,1,2,3,4,5,6,7: Intel(R) Data Center GPU Max 1550
+PyTorch: 2.9.0+xpu
+flashinfer_python: Module Not Found
+ulimit soft: 1024
+"""
+
+
+def test_an_ascend_paste_is_an_npu_profile_with_its_own_count_and_packages(tmp_path):
+    profile = from_paste(tmp_path, NPU_REPORTED)
+    assert (profile.vendor, profile.runtime, profile.gpu_name, profile.gpu_count) == ("huawei", "npu", "Ascend910_9382", 16)
+    assert profile.packages["torch_npu"] is True and profile.packages["sgl_kernel"] is False
+    assert "cann" not in profile.packages and "ascend_driver_version" not in profile.packages
+    assert any("Ascend Driver Version 25.5.0" in n for n in profile.notes)
+    # no built-in profile has this SKU (ascend-a3 is Ascend910_9392): memory stays unknown, and it says so
+    assert profile.memory_per_gpu_mib is None and any("no built-in profile has Ascend910_9382" in n for n in profile.notes)
+
+
+def test_an_xpu_paste_gives_the_builtin_xpu_facts(tmp_path):
+    profile, builtin = from_paste(tmp_path, XPU_NODE), load_profile("intel-max-1550")
+    for name in GPU_FACTS:
+        assert getattr(profile, name) == getattr(builtin, name), name
+
+
+# -- SGLang's own check_env on an emulated node ------------------------------------------------------
+
+
+@pytest.mark.replay
+@pytest.mark.parametrize("name", ["h200", "b200", "mi300x", "ascend-910b", "ascend-a3", "intel-max-1550", "cpu-xeon-2s"])
+def test_what_sglangs_check_env_prints_on_the_emulated_node_reads_back_to_that_profile(replay_env, tmp_path, name):
+    """The replay env runs ``python3 -m sglang.check_env`` (SGLang's own printer) on the profile's emulated
+    hardware; reading that output back gives every fact of the GPU model the built-in profile has."""
+    from analyzer.replay.runner import check_env_output
+
+    builtin = load_profile(name)
+    replay_env("0.5.23")
+    text = check_env_output(builtin, version="0.5.23")
+    assert "Traceback" not in text, text
+    profile = from_paste(tmp_path, text)
+    # a CPU node has no GPU model whose built-in profile could add what check_env does not print
+    facts = ("vendor", "runtime", "gpu_count", "host_arch") if builtin.runtime == "cpu" else GPU_FACTS
+    for fact in facts:
+        assert getattr(profile, fact) == getattr(builtin, fact), (fact, text)
+
+
 # -- hostile pastes: one line, exit 2 ----------------------------------------------------------------
 
 
@@ -234,7 +308,10 @@ HOSTILE = {
     "two models": ("Python: 3.12.3\nCUDA available: True\nGPU 0: NVIDIA H200\nGPU 1: NVIDIA H100 80GB HBM3\n", "more than one GPU model"),
     "bad capability": ("Python: 3.12.3\nCUDA available: True\nGPU 0: NVIDIA H200\nGPU 0 Compute Capability: sm90\n",
                        "is not a compute capability"),
-    "an NPU node": ("Python: 3.11.6\nNPU available: True\nNPU 0,1: Ascend910B3\n", "NPU devices"),
+    "an Apple node": ("Python: 3.12.3\nMPS available: True\nPyTorch: 2.9.0\n", "MPS devices"),
+    "no NPU seen": ("Python: 3.11.6\nNPU available: False\nPyTorch: 2.5.1\n", "torch saw no NPU"),
+    "NPU without a name": ("Python: 3.11.6\nNPU available: True\nNPU 0,1:\n", "has no NPU name"),
+    "two NPU models": ("Python: 3.11.6\nNPU available: True\nNPU 0: Ascend910B3\nNPU 1: Ascend910B4\n", "more than one NPU model"),
     "one long line": ("Python: 3.12.12 | packaged by Anaconda CUDA available: True GPU 0: NVIDIA GB10 GPU 0 Compute Capability: 12.1\n",
                       "no 'CUDA available'"),
 }

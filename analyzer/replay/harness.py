@@ -15,7 +15,7 @@ For debugging it also runs as ``python harness.py < input.json``.
 Input JSON::
 
     {"argv": [...], "env": {...}, "profile": {...} | null, "model_dir": path | null,
-     "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags",
+     "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags" | "check_env",
      "probes": {"names": [...], "shape": regex, "modules": [...]},
      "sys_path": [dir, ...], "stand_in_missing": bool}
 
@@ -30,7 +30,8 @@ SGLang's ``add_cli_args`` runs with torch alone (the flags environment, ``envs.f
 temporary folder and used as ``model_dir`` (so it works over ssh too).
 ``mode: "flags"`` stops after the import and sends SGLang's own flag table
 (``ServerArgs.add_cli_args`` on a fresh ``argparse.ArgumentParser``) as one
-``{"t": "flags", "flags": [...]}`` line.
+``{"t": "flags", "flags": [...]}`` line. ``mode: "check_env"`` runs ``python3 -m sglang.check_env`` on
+the emulated node instead and sends what it printed as one ``{"t": "check_env", "text": ...}`` line.
 
 Output: on the ORIGINAL stdout, lines ``@@sgtrace@@ {json}``; everything SGLang
 prints goes to stderr. Pieces are sent as they happen (``header``, ``event``,
@@ -1310,7 +1311,7 @@ def install_node_files(files, rec):
 
 
 def install_fake_binaries(prof, rec, tmp):
-    """``nvidia-smi`` (or ``rocminfo``/``rocm-smi``/``amd-smi``) answering from the profile, first on PATH."""
+    """``nvidia-smi`` (``rocminfo``/``rocm-smi``/``amd-smi``, ``npu-smi``) answering from the profile, first on PATH."""
     bindir = os.path.join(tmp, "bin")
     os.makedirs(bindir, exist_ok=True)
     with open(os.path.join(tmp, "profile.json"), "w") as f:
@@ -1318,7 +1319,7 @@ def install_fake_binaries(prof, rec, tmp):
     impl = os.path.join(tmp, "fake_smi.py")
     with open(impl, "w") as f:
         f.write(FAKE_SMI_SOURCE)
-    names = ["nvidia-smi"] if prof.get("runtime") == "cuda" else ["rocminfo", "rocm-smi", "amd-smi"]
+    names = {"cuda": ["nvidia-smi"], "npu": ["npu-smi"]}.get(prof.get("runtime"), ["rocminfo", "rocm-smi", "amd-smi"])
     for name in names:
         path = os.path.join(bindir, name)
         with open(path, "w") as f:
@@ -1386,6 +1387,12 @@ if prog == "nvidia-smi":
     else:
         unanswered.append(" ".join(args))
         out, rc = "sgtrace: this nvidia-smi query is not emulated\n", 2
+elif prog == "npu-smi":
+    if args[:2] == ["info", "-t"] and args[2:3] == ["board"] and drv:
+        out = "        Software Version               : %s\n" % drv
+    else:
+        unanswered.append(" ".join(args))
+        out, rc = "sgtrace: this npu-smi query is not emulated\n", 2
 elif prog == "rocminfo":
     arch = (prof.get("gcn_arch_name") or prof.get("gcn_arch") or "gfx942").split(":")[0]
     for i in range(n):
@@ -2386,7 +2393,7 @@ def main(input_text):
                     rec.note("torch is not importable here: only nvidia-smi/pynvml answer from the profile")
                 install_missing_cpu_probes(profile, rec)
                 install_accelerator_profile(profile, rec, finder)
-                if gpu_profile:
+                if gpu_profile or profile.get("runtime") == "npu":
                     ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
                 install_node_files(profile.get("files"), rec)
             else:
@@ -2442,6 +2449,12 @@ def main(input_text):
             ap = ArgparseHooks(rec)
             ap.install()
             ctx["argparse"] = ap
+
+            if inp.get("mode") == "check_env":
+                rec.phase = "check_env"
+                rec.send({"t": "check_env", "text": run_check_env()})
+                rec.outcome = "check_env"
+                raise _Stop()
 
             import sglang.srt.server_args as sa  # noqa: F401  (the import itself is the point)
 
@@ -2504,6 +2517,24 @@ def main(input_text):
             out.flush()
         except Exception:
             pass
+
+
+def run_check_env():
+    """What ``python3 -m sglang.check_env`` prints on the emulated node (``mode: "check_env"``): the module
+    run as ``__main__``, its stdout captured (it prints with ``print``); a crash of its own is in the text,
+    as a user would see it."""
+    import contextlib
+    import io
+    import runpy
+    import traceback
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        try:
+            runpy.run_module("sglang.check_env", run_name="__main__", alter_sys=False)
+        except Exception:
+            buffer.write(traceback.format_exc())
+    return buffer.getvalue()
 
 
 def hook_platform(mod, rec, overrides):

@@ -255,6 +255,34 @@ def flag_table(
     raise ReplayCrash(f"building SGLang's parser in {target.where} failed: {reason}", hint=HINTS["crash"], trace=trace)
 
 
+def check_env_output(
+    profile_dict: Mapping[str, Any] | Any,
+    *,
+    python: str | os.PathLike | None = None,
+    version: str | None = None,
+    timeout_s: float = 120,
+    memory_mib: int | None = DEFAULT_MEMORY_MIB,
+    create_missing: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> str:
+    """What ``python3 -m sglang.check_env`` prints on a node with ``profile_dict``'s hardware, emulated as
+    for :func:`replay` (torch's device calls, ``nvidia-smi``/``rocminfo``, ``torch_npu``), run by SGLang's
+    own ``check_env`` in the target (a replay environment of ``version``, or ``python``)."""
+    if hasattr(profile_dict, "to_dict"):
+        profile_dict = profile_dict.to_dict({})
+    inp = {"mode": "check_env", "argv": [], "env": {}, "profile": dict(profile_dict), "model_dir": None,
+           "timeout_s": float(timeout_s), "probes": probes.harness_input()}
+    target = _target(python=python, version=version, ssh=None, ssh_options=(), memory_mib=memory_mib,
+                     create_missing=create_missing, log=log)
+    result = _send(target, inp, timeout_s, memory_mib)
+    _final, pieces, _other = parse_output(result[0])
+    if isinstance(pieces.get("check_env"), str):
+        return pieces["check_env"]
+    trace = _interpret(*result, target=target, timeout_s=timeout_s)
+    reason = f"{trace.error.exc_type}: {trace.error.message}" if trace.error is not None else "no check_env output"
+    raise ReplayCrash(f"running sglang.check_env in {target.where} failed: {reason}", hint=HINTS["crash"], trace=trace)
+
+
 FLAG_TABLE_FORMAT = 1
 
 
@@ -372,7 +400,7 @@ def parse_output(stdout: str) -> tuple[dict | None, dict, int]:
     """Split the protocol lines: (final message or None, pieces, count of non-protocol lines)."""
     final = None
     pieces: dict[str, Any] = {"header": None, "events": [], "probes": [], "stand_ins": [], "notes": [], "fatal": None, "error": None,
-                              "flags": None}
+                              "flags": None, "check_env": None}
     other = 0
     for line in stdout.splitlines():
         if not line.startswith(MARK):
@@ -403,6 +431,8 @@ def parse_output(stdout: str) -> tuple[dict | None, dict, int]:
             pieces["error"] = msg.get("event")
         elif kind == "flags":
             pieces["flags"] = msg.get("flags")
+        elif kind == "check_env":
+            pieces["check_env"] = msg.get("text")
     return final, pieces, other
 
 
