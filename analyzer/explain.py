@@ -129,7 +129,31 @@ def load_launch(request: ExplainRequest):
         return inputs.from_cmd(value)
     if kind == "service":
         return inputs.from_service(value)
-    return inputs.from_script(value)
+    env = parse_env_items(request.env)  # the script's conditions read them as it starts with them
+    return inputs.from_script(value, env=env, env_origins={k: inputs.ArgOrigin("--env", None) for k in env})
+
+
+def unread_notes(launch) -> list[str]:
+    """The notes of what the input adapter could not read (a condition it assumed, a word kept as written)."""
+    return [n for n in getattr(launch, "notes", []) if "sgtrace could not read" in n or "kept as written" in n]
+
+
+def parse_launch_argv(argv_module, extraction, launch, env):
+    """SGLang's parse of the launch's argv; a refusal of a command line that sgtrace could not read
+    whole is said as that, never as SGLang's own rejection of what the operator wrote."""
+    try:
+        return argv_module.parse_argv(extraction, list(launch.argv), env=env)
+    except SgtraceError as exc:
+        unread = unread_notes(launch)
+        if not unread or exc.exit_code != 2:
+            raise
+        message = exc.message.replace(f"SGLang {extraction.version} rejects the command line: ", "", 1)
+        raise SgtraceError(
+            f"sgtrace could not read all of the launch, and the command line as it read it does not parse "
+            f"with SGLang {extraction.version}'s flags: {message}",
+            hint=f"{unread[0]}; pass what it stands for (--env NAME=VALUE) or use --args with the command line "
+            "the node runs",
+        ) from None
 
 
 def pick_model(request: ExplainRequest, parsed, notes: list[str]):
@@ -213,7 +237,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
         extraction = extract(tree)
     launch = launch if launch is not None else load_launch(request)
     env = {**dict(launch.env), **parse_env_items(request.env)}
-    parsed = user_args(argv_module.parse_argv(extraction, list(launch.argv), env=env))
+    parsed = user_args(parse_launch_argv(argv_module, extraction, launch, env))
     notes: list[str] = []
     model, model_note = pick_model(request, parsed, notes)
     profile = node_profile(pick_profile(request.profile), parsed.given, request.assume_files, notes)

@@ -961,8 +961,12 @@ def test_script_array_notes(tmp_path):
     script.write_text('A=(--tp 2)\nif [ -n "$DEBUG" ]; then\n  A+=(--log-level debug)\nfi\n'
                       'python -m sglang.launch_server "${A[@]}" --u "${U[@]}" --k "${A[$K]}"\n')
     spec = from_script(script)
-    assert spec.argv == ["--tp", "2", "--log-level", "debug", "--u", "${U[@]}", "--k", "${A[$K]}"]
+    assert spec.argv == ["--tp", "2", "--u", "${U[@]}", "--k", "${A[$K]}"]
     s = str(script)
-    assert f"{s}:3: A is assigned inside an if/loop block; read as if the block runs" in spec.notes
+    assert (f"sgtrace could not read `if [ -n \"$DEBUG\" ]` at line 2 of {s} (DEBUG is set neither by the script "
+            "nor by the env it is given; read as unset); assumed it false: its branch is skipped") in spec.notes
+    assert from_script(script, env={"DEBUG": "1"}).argv[:4] == ["--tp", "2", "--log-level", "debug"]
+    script.write_text('A=(--tp 2)\nfor x in 1; do\n  A+=(--log-level debug)\ndone\npython -m sglang.launch_server "${A[@]}"\n')
+    assert f"{s}:3: A is assigned inside a loop or {{ }} block; read as if the block runs once" in from_script(script).notes
     assert any(n.startswith(f"{s}:5: U is not set in what was read") for n in spec.notes)
     assert f"{s}:5: the subscript of '${{A[$K]}}' is not a number; kept as written" in spec.notes

@@ -44,8 +44,9 @@ def launch_from_script(path: str | Path, scope: ShellScope) -> LaunchSpec:
     result = find_launches(Located.of_file(text, str(path)), what, scope, f"script:{path}")
     spec = last_launch(result)
     if spec is None:
+        exited = f": the script exits at {result.exited_at.short()} before it launches" if result.exited_at else ""
         raise SgtraceError(
-            f"no SGLang launch in {what}",
+            f"no SGLang launch in {what}{exited}",
             hint="the script must run 'python -m sglang.launch_server ...' or 'sglang serve ...' "
             "(here-documents, eval and sourced files are not read)",
         )

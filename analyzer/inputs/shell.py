@@ -6,8 +6,11 @@ assignments and exports (``X=1``, ``export X=1``, ``set -a``, ``unset``),
 expands each command's words from them, and turns every command that runs
 SGLang into a ``LaunchSpec``. A command that hands a string to another shell
 (``bash -c '...'``, ``ssh host '...'``) is read again, one level deeper.
-Indexed arrays are read (``ARGS=(...)``, ``ARGS+=(...)``, ``"${ARGS[@]}"``); an assignment
-inside an ``if``/loop block is applied as if the block runs, and noted. Things it does not
+Indexed arrays are read (``ARGS=(...)``, ``ARGS+=(...)``, ``"${ARGS[@]}"``). ``if``/``elif``/``else``
+and ``case`` blocks are evaluated (``shell_blocks``): only the branch the condition takes is read;
+a condition that cannot be known here (a file test, a command, a variable nothing read sets) is
+named in a note that says what was assumed. An assignment inside a loop is applied as if the
+loop runs once, and noted. Things it does not
 follow (``source``, ``eval``, here-documents) are noted.
 """
 
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from analyzer.inputs.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.launcher import EnvEntry, basename, read_prefix, spec_from_words
 from analyzer.inputs.located import Located
+from analyzer.inputs.shell_blocks import Case, If, Node, Plain, case_arms, condition_text, decide, parse_blocks
 from analyzer.inputs.shell_expand import Field, ShellScope, expand_value, expand_words
 from analyzer.inputs.shell_lexer import Lit, Op, Part, Word, lex_shell
 
@@ -88,6 +92,7 @@ class WalkResult:
 
     launches: list[LaunchSpec] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    exited_at: ArgOrigin | None = None  # the 'exit' that ended the script, when one did
 
 
 def find_launches(src: Located, what: str, scope: ShellScope, origin: str, depth: int = 0) -> WalkResult:
@@ -249,6 +254,8 @@ class _Walker:
         self.last_command_launched: ArgOrigin | None = None
         self.functions: dict[str, list[Word | Op]] = {}
         self.calling: list[str] = []  # functions being run, innermost last
+        self.assumed = 0  # inside a branch taken on an assumption (a condition sgtrace could not read)
+        self.said_stop = False
 
     def walk(self, src: Located) -> WalkResult:
         if "\r\n" in src.text:
@@ -267,13 +274,80 @@ class _Walker:
         return self.result
 
     def walk_tokens(self, tokens: list[Word | Op]) -> None:
+        self.run_nodes(parse_blocks(tokens))
+
+    def run_nodes(self, nodes: list[Node]) -> None:
+        for node in nodes:
+            if self.stopped:
+                self.never_runs(_node_origin(node))
+                return
+            if isinstance(node, Plain):
+                self.run_plain(node.tokens)
+            elif isinstance(node, If):
+                self.run_if(node)
+            else:
+                self.run_case(node)
+
+    def never_runs(self, origin: ArgOrigin) -> None:
+        if not self.said_stop:
+            self.said_stop = True
+            self.result.notes.append(f"{origin.short()}: never runs (the shell was replaced or exited before)")
+
+    def run_plain(self, tokens: list[Word | Op]) -> None:
         for command in split_commands(tokens, self.result.notes):
             if self.stopped:
-                self.result.notes.append(
-                    f"{command.origin.short()}: never runs (the shell was replaced or exited before)"
-                )
-                break
+                self.never_runs(command.origin)
+                return
             self.command(command)
+
+    # -- if / case --------------------------------------------------------------
+
+    def run_if(self, block: If) -> None:
+        """Runs the branch the conditions take; a condition that cannot be known is said, with the assumption."""
+        uncertain = False
+        for clause in block.clauses:
+            self.run_plain(clause.condition)  # the condition's commands run (a launch there counts)
+            if self.stopped:
+                return
+            decision = decide(clause.condition, self.scope)
+            value = decision.value
+            if decision.open:
+                uncertain = True
+                exits = value and _exits(clause.body)
+                value = value and not exits
+                if exits:
+                    assumed = "false, as its branch exits the script: its branch is skipped"
+                else:
+                    assumed = "true: its branch is read" if value else "false: its branch is skipped"
+                self.result.notes.append(
+                    f"sgtrace could not read `{clause.keyword.raw.text} {condition_text(clause.condition)}` "
+                    f"{_at(clause.keyword.origin)} ({'; '.join(dict.fromkeys(decision.open))}); assumed it {assumed}"
+                )
+            if value:
+                self.run_branch(clause.body, uncertain)
+                return
+        if block.otherwise is not None:
+            self.run_branch(block.otherwise, uncertain)
+
+    def run_case(self, block: Case) -> None:
+        choice = case_arms(block, self.scope)
+        if choice.open:
+            arms = [block.arms[k] for k in choice.arms]
+            taken = ", ".join(f"the arm `{'|'.join(p.raw.text for p in arm.patterns)})` (line {arm.patterns[0].origin.line})"
+                              for arm in arms) + " is read" if arms else "no arm matches"
+            self.result.notes.append(
+                f"sgtrace could not read `case {block.subject.raw.text}` {_at(block.keyword.origin)} "
+                f"({'; '.join(choice.open)}); assumed so: {taken}"
+            )
+        for k in choice.arms:
+            self.run_branch(block.arms[k].body, bool(choice.open))
+
+    def run_branch(self, nodes: list[Node], uncertain: bool) -> None:
+        self.assumed += uncertain
+        try:
+            self.run_nodes(nodes)
+        finally:
+            self.assumed -= uncertain
 
     def call_function(self, name: str, args: list[Word], command: Command) -> None:
         """Runs a function's body with the call's arguments as ``$1``..."""
@@ -338,7 +412,12 @@ class _Walker:
         elif name == "shift":
             self.scope.positional = self.scope.positional[1:]
         elif name == "exit" and self.block_depth == 0:
-            self.stopped = True
+            if self.assumed:
+                self.result.notes.append(f"{command.origin.short()}: 'exit' in a branch taken on an assumption "
+                                         "(see the note above); read as if the script goes on")
+            else:
+                self.stopped = True
+                self.result.exited_at = command.origin
         elif name in self.functions and not assigns:
             self.call_function(name, words[1:], command)
         else:
@@ -399,8 +478,8 @@ class _Walker:
 
     def note_in_block(self, word: Word, name: str) -> None:
         if self.block_depth:
-            self.result.notes.append(f"{word.origin.short()}: {name} is assigned inside an if/loop block; "
-                                     "read as if the block runs")
+            self.result.notes.append(f"{word.origin.short()}: {name} is assigned inside a loop or {{ }} block; "
+                                     "read as if the block runs once")
 
     def declare(self, builtin: str, args: list[Word]) -> None:
         export = builtin == "export"
@@ -444,7 +523,7 @@ class _Walker:
         if spec is None:
             self.nested(fields, prefix_env, command)
         texts = [f.text.text for f in fields]
-        if texts and texts[0] == "exec" and len(texts) > 1 and self.block_depth == 0:
+        if texts and texts[0] == "exec" and len(texts) > 1 and self.block_depth == 0 and not self.assumed:
             self.stopped = True
 
     def launch(
@@ -460,7 +539,12 @@ class _Walker:
         spec.notes.extend(self.unexported_config(command))
         if self.block_depth:
             spec.notes.append(
-                f"{command.origin.short()}: the launch is inside an if/loop/function block; read as if it runs"
+                f"{command.origin.short()}: the launch is inside a loop or {{ }} block; read as if it runs"
+            )
+        if self.assumed:
+            spec.notes.append(
+                f"{command.origin.short()}: the launch is in a branch taken on an assumption sgtrace made "
+                "(a condition it could not read; see the note on it)"
             )
         self.result.launches.append(spec)
         self.last_command_launched = command.origin
@@ -547,3 +631,30 @@ def last_launch(result: WalkResult) -> LaunchSpec | None:
 
 def _launch_place(spec: LaunchSpec) -> str:
     return spec.arg_origins[0].short() if spec.arg_origins else "?"
+
+
+def _node_origin(node: Node) -> ArgOrigin:
+    if isinstance(node, Plain):
+        first = node.tokens[0]
+        return first.origin
+    if isinstance(node, If):
+        return node.clauses[0].keyword.origin
+    return node.keyword.origin
+
+
+def _at(origin: ArgOrigin) -> str:
+    """``at line N of FILE`` (or ``at line N`` for text given on the command line)."""
+    if origin.line is None:
+        return f"in {origin.file}" if origin.file else "in the command"
+    return f"at line {origin.line} of {origin.file}" if origin.file else f"at line {origin.line}"
+
+
+def _exits(nodes: list[Node]) -> bool:
+    """Whether a branch runs ``exit`` itself (not in a block inside it)."""
+    for node in nodes:
+        if isinstance(node, Plain):
+            for command in split_commands(node.tokens, []):
+                words = [w for w in command.words if not isinstance(w, ArrayAssign)]
+                if words and words[0].literal() == "exit":
+                    return True
+    return False
