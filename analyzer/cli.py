@@ -571,8 +571,9 @@ def replay_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
 
 
 def progress(line: str) -> None:
-    """One progress line on stderr (building a replay environment)."""
-    echo(f"sgtrace: {line}", err=True)
+    """One progress line on stderr (a replay, a replay environment's build steps, a fix's replay): on a
+    terminal, or anywhere with -v; never with -q (``terminal.progress``)."""
+    terminal.progress(line)
 
 
 def check_replay_options(with_replay, python_path, ssh_target, ssh_config, diagnosing) -> None:
@@ -664,8 +665,9 @@ def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib
             run.model_dir = model_kwargs["model_dir"] = str(materialize(run.model, tmp))
         elif run.model is not None:
             model_kwargs["model_config"] = run.model.config
-        run.trace = replay(list(run.launch.argv), run.env, run.profile, timeout_s=timeout_s, memory_mib=memory_mib,
-                           create_missing=False, **place, **model_kwargs)
+        with terminal.step(f"replaying the launch through SGLang's own code in {run.where} (at most {timeout_s:.0f} s)"):
+            run.trace = replay(list(run.launch.argv), run.env, run.profile, timeout_s=timeout_s, memory_mib=memory_mib,
+                               create_missing=False, **place, **model_kwargs)
     return run
 
 
@@ -721,6 +723,7 @@ def compute_fixes(request, explanation, message=None, guards=None, replay_with: 
     """The fixes; replayed only when ``replay_with`` says where (one progress line per replayed fix)."""
     from .fix import find_fixes
 
+    progress("looking for fixes: each candidate is verified by running SGLang's resolution again")
     if replay_with is None:
         return find_fixes(request, explanation, message, guards)
     place = replay_with.place

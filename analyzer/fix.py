@@ -711,7 +711,8 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
         chosen = report.fixes[:REPLAYED_FIXES]
         for index, candidate in enumerate(chosen, 1):
             if log is not None:
-                log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)}")
+                log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)} "
+                    f"(SGLang's own code, at most {timeout_s:.0f} s)")
             candidate.replayed = replay_check(explanation, candidate, python, ssh, version, timeout_s, memory_mib)
             if candidate.replayed and candidate.replayed.startswith("raises"):
                 # SGLang's own code rejects it: never shown as verified, whatever the engine said

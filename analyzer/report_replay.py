@@ -111,6 +111,7 @@ def replay_trace(explanation: Explanation, timeout_s: float = 180) -> Trace:
     except ImportError:
         raise SgtraceError("replay is not available in this sgtrace", hint="run without --replay") from None
     from .models import materialize
+    from .terminal import progress, step
 
     profile = explanation.profile
     emulated = None if profile is None or getattr(profile, "native", False) else profile
@@ -119,7 +120,10 @@ def replay_trace(explanation: Explanation, timeout_s: float = 180) -> Trace:
         if explanation.model is not None:
             materialize(explanation.model, model_dir)
             target["model_dir"] = model_dir
-        return replay(list(explanation.launch.argv), explanation.env, emulated, timeout_s=timeout_s, **target)
+        where = f"the replay environment of SGLang {target['version']}" if "version" in target else "this interpreter"
+        with step(f"replaying the launch through SGLang's own code in {where} (at most {timeout_s:.0f} s)"):
+            return replay(list(explanation.launch.argv), explanation.env, emulated, timeout_s=timeout_s, log=progress,
+                          **target)
 
 
 def run(explanation: Explanation, timeout_s: float = 180) -> ReplayOutcome:

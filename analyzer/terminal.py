@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import click
@@ -102,6 +105,20 @@ def progress(line: str, *, detail: bool = False) -> None:
         stream.flush()
     except (OSError, ValueError):
         pass
+
+
+@contextmanager
+def step(line: str) -> Iterator[None]:
+    """A long step: ``line`` before it (as ``progress`` shows it), and with ``-v`` what it took after it."""
+    started = time.monotonic()
+    progress(line)
+    yield
+    progress(f"{_first_words(line)}: done in {time.monotonic() - started:.1f} s", detail=True)
+
+
+def _first_words(line: str) -> str:
+    """The step's own words, without the parenthesised detail."""
+    return line.split(" (", 1)[0]
 
 
 def verdict_only(rendered: str) -> str:

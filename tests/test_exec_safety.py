@@ -173,7 +173,7 @@ def test_fix_without_replay_starts_no_replay(capsys, replay_env_present, command
 @pytest.mark.network
 def test_fix_with_replay_replays_with_one_progress_line_each(capsys, replay_env_present):
     python, started = replay_env_present
-    code, out, err = run(capsys, "fix", "--sglang", "0.5.11", "--profile", PROFILE, "--service", P1_SERVICE,
+    code, out, err = run(capsys, "-v", "fix", "--sglang", "0.5.11", "--profile", PROFILE, "--service", P1_SERVICE,
                          "--replay", "--python", python, "--timeout", "60")
     # the replays run in a fake tree's interpreter, which rejects 0.5.11's flags: fix then has no fix
     # its replay confirms (exit 3); what is asserted here is one progress line per replay

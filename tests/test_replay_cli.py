@@ -180,7 +180,7 @@ def test_missing_replay_env_is_built_with_a_progress_line(capsys, node, monkeypa
 
     monkeypatch.setattr(envs, "env_python", lambda version: python if built else None)
     monkeypatch.setattr(envs, "create_env", create_env)
-    code, out, err = run(capsys, "replay", "--sglang", "0.5.97", "--args", "--model-path m")
+    code, out, err = run(capsys, "-v", "replay", "--sglang", "0.5.97", "--args", "--model-path m")
     assert code == 0, err
     assert built == ["0.5.97"]
     assert err.splitlines()[0] == "sgtrace: no replay environment for SGLang 0.5.97 yet: building it (minutes, once)"
@@ -192,6 +192,21 @@ def test_missing_replay_env_is_built_with_a_progress_line(capsys, node, monkeypa
 # ---------------------------------------------------------------------------
 # sgtrace explain --replay
 # ---------------------------------------------------------------------------
+
+
+def test_a_replay_says_what_it_is_doing_on_stderr_unless_quiet(capsys, node):
+    """-v (or a terminal): one line before the replay and, with -v, what it took; -q: nothing on stderr."""
+    tree, python = node()
+    argv = ["replay", "--sglang", tree, "--args", "--model-path m", "--python", python]
+    code, out, err = run(capsys, "-v", *argv)
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if "replaying the launch" in ln]
+    assert lines[0] == f"sgtrace: replaying the launch through SGLang's own code in {python} (at most 120 s)", err
+    assert lines[1].startswith("sgtrace: replaying the launch through SGLang's own code in ") and " done in " in lines[1]
+    code, quiet_out, quiet_err = run(capsys, "-q", *argv)
+    assert (code, quiet_err) == (0, "") and quiet_out == out
+    code, _out, plain_err = run(capsys, *argv)  # captured stderr is no terminal: no progress without -v
+    assert (code, plain_err) == (0, "")
 
 
 def test_explain_replay_agrees_on_the_same_tree(capsys, node):
@@ -263,7 +278,7 @@ def test_replay_env_create_list_remove(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(envs, "_build", _fake_build)
     code, out, err = run(capsys, "replay-env", "list")
     assert code == 0 and out.startswith("no replay environment")
-    code, out, err = run(capsys, "replay-env", "create", "0.5.97")
+    code, out, err = run(capsys, "-v", "replay-env", "create", "0.5.97")
     assert code == 0, err
     assert "sgtrace: building the replay environment of SGLang 0.5.97" in err and "sgtrace: installing" in err
     assert out.startswith("SGLang 0.5.97: ") and "MiB, built in" in out
