@@ -83,7 +83,7 @@ def test_bad_version_is_a_one_line_error(cache):
 def _fake_build(calls):
     """Stands in for the pip steps: a venv-shaped folder with sglang's dist-info."""
 
-    def build(version, tmp, python, log_file, say):
+    def build(version, tmp, python, log_file, say, installer=None):
         calls.append(version)
         (tmp / "bin").mkdir()
         os.symlink(sys.executable, tmp / "bin" / "python")
@@ -131,7 +131,7 @@ def test_half_built_env_is_detected_and_rebuilt(cache, monkeypatch):
 
 
 def test_failed_build_leaves_nothing(cache, monkeypatch):
-    def broken(version, tmp, python, log_file, say):
+    def broken(version, tmp, python, log_file, say, installer=None):
         (tmp / "partial").write_text("x")
         raise SgtraceError("pip failed")
 
@@ -144,7 +144,7 @@ def test_failed_build_leaves_nothing(cache, monkeypatch):
 
 
 def test_wrong_sglang_in_the_env_is_refused(cache, monkeypatch):
-    def wrong(version, tmp, python, log_file, say):
+    def wrong(version, tmp, python, log_file, say, installer=None):
         return _fake_build([])("0.5.1", tmp, python, log_file, say)
 
     monkeypatch.setattr(envs, "_build", wrong)
@@ -165,3 +165,78 @@ def test_real_env_holds_the_release_pins_and_a_cpu_torch():
     for gpu_only in ("torchvision", "flashinfer-python", "sglang-kernel", "triton"):
         assert gpu_only not in env.pins
     assert Path(env.python).exists()
+
+
+# -- the installer: uv when it is on PATH, pip otherwise; torch from the CPU index either way --
+
+
+def test_the_installer_is_uv_when_it_is_on_path_and_pip_otherwise(cache):
+    with_uv = envs.pick_installer({}, which=lambda name: "/opt/bin/uv" if name == "uv" else None)
+    assert (with_uv.kind, with_uv.uv, with_uv.cache) == ("uv", "/opt/bin/uv", cache / "uv-cache")
+    assert envs.pick_installer({}, which=lambda name: None) == envs.Installer("pip")
+    assert envs.pick_installer({"SGTRACE_INSTALLER": "pip"}, which=lambda name: "/opt/bin/uv").kind == "pip"
+    for environ, words in (({"SGTRACE_INSTALLER": "uv"}, "no uv on PATH"), ({"SGTRACE_INSTALLER": "conda"}, "not an installer")):
+        with pytest.raises(SgtraceError) as info:
+            envs.pick_installer(environ, which=lambda name: None)
+        assert words in info.value.message and info.value.hint
+
+
+def test_install_commands_name_the_cpu_index_for_torch_and_share_one_uv_cache(cache):
+    environ = {"PIP_FIND_LINKS": "/nonexistent/wheels /srv/more"}  # no torch wheel in them
+    pip = envs.Installer("pip")
+    assert envs.install_command(pip, "/e/bin/python", ["torch==2.13.0"], torch=True, environ=environ) == [
+        "/e/bin/python", "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+        "--index-url", "https://download.pytorch.org/whl/cpu", "torch==2.13.0"]
+    assert "--index-url" not in envs.install_command(pip, "/e/bin/python", ["numpy"], environ=environ)
+    uv = envs.Installer("uv", "/opt/bin/uv", cache / "uv-cache")
+    assert envs.install_command(uv, "/e/bin/python", ["torch==2.13.0"], torch=True, environ=environ) == [
+        "/opt/bin/uv", "pip", "install", "--no-config", "--cache-dir", str(cache / "uv-cache"), "--python", "/e/bin/python",
+        "--index-url", "https://download.pytorch.org/whl/cpu", "--find-links", "/nonexistent/wheels", "--find-links", "/srv/more",
+        "torch==2.13.0"]
+    assert envs.install_command(pip, "/e/bin/python", ["torch"], torch=True, environ={"SGTRACE_TORCH_INDEX": "file:///mirror"})[7:9] == [
+        "--index-url", "file:///mirror"]
+    assert envs.venv_command(uv, "/usr/bin/python3.11", Path("/t")) == [
+        "/opt/bin/uv", "venv", "--no-config", "--cache-dir", str(cache / "uv-cache"), "--python", "/usr/bin/python3.11", "/t"]
+    assert envs.venv_command(pip, "/usr/bin/python3.11", Path("/t")) == ["/usr/bin/python3.11", "-I", "-m", "venv", "/t"]
+    assert envs.uninstall_command(uv, "/e/bin/python", ["triton"])[:3] == ["/opt/bin/uv", "pip", "uninstall"]
+    assert envs.uninstall_command(pip, "/e/bin/python", ["triton"]) == ["/e/bin/python", "-I", "-m", "pip", "uninstall", "-y", "triton"]
+
+
+@pytest.mark.parametrize("kind", ["uv", "pip"])
+def test_a_build_runs_venv_sglang_torch_from_the_cpu_index_then_the_pinned_light_packages(cache, monkeypatch, tmp_path, kind):
+    steps: list[list[str]] = []
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)  # a local torch wheel is the next test's
+    monkeypatch.setattr(envs, "_step", lambda cmd, log_file: steps.append(cmd) or 0)
+    monkeypatch.setattr(envs, "_sglang_metadata", lambda env, version: METADATA)
+    monkeypatch.setattr(envs, "_installed", lambda env: {"triton": "3.0"})
+    installer = envs.Installer("uv", "/opt/bin/uv", cache / "uv-cache") if kind == "uv" else envs.Installer("pip")
+    said: list[str] = []
+    (tmp_path / "env").mkdir()  # the venv step (recorded, not run) would make it
+    with open(tmp_path / "log", "w") as log_file:
+        requirements = envs._build("0.5.11", tmp_path / "env", "/usr/bin/python3.11", log_file, said.append, installer)
+    venv, sglang, torch, light, uninstall = steps
+    assert venv == envs.venv_command(installer, "/usr/bin/python3.11", tmp_path / "env")
+    assert sglang[-2:] == ["--no-deps", "sglang==0.5.11"] and "--index-url" not in sglang
+    assert torch[-3:] == ["--index-url", envs.TORCH_INDEX, "torch==2.13.0"] or (
+        torch[-1] == "torch==2.13.0" and torch[torch.index("--index-url") + 1] == envs.TORCH_INDEX)
+    assert light[light.index("-c") + 1] == str(tmp_path / "env" / "sgtrace-constraints.txt") and light[-len(requirements):] == requirements
+    assert "--index-url" not in light and uninstall[-1] == "triton"
+    assert all(step[0] == ("/opt/bin/uv" if kind == "uv" else str(tmp_path / "env" / "bin" / "python")) for step in steps[1:])
+    assert said[0].endswith(f"({installer.describe()})") and any("from https://download.pytorch.org/whl/cpu" in s for s in said)
+
+
+def test_uv_takes_a_local_cpu_wheel_of_torch_when_find_links_has_one(cache, tmp_path):
+    import platform
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    wheel = wheels / f"torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_{platform.machine()}.whl"
+    wheel.write_bytes(b"")
+    (wheels / "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")  # a CUDA build: never taken
+    uv = envs.Installer("uv", "/opt/bin/uv", cache / "uv-cache")
+    environ = {"PIP_FIND_LINKS": str(wheels)}
+    command = envs.install_command(uv, "/e/bin/python", ["torch==2.13.0"], torch=True, environ=environ)
+    assert command[-1] == str(wheel) and "--index-url" not in command
+    assert envs.install_command(uv, "/e/bin/python", ["torch==2.12.0"], torch=True, environ=environ)[-3:] == [
+        "--find-links", str(wheels), "torch==2.12.0"]  # no local wheel of that one: the CPU index
+    assert envs.local_torch_wheel("torch==2.13.0", {}) is None

@@ -13,6 +13,14 @@
 GPU-only packages (torchvision, sgl_kernel, flashinfer, deep_gemm, triton,
 ...) are not installed: the replay harness gives them import stand-ins.
 
+The installer is uv when ``uv`` is on PATH (``uv venv``, ``uv pip install``), with one
+cache shared by every environment (``<cache>/uv-cache``: uv links the files of a package
+from it, so torch is on disk once, not once per release), else pip; ``SGTRACE_INSTALLER``
+(``uv`` | ``pip``) decides instead. Either way torch comes from the PyTorch CPU index
+(``TORCH_INDEX``, or ``SGTRACE_TORCH_INDEX``), named explicitly, so no installer can pick
+the multi-GB CUDA build from PyPI; pip's local ``find-links`` (``PIP_FIND_LINKS``) are
+passed on to uv, which does not read pip's configuration.
+
 An environment is built in a temporary folder beside the final one and renamed
 into place when complete, with a marker file (``sgtrace-env.json``) written
 last; a folder without the marker is a half-built environment and is rebuilt.
@@ -24,12 +32,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +50,8 @@ from . import process
 ENV_FORMAT = 1
 MARKER = "sgtrace-env.json"
 TORCH_REQUIREMENT = "torch==2.13.0"  # the CPU build this machine has on disk
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"  # PyTorch's CPU wheels (and torch's own dependencies)
+INSTALLERS = ("uv", "pip")
 PYTHON_TAG = (3, 11)  # SGLang's wheels are cp311
 
 # Packages SGLang imports while it imports ``server_args`` and resolves the
@@ -130,6 +142,102 @@ def env_dir(version: str) -> Path:
 
 def _python_in(path: Path) -> Path:
     return path / "bin" / "python"
+
+
+# ---------------------------------------------------------------------------
+# The installer: uv when there is one, pip otherwise
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Installer:
+    """How environments are built: ``kind`` uv (``uv`` its path, ``cache`` the shared uv cache) or pip."""
+
+    kind: str
+    uv: str | None = None
+    cache: Path | None = None
+
+    def describe(self) -> str:
+        return f"uv ({self.uv}, cache {self.cache})" if self.kind == "uv" else "pip"
+
+
+def uv_cache_dir() -> Path:
+    return cache_root() / "uv-cache"
+
+
+def torch_index(environ: Mapping[str, str] | None = None) -> str:
+    environ = os.environ if environ is None else environ
+    return environ.get("SGTRACE_TORCH_INDEX") or TORCH_INDEX
+
+
+def pick_installer(environ: Mapping[str, str] | None = None, which=shutil.which) -> Installer:
+    """uv when it is on PATH (or ``SGTRACE_INSTALLER=uv``), pip when not (or ``SGTRACE_INSTALLER=pip``)."""
+    environ = os.environ if environ is None else environ
+    choice = (environ.get("SGTRACE_INSTALLER") or "auto").strip().lower()
+    if choice not in ("auto", *INSTALLERS):
+        raise SgtraceError(f"SGTRACE_INSTALLER={choice!r} is not an installer sgtrace builds with",
+                           hint="set it to uv or pip, or leave it unset (uv when it is on PATH, else pip)")
+    if choice == "pip":
+        return Installer("pip")
+    uv = which("uv")
+    if uv is None:
+        if choice == "uv":
+            raise SgtraceError("SGTRACE_INSTALLER=uv, and there is no uv on PATH",
+                               hint="install it (pip install uv), or unset SGTRACE_INSTALLER to build with pip")
+        return Installer("pip")
+    return Installer("uv", uv, uv_cache_dir())
+
+
+def venv_command(installer: Installer, python: str, target: Path) -> list[str]:
+    """The command that makes a virtual environment at ``target`` with the interpreter ``python``."""
+    if installer.kind == "uv":
+        return [str(installer.uv), "venv", "--no-config", "--cache-dir", str(installer.cache), "--python", python, str(target)]
+    return [python, "-I", "-m", "venv", str(target)]
+
+
+def _find_links(environ: Mapping[str, str]) -> list[str]:
+    return [link for link in (environ.get("PIP_FIND_LINKS") or "").split() if link]
+
+
+def local_torch_wheel(requirement: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The CPU wheel of ``torch==X`` in a local ``PIP_FIND_LINKS`` folder, for this interpreter tag and machine."""
+    environ = os.environ if environ is None else environ
+    version = requirement.split("==", 1)[1] if "==" in requirement else None
+    if version is None:
+        return None
+    tag = "cp{}{}".format(*PYTHON_TAG)
+    for link in _find_links(environ):
+        folder = Path(link.removeprefix("file://"))
+        if folder.is_dir():
+            for wheel in sorted(folder.glob(f"torch-{version}+cpu-{tag}-{tag}-*.whl")):
+                if platform.machine() in wheel.name:
+                    return wheel
+    return None
+
+
+def install_command(installer: Installer, env_python: Path | str, args: list[str], *, torch: bool = False,
+                    environ: Mapping[str, str] | None = None) -> list[str]:
+    """The command that installs ``args`` into the environment of ``env_python``; ``torch``: from the
+    PyTorch CPU index only (its dependencies are there too), never PyPI's CUDA build. uv, which stops
+    when an index cannot be reached, takes the CPU wheel of a local find-links folder when there is
+    one (its dependencies from its default index); pip reads both, its find-links as configured."""
+    environ = os.environ if environ is None else environ
+    index = ["--index-url", torch_index(environ)] if torch else []
+    if installer.kind == "uv":
+        links = [x for link in _find_links(environ) for x in ("--find-links", link)]
+        wheels = [local_torch_wheel(a, environ) for a in args] if torch else []
+        if wheels and all(wheels):
+            index, args = [], [str(w) for w in wheels]
+        return [str(installer.uv), "pip", "install", "--no-config", "--cache-dir", str(installer.cache),
+                "--python", str(env_python), *index, *links, *args]
+    return [str(env_python), "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *index, *args]
+
+
+def uninstall_command(installer: Installer, env_python: Path | str, names: list[str]) -> list[str]:
+    if installer.kind == "uv":
+        return [str(installer.uv), "pip", "uninstall", "--no-config", "--cache-dir", str(installer.cache),
+                "--python", str(env_python), *names]
+    return [str(env_python), "-I", "-m", "pip", "uninstall", "-y", *names]
 
 
 def _check_version(version: str) -> None:
@@ -238,12 +346,13 @@ def flags_env_python(*, create: bool = True, log=None) -> Path | None:
         if data is not None and _python_in(path).exists():  # an older list: add what is missing
             missing = [req for req in FLAGS_ENV_PACKAGES
                        if _norm(re.split(r"[=<>]", req)[0]) not in (data.get("pins") or {})]
-            say("adding " + " ".join(missing) + " to the flags environment")
+            installer = _installer_of(data)
+            say("adding " + " ".join(missing) + f" to the flags environment ({installer.kind})")
             with open(root / ".flag-env.log", "a") as log_file:
-                rc = _step([str(_python_in(path)), "-I", "-m", "pip", "install", "--disable-pip-version-check",
-                            "--no-input", *missing], log_file)
+                rc = _step(install_command(installer, _python_in(path), missing), log_file)
             if rc != 0:
-                raise SgtraceError("adding packages to the flags environment failed (pip)", hint=f"see {root / '.flag-env.log'}")
+                raise SgtraceError(f"adding packages to the flags environment failed ({installer.kind})",
+                                   hint=f"see {root / '.flag-env.log'}")
             data["pins"] = _installed(path)
             (path / MARKER).write_text(json.dumps(data, indent=1, sort_keys=True))
             return _python_in(path)
@@ -252,17 +361,24 @@ def flags_env_python(*, create: bool = True, log=None) -> Path | None:
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-flag-env-", dir=root))
         started = time.monotonic()
         try:
+            installer = pick_installer()
             with open(root / ".flag-env.log", "w") as log_file:
                 python = _find_base_python()
-                say(f"creating the flags environment with {python}")
-                if _step([python, "-I", "-m", "venv", str(tmp)], log_file) != 0:
-                    raise SgtraceError("python -m venv failed for the flags environment", hint=f"see {log_file.name}")
-                say("installing " + " ".join(FLAGS_ENV_PACKAGES))
-                rc = _step([str(_python_in(tmp)), "-I", "-m", "pip", "install", "--disable-pip-version-check",
-                            "--no-input", *FLAGS_ENV_PACKAGES], log_file)
+                say(f"creating the flags environment with {python} ({installer.describe()})")
+                if _step(venv_command(installer, python, tmp), log_file) != 0:
+                    raise SgtraceError(f"making the flags environment's venv failed ({installer.kind})", hint=f"see {log_file.name}")
+                torch = [r for r in FLAGS_ENV_PACKAGES if _norm(re.split(r"[=<>]", r)[0]) == "torch"]
+                if torch:
+                    say(f"installing {' '.join(torch)} (CPU build, from {torch_index()})")
+                    if _step(install_command(installer, _python_in(tmp), torch, torch=True), log_file) != 0:
+                        raise SgtraceError(f"installing torch into the flags environment failed ({installer.kind})",
+                                           hint=f"see {log_file.name}")
+                rest = [r for r in FLAGS_ENV_PACKAGES if r not in torch]
+                say("installing " + " ".join(rest))
+                rc = _step(install_command(installer, _python_in(tmp), rest), log_file)
                 if rc != 0:
-                    raise SgtraceError("building the flags environment failed (pip)", hint=f"see {log_file.name}")
-            data = {"format": ENV_FORMAT, "version": "flags", "created": time.time(),
+                    raise SgtraceError(f"building the flags environment failed ({installer.kind})", hint=f"see {log_file.name}")
+            data = {"format": ENV_FORMAT, "version": "flags", "created": time.time(), "installer": installer.kind,
                     "seconds": round(time.monotonic() - started, 1), "pins": _installed(tmp)}
             (tmp / MARKER).write_text(json.dumps(data, indent=1, sort_keys=True))
             os.rename(tmp, path)
@@ -270,6 +386,14 @@ def flags_env_python(*, create: bool = True, log=None) -> Path | None:
             _discard(tmp)
             raise
     return _python_in(path)
+
+
+def _installer_of(data: dict) -> Installer:
+    """The installer that can add to an environment: the one that built it (a uv venv has no pip)."""
+    if data.get("installer") == "uv":
+        found = pick_installer({"SGTRACE_INSTALLER": "uv"})
+        return found
+    return Installer("pip")
 
 
 def _flags_env_complete(path: Path) -> bool:
@@ -312,13 +436,15 @@ def create_env(version: str, *, force: bool = False, log=None, base_python: str 
         log_path = logs / f"{version}.log"
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{version}-", dir=root))
         started = time.monotonic()
+        installer = pick_installer()
         try:
             with open(log_path, "w") as log_file:
-                requirements = _build(version, tmp, python, log_file, say)
+                requirements = _build(version, tmp, python, log_file, say, installer)
             pins = _installed(tmp)
             data = {
                 "format": ENV_FORMAT,
                 "version": version,
+                "installer": installer.kind,
                 "created": time.time(),
                 "seconds": round(time.monotonic() - started, 1),
                 "size_bytes": _du(tmp),
@@ -360,28 +486,30 @@ def _step(cmd: list[str], log_file) -> int | None:
     return None if done.killed else done.returncode
 
 
-def _build(version: str, tmp: Path, python: str, log_file, say) -> list[str]:
+def _build(version: str, tmp: Path, python: str, log_file, say, installer: Installer | None = None) -> list[str]:
+    installer = installer or Installer("pip")
     py = str(_python_in(tmp))
     constraints = tmp / "sgtrace-constraints.txt"
+    tool = installer.kind
 
-    def pip(*args: str, what: str) -> None:
+    def pip(*args: str, what: str, torch: bool = False) -> None:
         say(what)
-        returncode = _step([py, "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *args], log_file)
+        returncode = _step(install_command(installer, py, list(args), torch=torch), log_file)
         if returncode != 0:
-            how = f"pip exit {returncode}" if returncode is not None else f"pip killed after {BUILD_STEP_S:.0f} s"
-            raise SgtraceError(
-                f"building the replay environment for SGLang {version} failed: {what} ({how})",
-                hint=f"see {log_file.name}",
-            )
+            how = f"{tool} exit {returncode}" if returncode is not None else f"{tool} killed after {BUILD_STEP_S:.0f} s"
+            hint = f"see {log_file.name}" + ("; SGTRACE_INSTALLER=pip builds with pip instead" if tool == "uv" else "")
+            raise SgtraceError(f"building the replay environment for SGLang {version} failed: {what} ({how})", hint=hint)
 
-    say(f"creating a virtual environment with {python}")
-    if _step([python, "-I", "-m", "venv", str(tmp)], log_file) != 0:
+    say(f"creating a virtual environment with {python} ({installer.describe()})")
+    if _step(venv_command(installer, python, tmp), log_file) != 0:
         raise SgtraceError(
-            f"python -m venv failed for the SGLang {version} replay environment",
+            f"making the venv of the SGLang {version} replay environment failed ({tool})",
             hint=f"see {log_file.name}",
         )
     pip("--no-deps", f"sglang=={version}", what=f"installing sglang=={version} (no dependencies)")
-    pip(TORCH_REQUIREMENT, what=f"installing {TORCH_REQUIREMENT} (CPU build)")
+    wheel = local_torch_wheel(TORCH_REQUIREMENT) if tool == "uv" else None
+    source = f"the local wheel {wheel}" if wheel is not None else torch_index()
+    pip(TORCH_REQUIREMENT, what=f"installing {TORCH_REQUIREMENT} (CPU build, from {source})", torch=True)
     constraints.write_text(TORCH_REQUIREMENT + "\n")
     metadata = _sglang_metadata(tmp, version)
     requirements = requirements_for(metadata)
@@ -390,7 +518,7 @@ def _build(version: str, tmp: Path, python: str, log_file, say) -> list[str]:
     unwanted = [name for name in REMOVE_AFTER_INSTALL if _norm(name) in installed]
     if unwanted:
         say(f"removing GPU-only packages pulled in as dependencies: {', '.join(unwanted)}")
-        _step([py, "-I", "-m", "pip", "uninstall", "-y", *unwanted], log_file)
+        _step(uninstall_command(installer, py, unwanted), log_file)
     return requirements
 
 
