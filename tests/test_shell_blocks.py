@@ -36,6 +36,9 @@ BLOCK_CASES = {
     "guard-exit": 'M=/m\nif [ -z "$M" ]; then\n  echo "usage" >&2\n  exit 1\nfi\npython -m sglang.launch_server --model-path "$M"\n',
     "exit-taken": 'M=\nif [ -z "$M" ]; then\n  python -m sglang.launch_server --fallback 1\n  exit 0\nfi\n'
     'python -m sglang.launch_server --model-path "$M"\n',
+    "and-or": 'A=(--tp 1)\nX=1\nE=\n[ "$X" = 1 ] && A+=(--x1) || A+=(--not-x1)\n[ "$X" = 2 ] && A+=(--x2) || A+=(--not-x2)\n'
+    '[ -n "$E" ] && { A+=(--e); exit 1; }\n[ -z "$E" ] || exit 2\ntrue && false || A+=(--fallback)\nY=2 && A+=(--y "$Y")\n'
+    '! [ "$X" -lt 0 ] && [[ $X == 1 && -z $E ]] && A+=(--both)\npython -m sglang.launch_server "${A[@]}"\n',
     "function-if": 'start() {\n  if [ "$1" = big ]; then T=8; else T=1; fi\n  python -m sglang.launch_server --tp "$T"\n}\nstart big\n',
 }
 
@@ -154,3 +157,21 @@ def test_a_command_line_sgtrace_could_not_read_is_not_sglangs_rejection(tmp_path
     assert f"{script}:1: '$(cat /etc/extra-flags)' is not run; kept as written" in line
     script.write_text('if [ -n "$OPT" ]; then\n  X="--page-size 4"\nfi\npython -m sglang.launch_server --model-path /m $X\n')
     assert explain(ExplainRequest(sglang=str(root), script=str(script), env=["OPT=1"])).trace.final["page_size"] == 4
+
+
+def test_an_and_or_list_that_needs_the_node_is_said(tmp_path):
+    script = tmp_path / "s.sh"
+    script.write_text('A=(--tp 1)\n[ -n "$DEBUG" ] && A+=(--log-level debug)\n[ -z "$MODEL" ] && { echo "MODEL?"; exit 1; }\n'
+                      'cd /opt/app || exit 1\ntest -d /dev/shm && A+=(--shm)\npython -m sglang.launch_server "${A[@]}"\n')
+    spec = from_script(script)
+    assert spec.argv == ["--tp", "1", "--shm"]
+    unset = "is set neither by the script nor by the env it is given; read as unset"
+    assert [n for n in spec.notes if n.startswith("sgtrace could not read")] == [
+        f"sgtrace could not read `[ -n \"$DEBUG\" ]` at line 2 of {script} (DEBUG {unset}); assumed it false: "
+        "`A+=(--log-level debug)` is skipped",
+        f"sgtrace could not read `[ -z \"$MODEL\" ]` at line 3 of {script} (MODEL {unset}); assumed it false: "
+        "`{ echo \"MODEL?\" ; exit 1 ; }` is skipped",
+        f"sgtrace could not read `test -d /dev/shm` at line 5 of {script} (a file test (-d /dev/shm) looks at the node's "
+        "files); assumed it true: `A+=(--shm)` is read",
+    ]  # `cd /opt/app || exit 1`: a command, assumed to succeed, as bash scripts are read throughout
+    assert from_script(script, env={"DEBUG": "1", "MODEL": "/m"}).argv == ["--tp", "1", "--log-level", "debug", "--shm"]

@@ -294,11 +294,47 @@ class _Walker:
             self.result.notes.append(f"{origin.short()}: never runs (the shell was replaced or exited before)")
 
     def run_plain(self, tokens: list[Word | Op]) -> None:
+        for chunk in _command_lists(tokens):
+            if self.stopped:
+                self.never_runs(chunk[0].origin)
+                return
+            pieces = _and_or_pieces(chunk)
+            if len(pieces) == 1:
+                self.run_commands(chunk)
+            else:
+                self.run_and_or(pieces)
+
+    def run_commands(self, tokens: list[Word | Op]) -> None:
         for command in split_commands(tokens, self.result.notes):
             if self.stopped:
                 self.never_runs(command.origin)
                 return
             self.command(command)
+
+    def run_and_or(self, pieces: list[tuple[str, list[Word | Op]]]) -> None:
+        """``A && B || C``: each piece runs when the status before it lets it; a test whose status
+        cannot be known is said with what was assumed (a piece that exits is assumed not to run)."""
+        status = None
+        test: list[Word | Op] = []
+        said = False
+        for op, piece in pieces:
+            if status is not None:
+                runs = status.value if op == "&&" else not status.value
+                if status.open and runs and _exits([Plain(piece)]):
+                    runs = False
+                if status.open and _is_test(test) and not said:
+                    said = True
+                    what = f"`{condition_text(piece)}` " + ("is read" if runs else "is skipped")
+                    self.result.notes.append(
+                        f"sgtrace could not read `{condition_text(test)}` {_at(_first_origin(test))} "
+                        f"({'; '.join(dict.fromkeys(status.open))}); assumed it {'true' if runs == (op == '&&') else 'false'}: {what}"
+                    )
+                if not runs:
+                    continue  # the status stays what it was: A && B || C runs C when A fails
+            self.run_commands(piece)
+            if self.stopped:
+                return
+            status, test, said = decide(piece, self.scope), piece, False
 
     # -- if / case --------------------------------------------------------------
 
@@ -658,3 +694,59 @@ def _exits(nodes: list[Node]) -> bool:
                 if words and words[0].literal() == "exit":
                     return True
     return False
+
+
+def _command_lists(tokens: list[Word | Op]) -> list[list[Word | Op]]:
+    """The tokens split at the ends of and-or lists (newline, ``;``, ``&``) outside ``{ }``, ``( )`` and ``[[ ]]``."""
+    lists: list[list[Word | Op]] = [[]]
+    depth = 0
+    at_start = True
+    for token in tokens:
+        if isinstance(token, Op):
+            if token.text in ("\n", ";", "&") and depth == 0:
+                lists.append([])
+                at_start = True
+                continue
+            depth += 1 if token.text == "(" else -1 if token.text == ")" and depth > 0 else 0
+            at_start = token.text in _SEPARATORS
+        else:
+            keyword = token.keyword()
+            if keyword in ("[[", "]]") or (at_start and keyword in ("{", "}")):
+                depth += 1 if keyword in ("[[", "{") else -1 if depth > 0 else 0
+            at_start = keyword in _MIDDLE or keyword in ("{", "}")
+        lists[-1].append(token)
+    return [chunk for chunk in lists if chunk]
+
+
+def _and_or_pieces(tokens: list[Word | Op]) -> list[tuple[str, list[Word | Op]]]:
+    """``A && B || C`` as ``[("", A), ("&&", B), ("||", C)]``, at the top level of one list."""
+    pieces: list[tuple[str, list[Word | Op]]] = [("", [])]
+    depth = 0
+    at_start = True
+    for token in tokens:
+        if isinstance(token, Op):
+            if token.text in ("&&", "||") and depth == 0:
+                pieces.append((token.text, []))
+                at_start = True
+                continue
+            depth += 1 if token.text == "(" else -1 if token.text == ")" and depth > 0 else 0
+            at_start = token.text in _SEPARATORS
+        else:
+            keyword = token.keyword()
+            if keyword in ("[[", "]]") or (at_start and keyword in ("{", "}")):
+                depth += 1 if keyword in ("[[", "{") else -1 if depth > 0 else 0
+            at_start = keyword in _MIDDLE or keyword in ("{", "}")
+        pieces[-1][1].append(token)
+    return [(op, piece) for op, piece in pieces if piece] if all(piece for _op, piece in pieces) else [("", tokens)]
+
+
+def _is_test(tokens: list[Word | Op]) -> bool:
+    """A test command (``[``, ``[[``, ``test``, maybe after ``!``): its status is what a reader decides on."""
+    words = [t for t in tokens if isinstance(t, Word)]
+    while words and words[0].keyword() == "!":
+        words = words[1:]
+    return bool(words) and words[0].keyword() in ("[", "[[", "test")
+
+
+def _first_origin(tokens: list[Word | Op]) -> ArgOrigin:
+    return tokens[0].origin if tokens else ArgOrigin(None, None)

@@ -30,6 +30,7 @@ from analyzer.inputs.shell_lexer import Lit, Op, Param, Subst, Word
 MAX_NESTING = 64  # if/case blocks inside each other; bash has no limit, a launch script needs a few
 _COMMAND_SEPARATORS = frozenset({"\n", ";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", ";;&"})
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _START_KEYWORDS = frozenset({"then", "do", "else", "elif", "{", "!", "time", "if", "while", "until"})
 
 
@@ -347,7 +348,8 @@ def condition_text(tokens: list[Word | Op]) -> str:
     pieces = [t.raw.text if isinstance(t, Word) else t.text for t in tokens]
     while pieces and pieces[-1] in (";", "\n", "&"):
         pieces.pop()
-    return _clip(" ".join(p if p != "\n" else ";" for p in pieces))
+    text = " ".join(p if p != "\n" else ";" for p in pieces)
+    return _clip(re.sub(r"= \( (.*?) \)", r"=(\1)", text))
 
 
 def decide(tokens: list[Word | Op], scope: ShellScope) -> Decision:
@@ -435,6 +437,8 @@ def _simple(tokens: list[Word | Op], scope: ShellScope) -> Decision:
     if any(isinstance(t, Op) for t in tokens):
         return Decision(True, [f"`{condition_text(tokens)}` is not a test sgtrace reads"])
     words = [t for t in tokens if isinstance(t, Word)]
+    if all(_ASSIGNMENT.match(w.raw.text) for w in words):
+        return Decision(True)  # assignments alone: status 0 (bash: the last substitution's, none here)
     name = words[0].literal()
     if name in ("true", ":"):
         return Decision(True)
