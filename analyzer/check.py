@@ -369,8 +369,8 @@ def run_expectation(expectation: Expectation, sglang: str | None = None, replay:
 
 def _run_one(expectation: Expectation, sglang: str | None, replay: bool) -> CheckResult:
     from . import sources
-    from .argv import parse_argv
-    from .explain import explain, load_launch, parse_env_items
+    from . import argv as argv_module
+    from .explain import UnreadLaunchError, explain, load_launch, parse_env_items, parse_launch_argv
     from .extract import extract
     from .report_chain import field_story
 
@@ -381,7 +381,9 @@ def _run_one(expectation: Expectation, sglang: str | None, replay: bool) -> Chec
     launch = load_launch(request)
     argv = list(launch.argv)
     try:
-        parse_argv(extraction, argv, env={**dict(launch.env), **parse_env_items(request.env)})
+        parse_launch_argv(argv_module, extraction, launch, {**dict(launch.env), **parse_env_items(request.env)})
+    except UnreadLaunchError:
+        raise  # sgtrace's reading, not SGLang's rejection
     except SgtraceError as exc:
         result.findings.append(rejection_finding(expectation, extraction, argv, exc))
         result.seconds = time.monotonic() - started

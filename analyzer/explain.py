@@ -133,6 +133,10 @@ def load_launch(request: ExplainRequest):
     return inputs.from_script(value, env=env, env_origins={k: inputs.ArgOrigin("--env", None) for k in env})
 
 
+class UnreadLaunchError(SgtraceError):
+    """The command line as sgtrace read it does not parse, and part of it is a guess: not SGLang's rejection."""
+
+
 def unread_notes(launch) -> list[str]:
     """The notes of what the input adapter could not read (a condition it assumed, a word kept as written)."""
     return [n for n in getattr(launch, "notes", []) if "sgtrace could not read" in n or "kept as written" in n]
@@ -148,7 +152,7 @@ def parse_launch_argv(argv_module, extraction, launch, env):
         if not unread or exc.exit_code != 2:
             raise
         message = exc.message.replace(f"SGLang {extraction.version} rejects the command line: ", "", 1)
-        raise SgtraceError(
+        raise UnreadLaunchError(
             f"sgtrace could not read all of the launch, and the command line as it read it does not parse "
             f"with SGLang {extraction.version}'s flags: {message}",
             hint=f"{unread[0]}; pass what it stands for (--env NAME=VALUE) or use --args with the command line "

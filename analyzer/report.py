@@ -116,7 +116,8 @@ def build_report(
     Bad input (a missing file, an unknown profile) raises ``SgtraceError``; a
     command line the release's parser rejects becomes the report's subject.
     """
-    from .argv import parse_argv
+    from . import argv as argv_module
+    from .explain import UnreadLaunchError, parse_launch_argv
     from .extract import extract
 
     tree = sources.resolve(request.sglang)
@@ -126,7 +127,9 @@ def build_report(
     report = Report(request, tree, extraction.era, launch, env, pick_profile(request.profile), fields=list(fields),
                     extraction=extraction)
     try:
-        parse_argv(extraction, list(launch.argv), env=env)
+        parse_launch_argv(argv_module, extraction, launch, env)
+    except UnreadLaunchError:
+        raise  # sgtrace's reading, not SGLang's rejection: no report says SGLang rejects it
     except SgtraceError as exc:
         report.rejection = rejection_of(exc, extraction, list(launch.argv), since)
         return report

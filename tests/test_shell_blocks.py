@@ -155,6 +155,13 @@ def test_a_command_line_sgtrace_could_not_read_is_not_sglangs_rejection(tmp_path
     assert "rejects the command line" not in line
     assert line.startswith("error: sgtrace could not read all of the launch, and the command line as it read it does not parse")
     assert f"{script}:1: '$(cat /etc/extra-flags)' is not run; kept as written" in line
+    from analyzer.explain import UnreadLaunchError
+    from analyzer.report import build_report
+
+    with pytest.raises(UnreadLaunchError):  # a report does not title it "SGLang rejects the command line" either
+        build_report(ExplainRequest(sglang=str(root), script=str(script)))
+    script.write_text('python -m sglang.launch_server --model-path /m --no-such-flag 1\n')  # read whole: SGLang's own
+    assert build_report(ExplainRequest(sglang=str(root), script=str(script))).rejection is not None
     script.write_text('if [ -n "$OPT" ]; then\n  X="--page-size 4"\nfi\npython -m sglang.launch_server --model-path /m $X\n')
     assert explain(ExplainRequest(sglang=str(root), script=str(script), env=["OPT=1"])).trace.final["page_size"] == 4
 
