@@ -63,7 +63,7 @@ def test_the_env_given_decides_a_condition(tmp_path):
     assert spec.argv == ["--slow"]
     assert spec.notes == [
         f"sgtrace could not read `case \"$MODE\"` at line 3 of {script} (MODE is set neither by the script nor by the "
-        "env it is given; read as unset); assumed so: the arm `*)` (line 3) is read"
+        "env it is given; read as unset); assumed it matches `*)` (line 3): that arm is read"
     ]
 
 

@@ -369,11 +369,12 @@ class _Walker:
         choice = case_arms(block, self.scope)
         if choice.open:
             arms = [block.arms[k] for k in choice.arms]
-            taken = ", ".join(f"the arm `{'|'.join(p.raw.text for p in arm.patterns)})` (line {arm.patterns[0].origin.line})"
-                              for arm in arms) + " is read" if arms else "no arm matches"
+            taken = ", ".join(f"`{'|'.join(p.raw.text for p in arm.patterns)})` (line {arm.patterns[0].origin.line})"
+                              for arm in arms)
+            taken = f"it matches {taken}: that arm is read" if arms else "it matches no arm: none is read"
             self.result.notes.append(
                 f"sgtrace could not read `case {block.subject.raw.text}` {_at(block.keyword.origin)} "
-                f"({'; '.join(choice.open)}); assumed so: {taken}"
+                f"({'; '.join(choice.open)}); assumed {taken}"
             )
         for k in choice.arms:
             self.run_branch(block.arms[k].body, bool(choice.open))
