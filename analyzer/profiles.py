@@ -86,6 +86,7 @@ class Profile:
     cuda_version: str | None = None  # the driver's CUDA version (nvidia-smi header)
     torch_cuda_version: str | None = None  # torch.version.cuda
     hip_version: str | None = None  # torch.version.hip
+    musa_version: str | None = None  # torch.version.musa (torch_musa's MUSA toolkit)
     host_arch: str | None = None  # platform.machine()
     host_amx_tile: bool | None = None  # torch._C._cpu._is_amx_tile_supported()
     host_memory_mib: int | None = None  # psutil.virtual_memory().total, MiB
@@ -240,6 +241,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "cuda_version": (str,),
     "torch_cuda_version": (str,),
     "hip_version": (str,),
+    "musa_version": (str,),
     "host_arch": (str,),
     "host_amx_tile": (bool,),
     "host_memory_mib": (int,),
@@ -297,7 +299,8 @@ def _probe_value(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-_VERSION_EXAMPLES = {"driver_version": "580.95.05", "cuda_version": "13.0", "torch_cuda_version": "13.0", "hip_version": "6.4.43482"}
+_VERSION_EXAMPLES = {"driver_version": "580.95.05", "cuda_version": "13.0", "torch_cuda_version": "13.0", "hip_version": "6.4.43482",
+                    "musa_version": "4.0.0"}
 _VERSION_TEXT = re.compile(r"^\d+(\.\d+)*([-+.][0-9A-Za-z.+-]*)?$")  # the probes split it on "." and read numbers
 
 

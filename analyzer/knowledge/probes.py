@@ -98,10 +98,11 @@ def _torch_version_hip(a: Ask) -> str | None:
 
 
 def _if_gpu(read: Callable[[Ask], Any], otherwise: Any = None) -> Callable[[Ask], Any]:
-    """A reading that exists only when torch.cuda is available."""
+    """A reading of torch.cuda's device functions: there when torch.cuda is available, and on a MUSA
+    node, where torchada sends them to torch.musa (it leaves torch.cuda.is_available() False)."""
 
     def derive(a: Ask) -> Any:
-        return read(a) if a.ask("torch.cuda.is_available") else otherwise
+        return read(a) if a.ask("torch.cuda.is_available") or a.fact("runtime") == "musa" else otherwise
 
     return derive
 
@@ -267,14 +268,14 @@ def _gfx(prefix: str) -> Callable[[Ask], bool]:
 
 
 def _device_sm(a: Ask) -> int:
-    if not a.ask("torch.cuda.is_available"):
+    if not (a.ask("torch.cuda.is_available") or a.ask("is_musa")):
         return 0
     major, minor = a.ask("torch.cuda.get_device_capability")
     return int(major * 10 + minor)
 
 
 def _device_capability(a: Ask) -> tuple[int | None, int | None]:
-    if not a.ask("torch.cuda.is_available"):
+    if not (a.ask("torch.cuda.is_available") or a.ask("is_musa")):
         return (None, None)
     return tuple(a.ask("torch.cuda.get_device_capability"))
 
@@ -466,9 +467,9 @@ _SPECS: tuple[ProbeSpec, ...] = (
               _get_device, ("runtime",)),
     # capability (utils/common.py _check_cuda_device_version and friends)
     ProbeSpec("get_device_sm", ("get_device_sm", "get_platform().device_sm"),
-              "major*10+minor when torch.cuda is available (ROCm too), else 0", _device_sm, (_CC,)),
+              "major*10+minor when torch.cuda is available (ROCm too) or on MUSA (torchada), else 0", _device_sm, (_CC,)),
     ProbeSpec("get_device_capability", ("get_device_capability", "get_platform().device_capability"),
-              "torch.cuda.get_device_capability() when available, else (None, None)", _device_capability, (_CC,)),
+              "torch.cuda.get_device_capability() when available or on MUSA (torchada), else (None, None)", _device_capability, (_CC,)),
     ProbeSpec("is_sm80_supported", ("is_sm80_supported",), "is_cuda and major == 8 and torch CUDA >= 11.0",
               _cuda_check((8,), (11, 0)), _CUDA_FACTS),
     ProbeSpec("is_ampere_with_cuda_12_3", ("is_ampere_with_cuda_12_3",),
@@ -501,7 +502,7 @@ _SPECS: tuple[ProbeSpec, ...] = (
     ProbeSpec("is_gfx1250_supported", ("is_gfx1250_supported",), "torch.version.hip and 'gfx1250' in gcnArchName",
               _gfx("gfx1250"), ("gcn_arch_name",)),
     # device description
-    ProbeSpec("get_device_name", ("get_device_name",), "torch.cuda.get_device_name() when available, else None",
+    ProbeSpec("get_device_name", ("get_device_name",), "torch.cuda.get_device_name() when available or on MUSA (torchada), else None",
               _alias("torch.cuda.get_device_name"), ("gpu_name",)),
     ProbeSpec("get_device_count", ("get_device_count",),
               "torch.cuda.device_count() when available or on MUSA; torch.xpu.device_count() on XPU; else 0 (NPU too)",

@@ -142,6 +142,9 @@ GPU_ONLY_MODULES = (
     "smg_grpc_servicer",
     "smg_grpc_proto",
     "torch_npu",
+    "torch_musa",
+    "torchada",
+    "mate",
     "habana_frameworks",
     "intel_extension_for_pytorch",
     "mlx",
@@ -202,7 +205,9 @@ NODE_BASE_TOPS = {
     "cpu": ("triton", "nvidia"),  # pip install sglang brings torch's CUDA build even there
     "npu": ("triton", "torch_npu"),  # an Ascend node: triton-ascend, torch_npu (profile-backed, install_accelerator_profile)
     "xpu": ("triton",),  # pytorch-triton-xpu
-    "musa": ("triton",),
+    # a Moore Threads node: torch_musa and torchada (profile-backed), MUSA's kernels (mate, which also
+    # installs flash_attn_interface)
+    "musa": ("triton", "torch_musa", "torchada", "mate", "flash_attn_interface"),
 }
 
 # Versions for stand-ins the target SGLang does not pin (they must parse:
@@ -1211,7 +1216,7 @@ def install_torch_profile(prof, rec):
         pass
 
 
-def _accelerator_namespace(prof, rec, runtime, namespace):
+def _accelerator_namespace(prof, rec, runtime, namespace, props=None):
     """``torch.npu`` (torch_npu's) or ``torch.xpu`` answering from the profile: is_available,
     device_count, mem_get_info, get_device_name, get_device_properties, current_device; every call
     recorded. What else SGLang reads there is a stand-in (``torch.npu.config...``)."""
@@ -1220,7 +1225,8 @@ def _accelerator_namespace(prof, rec, runtime, namespace):
     total = int(float(prof.get("memory_per_gpu_mib") or 0) * 1024 * 1024)
     free = int(float(prof["memory_free_mib"]) * 1024 * 1024) if prof.get("memory_free_mib") is not None else total
     name = prof.get("gpu_name") or runtime.upper()
-    props = types.SimpleNamespace(name=name, total_memory=total, type=runtime)
+    if props is None:
+        props = types.SimpleNamespace(name=name, total_memory=total, type=runtime)
     answers = {
         "is_available": lambda *a, **k: True,
         "device_count": lambda *a, **k: count,
@@ -1232,18 +1238,97 @@ def _accelerator_namespace(prof, rec, runtime, namespace):
     }
     for attr, fn in answers.items():
         setattr(namespace, attr, _recorded("torch.%s.%s" % (runtime, attr), fn, how))
+    if runtime == "musa":
+        namespace.get_device_capability = _recorded("torch.musa.get_device_capability", lambda *a, **k: HW.capability(), how)
     for attr in ("set_device", "synchronize", "empty_cache"):
         setattr(namespace, attr, _make_noop("torch.%s.%s" % (runtime, attr)))
     return namespace
 
 
+def _node_package(name, finder, rec, **attrs):
+    """A package the emulated node has (``torch_npu``, ``torch_musa``, ``torchada``): a profile-backed
+    stand-in in ``sys.modules``, its submodules stand-ins too (NODE_BASE_TOPS)."""
+    module = StandInModule(name)
+    module.__path__ = []
+    module.__file__ = None
+    module.__version__ = finder.version_for_module(name)
+    module.__spec__ = importlib.machinery.ModuleSpec(name, finder, is_package=True)
+    module.__loader__ = finder
+    for key, value in attrs.items():
+        setattr(module, key, value)
+    sys.modules[name] = module
+    finder.active_tops.add(name)
+    rec.stand_in(name + " (profile-backed)")
+    return module
+
+
+# What torchada's Library.impl patch and torch_musa's backend give a MUSA node: SGLang registers its
+# custom ops for the "MUSA" key (and code written for CUDA for "CUDA"); MUSA tensors dispatch to
+# PrivateUse1, the key torch_musa's backend is, so those registrations land there.
+MUSA_DISPATCH_KEYS = {"MUSA": "PrivateUse1", "AutogradMUSA": "AutogradPrivateUse1",
+                      "CUDA": "PrivateUse1", "AutogradCUDA": "AutogradPrivateUse1"}
+
+# What torch_musa adds to torch.nn (SGLang's MUSA MoE path builds torch.nn.SwishGLU() at import).
+TORCH_MUSA_NN = ("SwishGLU",)
+
+# torch.cuda functions torchada sends to torch.musa (it never patches torch.cuda.is_available, which
+# stays False on torch_musa's CPU build of torch, nor torch.version.cuda, which stays None).
+TORCHADA_REDIRECTS = ("device_count", "get_device_capability", "get_device_properties", "get_device_name",
+                      "mem_get_info", "current_device", "is_initialized", "set_device", "synchronize", "empty_cache")
+
+
+def install_musa_profile(prof, rec, finder):
+    """A Moore Threads node (``runtime = "musa"``): ``torch_musa`` (``torch.musa`` answering from the
+    profile, ``torch.version.musa``), ``torchada`` importable (SGLang's ``is_musa()`` imports it) with
+    its redirect of ``torch.cuda``'s device functions to ``torch.musa``, the MUSA dispatch key, and
+    ``mthreads-gmi`` on PATH (``install_fake_binaries``)."""
+    import torch
+    import torch.version
+
+    how = "profile %r (torch_musa emulated)" % (prof.get("name") or "?")
+    props = _DeviceProperties(prof)
+    namespace = _accelerator_namespace(prof, rec, "musa", StandInModule("torch.musa"), props=props)
+    namespace.__spec__ = importlib.machinery.ModuleSpec("torch.musa", finder, is_package=True)
+    torch.musa = namespace
+    sys.modules["torch.musa"] = namespace
+    version = prof.get("musa_version")
+    if version is None:
+        version = "0.0"
+        rec.note("the profile gives no musa_version: torch.version.musa = %r (is_musa() only asks that it is set)" % version)
+    torch.version.musa = str(version)
+    rec.probe("torch.version.musa", torch.version.musa, how)
+    _node_package("torch_musa", finder, rec, musa=namespace)
+    for attr in TORCH_MUSA_NN:  # the modules torch_musa adds to torch.nn, stand-ins (no kernel runs)
+        if not hasattr(torch.nn, attr):
+            setattr(torch.nn, attr, StandIn("torch.nn." + attr))
+    _node_package("torchada", finder, rec)
+    for attr in TORCHADA_REDIRECTS:
+        setattr(torch.cuda, attr, getattr(namespace, attr))
+    try:  # torch.cuda.memory re-exports mem_get_info
+        import torch.cuda.memory as tcm
+
+        tcm.mem_get_info = torch.cuda.mem_get_info
+    except Exception:
+        pass
+    original_impl = torch.library.Library.impl
+
+    @functools.wraps(original_impl)
+    def impl(self, op_name, fn=None, dispatch_key="", *args, **kwargs):
+        if isinstance(dispatch_key, str):
+            dispatch_key = MUSA_DISPATCH_KEYS.get(dispatch_key, dispatch_key)
+        return original_impl(self, op_name, fn, dispatch_key, *args, **kwargs)
+
+    torch.library.Library.impl = impl
+    rec.note("MUSA: torch.cuda's device functions answer from torch.musa (torchada), and custom ops registered "
+             "for the MUSA key go to PrivateUse1 (torch_musa's backend)")
+
+
 def install_accelerator_profile(prof, rec, finder):
     """An Ascend NPU node (``runtime = "npu"``): ``torch_npu`` importable (a profile-backed module)
     and ``torch.npu``, as torch_npu registers it; an Intel GPU node (``"xpu"``): torch's own
-    ``torch.xpu`` answering from the profile. (MUSA is not emulated: torch_musa registers a
-    dispatch key this torch does not have.)"""
+    ``torch.xpu`` answering from the profile; a Moore Threads node (``"musa"``): install_musa_profile."""
     runtime = (prof or {}).get("runtime")
-    if runtime not in ("npu", "xpu"):
+    if runtime not in ("npu", "xpu", "musa"):
         return
     import torch
 
@@ -1251,17 +1336,10 @@ def install_accelerator_profile(prof, rec, finder):
         namespace = _accelerator_namespace(prof, rec, "npu", StandInModule("torch.npu"))
         torch.npu = namespace
         sys.modules["torch.npu"] = namespace
-        module = StandInModule("torch_npu")
-        module.__path__ = []
-        module.__file__ = None
-        module.__version__ = finder.version_for_module("torch_npu")
-        module.npu = namespace
-        module.__spec__ = importlib.machinery.ModuleSpec("torch_npu", finder, is_package=True)
-        module.__loader__ = finder
         namespace.__spec__ = importlib.machinery.ModuleSpec("torch.npu", finder, is_package=True)
-        sys.modules["torch_npu"] = module  # its submodules are stand-ins: torch_npu is on the node (NODE_BASE_TOPS)
-        finder.active_tops.add("torch_npu")
-        rec.stand_in("torch_npu (profile-backed)")
+        _node_package("torch_npu", finder, rec, npu=namespace)
+    elif runtime == "musa":
+        install_musa_profile(prof, rec, finder)
     else:
         _accelerator_namespace(prof, rec, "xpu", torch.xpu)
 
@@ -1311,7 +1389,8 @@ def install_node_files(files, rec):
 
 
 def install_fake_binaries(prof, rec, tmp):
-    """``nvidia-smi`` (``rocminfo``/``rocm-smi``/``amd-smi``, ``npu-smi``) answering from the profile, first on PATH."""
+    """``nvidia-smi`` (``rocminfo``/``rocm-smi``/``amd-smi``, ``npu-smi``, Moore Threads' ``mthreads-gmi``)
+    answering from the profile, first on PATH."""
     bindir = os.path.join(tmp, "bin")
     os.makedirs(bindir, exist_ok=True)
     with open(os.path.join(tmp, "profile.json"), "w") as f:
@@ -1319,7 +1398,7 @@ def install_fake_binaries(prof, rec, tmp):
     impl = os.path.join(tmp, "fake_smi.py")
     with open(impl, "w") as f:
         f.write(FAKE_SMI_SOURCE)
-    names = {"cuda": ["nvidia-smi"], "npu": ["npu-smi"]}.get(prof.get("runtime"), ["rocminfo", "rocm-smi", "amd-smi"])
+    names = {"cuda": ["nvidia-smi"], "npu": ["npu-smi"], "musa": ["mthreads-gmi"]}.get(prof.get("runtime"), ["rocminfo", "rocm-smi", "amd-smi"])
     for name in names:
         path = os.path.join(bindir, name)
         with open(path, "w") as f:
@@ -1397,6 +1476,9 @@ elif prog == "rocminfo":
     arch = (prof.get("gcn_arch_name") or prof.get("gcn_arch") or "gfx942").split(":")[0]
     for i in range(n):
         out += "Agent %d\n  Name:                    %s\n  Pool 1\n    Segment:                 GLOBAL; FLAGS: COARSE GRAINED\n    Size:                    %d(0x%x) KB\n" % (i + 1, arch, mib * 1024, mib * 1024)
+elif prog == "mthreads-gmi" and args in (["--query"], ["-q"]):
+    for i in range(n):
+        out += "GPU%d  %s\n    FB Memory Usage\n        Total          : %dMiB\n        Used           : 0MiB\n        Free           : %dMiB\n" % (i, name, mib, mib)
 else:
     unanswered.append(" ".join(args))
     out, rc = "sgtrace: %s is not emulated\n" % prog, 2
@@ -2393,7 +2475,7 @@ def main(input_text):
                     rec.note("torch is not importable here: only nvidia-smi/pynvml answer from the profile")
                 install_missing_cpu_probes(profile, rec)
                 install_accelerator_profile(profile, rec, finder)
-                if gpu_profile or profile.get("runtime") == "npu":
+                if gpu_profile or profile.get("runtime") in ("npu", "musa"):
                     ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
                 install_node_files(profile.get("files"), rec)
             else:
