@@ -274,6 +274,13 @@ def _device_sm(a: Ask) -> int:
     return int(major * 10 + minor)
 
 
+def _device_name(a: Ask) -> Any:
+    """``get_device_name``: torch.cuda's (on MUSA through torchada), else torch.xpu's, else torch.npu's."""
+    if a.fact("runtime") in ("xpu", "npu"):
+        return a.fact("gpu_name")
+    return a.ask("torch.cuda.get_device_name")
+
+
 def _device_capability(a: Ask) -> tuple[int | None, int | None]:
     if not (a.ask("torch.cuda.is_available") or a.ask("is_musa")):
         return (None, None)
@@ -502,8 +509,10 @@ _SPECS: tuple[ProbeSpec, ...] = (
     ProbeSpec("is_gfx1250_supported", ("is_gfx1250_supported",), "torch.version.hip and 'gfx1250' in gcnArchName",
               _gfx("gfx1250"), ("gcn_arch_name",)),
     # device description
-    ProbeSpec("get_device_name", ("get_device_name",), "torch.cuda.get_device_name() when available or on MUSA (torchada), else None",
-              _alias("torch.cuda.get_device_name"), ("gpu_name",)),
+    ProbeSpec("get_device_name", ("get_device_name",),
+              "torch.cuda.get_device_name() when available or on MUSA (torchada); torch.xpu/npu.get_device_name() "
+              "on XPU/NPU (gpu_name); else None",
+              _device_name, ("gpu_name",)),
     ProbeSpec("get_device_count", ("get_device_count",),
               "torch.cuda.device_count() when available or on MUSA; torch.xpu.device_count() on XPU; else 0 (NPU too)",
               lambda a: a.ask("torch.cuda.device_count") if a.ask("torch.cuda.is_available")

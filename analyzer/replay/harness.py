@@ -142,6 +142,8 @@ GPU_ONLY_MODULES = (
     "smg_grpc_servicer",
     "smg_grpc_proto",
     "torch_npu",
+    "torchair",
+    "sgl_kernel_npu",
     "torch_musa",
     "torchada",
     "mate",
@@ -203,7 +205,10 @@ NODE_BASE_TOPS = {
     "cuda": ("triton", "nvidia"),
     "rocm": ("triton", "aiter", "amdsmi"),
     "cpu": ("triton", "nvidia"),  # pip install sglang brings torch's CUDA build even there
-    "npu": ("triton", "torch_npu"),  # an Ascend node: triton-ascend, torch_npu (profile-backed, install_accelerator_profile)
+    # an Ascend node: triton-ascend, torch_npu (profile-backed, install_accelerator_profile), and torchair,
+    # torch_npu's torch.compile backend (SGLang's get_compiler_backend raises without it on an NPU), and
+    # sgl-kernel-npu, SGLang's kernels for Ascend (its NPU model runner imports them)
+    "npu": ("triton", "torch_npu", "torchair", "sgl_kernel_npu"),
     "xpu": ("triton",),  # pytorch-triton-xpu
     # a Moore Threads node: torch_musa and torchada (profile-backed), MUSA's kernels (mate, which also
     # installs flash_attn_interface)
@@ -1107,6 +1112,10 @@ def install_missing_cpu_probes(prof, rec):
         pass
 
 
+# The CPU ops of sgl_kernel that SGLang's AMX checks look for (a profile's sgl_kernel_amx_ops).
+SGL_KERNEL_AMX_OPS = ("convert_weight_packed",)
+
+
 def install_torch_profile(prof, rec):
     """Patch torch so that it describes the profile's node."""
     import torch
@@ -1208,6 +1217,23 @@ def install_torch_profile(prof, rec):
             torch._C._cpu._is_amx_tile_supported = _recorded("torch._C._cpu._is_amx_tile_supported", _is_amx_tile_supported, how)
         except Exception:
             pass
+        try:  # newer torch reads torch.cpu.get_capabilities() there instead of torch._C._cpu (SGLang 0.5.23 calls this one)
+            import torch.cpu
+
+            torch.cpu._is_amx_tile_supported = _recorded("torch.cpu._is_amx_tile_supported", _is_amx_tile_supported, how)
+        except Exception:
+            pass
+    if prof.get("sgl_kernel_amx_ops"):
+        # sgl_kernel's CPU build registers its AMX ops; SGLang asks hasattr(torch.ops.sgl_kernel, "convert_weight_packed")
+        # (_is_intel_amx_backend_available). No kernel runs in a replay: the ops are stand-ins.
+        try:
+            namespace = torch.ops.sgl_kernel
+            for op in SGL_KERNEL_AMX_OPS:
+                if op not in vars(namespace):
+                    setattr(namespace, op, StandIn("torch.ops.sgl_kernel." + op))
+            rec.probe("torch.ops.sgl_kernel AMX ops", list(SGL_KERNEL_AMX_OPS), how + ", sgl_kernel_amx_ops")
+        except Exception as exc:
+            rec.note("sgl_kernel's AMX ops could not be stood in: %s" % exc)
     try:  # torch.cuda.memory re-exports mem_get_info
         import torch.cuda.memory as tcm
 
