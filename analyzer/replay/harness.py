@@ -197,13 +197,14 @@ STAND_IN_DISTS = {
     "deepseek_recipe": ("deepseek-recipe",),
     "tml_renderers": ("tml-renderers",),
     "smg_grpc_servicer": ("smg-grpc-servicer",),
+    "vllm": ("vllm",),
 }
 
 # GPU-only modules a node has whatever SGLang's own requirements say: torch's CUDA
 # build brings triton and the nvidia-* wheels; ROCm builds of SGLang bring aiter.
 NODE_BASE_TOPS = {
     "cuda": ("triton", "nvidia"),
-    "rocm": ("triton", "aiter", "amdsmi"),
+    "rocm": ("triton", "aiter", "amdsmi", "sgl_kernel"),  # SGLang's ROCm image builds sgl-kernel for ROCm (0.4.x's srt_hip extra does not list it)
     "cpu": ("triton", "nvidia"),  # pip install sglang brings torch's CUDA build even there
     # an Ascend node: triton-ascend, torch_npu (profile-backed, install_accelerator_profile), and torchair,
     # torch_npu's torch.compile backend (SGLang's get_compiler_backend raises without it on an NPU), and
@@ -888,24 +889,33 @@ def _marker_true(marker, machine=None):
 
 # Releases before 0.5.3 put the server's requirements in extras (a node runs
 # ``pip install "sglang[all]"``, which pulls ``srt`` and ``runtime_common``): those count as the base.
+# A ROCm, XPU, HPU or NPU node installs its own extra instead (``sglang[all_hip]`` -> ``srt_hip``: 0.4.x's
+# ROCm build needs vllm, which the CUDA one does not).
 NODE_EXTRAS = ("srt", "runtime-common", "runtime_common")
+RUNTIME_EXTRAS = {"rocm": "srt-hip", "xpu": "srt-xpu", "npu": "srt-npu"}
 
 
-def _node_marker(marker):
+def _node_extras(runtime):
+    extra = RUNTIME_EXTRAS.get(runtime or "")
+    return NODE_EXTRAS if extra is None else (extra, extra.replace("-", "_"), "runtime-common", "runtime_common")
+
+
+def _node_marker(marker, runtime=None):
     """The marker of a Requires-Dist line with the node's extras taken as given: None when the line
     belongs to another extra, else what is left to evaluate ('' for nothing)."""
     found = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", marker)
     if found is None:
         return marker.strip()
-    if found.group(1) not in NODE_EXTRAS:
+    if found.group(1) not in _node_extras(runtime):
         return None
     rest = (marker[:found.start()] + marker[found.end():]).strip()
     rest = re.sub(r"^(and\s+)|(\s+and)$", "", rest).strip()
     return rest
 
 
-def _requirements_of_sglang(machine=None):
-    """Distribution names (normalized) SGLang requires on the node (extras left out, but NODE_EXTRAS)."""
+def _requirements_of_sglang(machine=None, runtime=None):
+    """Distribution names (normalized) SGLang requires on the node (extras left out, but the node's:
+    NODE_EXTRAS, or its runtime's, RUNTIME_EXTRAS)."""
     names = set()
     try:
         reqs = importlib.metadata.requires("sglang") or []
@@ -913,7 +923,7 @@ def _requirements_of_sglang(machine=None):
         return names
     for req in reqs:
         spec, _, marker = req.partition(";")
-        marker = _node_marker(marker)
+        marker = _node_marker(marker, runtime)
         if marker is None:
             continue
         if marker and not _marker_true(marker, machine):
@@ -926,7 +936,7 @@ def _requirements_of_sglang(machine=None):
 
 def node_tops(runtime, machine=None):
     """The GPU-only top-level modules a node running this SGLang release has installed."""
-    required = _requirements_of_sglang(machine)
+    required = _requirements_of_sglang(machine, runtime)
     tops = set(NODE_BASE_TOPS.get(runtime or "cpu", NODE_BASE_TOPS["cpu"]))
     for top in GPU_ONLY_MODULES:
         if any(_norm_dist(d) in required for d in STAND_IN_DISTS.get(top, ())):
