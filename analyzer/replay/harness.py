@@ -590,10 +590,50 @@ class StandInModule(types.ModuleType):
 
 
 def _special_stand_in(path):
-    """The few stand-in paths that carry hardware: answered from the profile."""
+    """The few stand-in paths that carry hardware (answered from the profile), and triton's ``jit``,
+    whose kernels SGLang wraps at import (``CachedKernel`` asserts a ``JITFunction`` and reads ``.fn``)."""
     if path == "triton.runtime.driver":
         return _TritonDriver()
+    if path in TRITON_JIT_PATHS:
+        return _triton_jit
+    if path in TRITON_JIT_FUNCTION_PATHS:
+        return _TritonJITFunction
     return None
+
+
+TRITON_JIT_PATHS = ("triton.jit", "triton.runtime.jit.jit")  # triton.runtime.jit is the module
+TRITON_JIT_FUNCTION_PATHS = ("triton.JITFunction", "triton.runtime.JITFunction", "triton.runtime.jit.JITFunction")
+
+
+class _TritonJITFunction:
+    """What ``@triton.jit`` returns on the stand-in triton: the kernel function kept as ``.fn`` (as
+    triton's ``JITFunction`` keeps it); a launch (``kernel[grid](...)``) or anything else read off it
+    is a stand-in: no kernel runs in a replay."""
+
+    def __init__(self, fn, **kwargs):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__module__ = getattr(fn, "__module__", None)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __getitem__(self, grid):
+        return StandIn("triton kernel %s[grid]" % self.__name__)
+
+    def __call__(self, *args, **kwargs):
+        return StandIn("triton kernel %s()" % self.__name__)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return StandIn("triton kernel %s.%s" % (self.__dict__.get("__name__", "?"), name))
+
+
+def _triton_jit(fn=None, **kwargs):
+    """``triton.jit`` on the stand-in: ``@triton.jit`` and ``@triton.jit(...)`` both give a _TritonJITFunction."""
+    if fn is None:
+        return lambda f: _TritonJITFunction(f, **kwargs)
+    return _TritonJITFunction(fn, **kwargs)
 
 
 class _TritonDriver:
