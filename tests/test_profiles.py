@@ -395,6 +395,28 @@ def test_an_accelerator_profile_answers_its_kind_and_memory(name, runtime, devic
     assert p.probe("get_device_memory_capacity") == memory
 
 
+def test_musa_device_functions_answer_through_torchada():
+    # torchada sends torch.cuda's device functions to torch.musa and leaves is_available() False
+    p = load_profile("mthreads-s4000")
+    assert p.probe("torch.cuda.is_available") is False and p.probe("is_cuda") is False
+    assert p.probe("torch.cuda.device_count") == 8
+    assert p.probe("get_device_capability") == (2, 2)
+    assert p.probe("get_device_sm") == 22
+    assert p.probe("get_device_name") == "MTT S4000"
+    assert p.probe("get_device_count") == 8
+    h100 = load_profile("h100")
+    assert h100.probe("get_device_sm") == 90 and h100.probe("get_device_name") == h100.gpu_name
+    cpu = load_profile("cpu")
+    assert cpu.probe("get_device_sm") == 0 and cpu.probe("get_device_capability") == (None, None)
+    assert cpu.probe("get_device_name") is None
+
+
+def test_npu_and_xpu_device_names_are_their_runtime_s():
+    assert load_profile("ascend-910b").probe("get_device_name") == "Ascend910B3"
+    xpu = load_profile("intel-max-1550")
+    assert xpu.probe("get_device_name") == xpu.gpu_name and xpu.probe("get_device_sm") == 0
+
+
 def test_npu_memory_is_torch_npu_mem_get_info_and_needs_torch_npu():
     p = load_profile("ascend-910b")
     assert p.probe("torch.npu.mem_get_info.total") == 65536 * 2**20

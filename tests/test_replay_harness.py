@@ -115,6 +115,52 @@ def test_marker_evaluation():
     assert not harness._marker_true('platform_machine == "aarch64"', machine="x86_64")
 
 
+def test_a_rocm_node_takes_its_own_extra_of_an_old_release():
+    # 0.4.x lists vllm under "srt-hip" (sglang[all_hip] on a ROCm node), not under "srt"
+    line = 'extra == "srt-hip"'
+    assert harness._node_marker(line, "rocm") == ""
+    assert harness._node_marker(line, "cuda") is None
+    assert harness._node_marker('extra == "srt"', "rocm") is None
+    assert harness._node_marker('extra == "srt"', "cuda") == ""
+    assert harness._node_marker('extra == "runtime_common"', "rocm") == ""
+
+
+def test_node_packages_of_the_accelerators():
+    assert {"torch_npu", "torchair", "sgl_kernel_npu"} <= harness.node_tops("npu")
+    assert {"torch_musa", "torchada", "mate"} <= harness.node_tops("musa")
+    assert "torchada" not in harness.node_tops("cuda") and "torchair" not in harness.node_tops("cuda")
+    assert "sgl_kernel" in harness.node_tops("rocm")
+
+
+def test_triton_jit_stand_in_keeps_the_kernel():
+    def kernel(x, BLOCK: int):
+        return x
+
+    for jitted in (harness._triton_jit(kernel), harness._triton_jit(do_not_specialize=["x"])(kernel)):
+        assert isinstance(jitted, harness._TritonJITFunction)
+        assert jitted.fn is kernel and jitted.__name__ == "kernel"
+        assert isinstance(jitted[(1,)](1, BLOCK=2), harness.StandIn)  # a launch runs nothing
+    assert harness._special_stand_in("triton.runtime.jit.JITFunction") is harness._TritonJITFunction
+    assert harness._special_stand_in("triton.jit") is harness._triton_jit
+    assert harness._special_stand_in("triton.runtime.jit") is None  # the module, not the decorator
+
+
+def test_fake_mthreads_gmi_reports_fb_memory_per_gpu(tmp_path):
+    import subprocess
+
+    (tmp_path / "profile.json").write_text(json.dumps({"gpu_count": 2, "smi_memory_mib": 49152, "gpu_name": "MTT S4000"}))
+    impl = tmp_path / "fake_smi.py"
+    impl.write_text(harness.FAKE_SMI_SOURCE)
+    out = subprocess.run([sys.executable, "-I", str(impl), "mthreads-gmi", "--query"], capture_output=True, text=True)
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    totals = [lines[i + 1] for i, line in enumerate(lines) if "FB Memory Usage" in line]
+    assert [t.split(":")[0].strip() for t in totals] == ["Total", "Total"]
+    assert [t.split(":")[1].split()[0] for t in totals] == ["49152MiB", "49152MiB"]
+    bad = subprocess.run([sys.executable, "-I", str(impl), "mthreads-gmi", "--bogus"], capture_output=True, text=True)
+    assert bad.returncode == 2
+
+
 # ---------------------------------------------------------------------------
 # Fake packages
 # ---------------------------------------------------------------------------
