@@ -60,6 +60,17 @@ def describe_place(place: dict) -> str:
 # -- sections ----------------------------------------------------------------------------
 
 
+# What answers from the profile in a replay, by the profile's runtime (analyzer/replay/harness.py).
+_EMULATED = {
+    "cuda": "torch, nvidia-smi and pynvml",
+    "rocm": "torch, rocminfo and rocm-smi",
+    "npu": "torch, torch_npu (torch.npu)",
+    "xpu": "torch, torch.xpu",
+    "musa": "torch, torch_musa (torch.musa), torchada and mthreads-gmi",
+    "cpu": "torch and the host facts",
+}
+
+
 def header(run: ReplayRun) -> list[str]:
     trace = run.trace
     lines = [f"Replay of SGLang {trace.sglang_version or '?'} in {run.where}"]
@@ -67,7 +78,7 @@ def header(run: ReplayRun) -> list[str]:
     if profile is None or getattr(profile, "native", False):
         lines.append("profile: native (the hardware of the machine the replay ran on answered every probe)")
     else:
-        lines.append(f"profile: {profile.name} (emulated: torch, nvidia-smi and pynvml answer from it)")
+        lines.append(f"profile: {profile.name} (emulated: {_EMULATED.get(profile.runtime, _EMULATED['cuda'])} answer from it)")
     if run.model is not None:
         lines.append(f"model: {run.model.architecture} ({run.model_note}; its config.json given to the replay)")
     else:
