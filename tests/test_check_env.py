@@ -279,7 +279,8 @@ def test_an_xpu_paste_gives_the_builtin_xpu_facts(tmp_path):
 
 
 @pytest.mark.replay
-@pytest.mark.parametrize("name", ["h200", "b200", "mi300x", "ascend-910b", "ascend-a3", "intel-max-1550", "cpu-xeon-2s"])
+@pytest.mark.parametrize("name", ["h200", "b200", "mi300x", "ascend-910b", "ascend-a3", "intel-max-1550", "mthreads-s4000",
+                                  "cpu-xeon-2s"])
 def test_what_sglangs_check_env_prints_on_the_emulated_node_reads_back_to_that_profile(replay_env, tmp_path, name):
     """The replay env runs ``python3 -m sglang.check_env`` (SGLang's own printer) on the profile's emulated
     hardware; reading that output back gives every fact of the GPU model the built-in profile has."""
