@@ -50,9 +50,9 @@ REPLAYED = [
     # releases before 0.5.7 (issue 17) and the accelerators beyond NVIDIA and AMD
     "old-llama-h100-tp2-0.4.9",
     # (0.5.3 and 0.5.5's scenarios run in `make agreement`: each old release is a replay env to build)
-    # (accel-llama-ascend-910b-tp2-0.5.11 runs in `make agreement`: its replay on a fresh machine stops at
-    # "NPU detected, but torchair package is not installed"; the emulation does not stand torchair in yet)
+    "accel-llama-ascend-910b-tp2-0.5.11",
     "accel-deepseek-ascend-a3-tp16-0.5.23",
+    "accel-llama-mthreads-s4000-tp2-0.5.23",
     "accel-llama-intel-max-1550-tp2-0.5.23",
     "accel-llama-cpu-xeon-2s-0.5.11",
 ]
