@@ -33,6 +33,11 @@ MAX_ENTRY_BYTES = 64 << 20
 MAX_ENTRY_JSON_BYTES = 512 << 20
 
 
+def has(key: str) -> bool:
+    """Whether an entry is stored under ``key`` (a regular file; whether it reads is ``load``'s to say)."""
+    return _path(key).is_file()
+
+
 def load(key: str):
     path = _path(key)
     try:

@@ -92,7 +92,7 @@ class Diagnosis:
     producers: list[Producer] = field(default_factory=list)
     other_versions: list[str] = field(default_factory=list)
     versions_searched: int = 0  # other cached releases whose sites were searched (the nearest, indexed)
-    versions_not_searched: int = 0  # cached releases left out: further away, or never indexed
+    versions_not_searched: int = 0  # cached releases left out: further away, or not indexed yet
     outside: "Outside | None" = None  # the best match is a site the engine does not evaluate (or a loose match)
 
 
@@ -225,21 +225,44 @@ MAX_OTHER_RELEASES = 8
 def nearest_cached(version: str, limit: int = MAX_OTHER_RELEASES) -> tuple[list, int]:
     """The cached trees other than ``version``, nearest to it in release order first, at most ``limit``;
     and how many more there are."""
-    trees = sorted((t for t in sources.list_cached() if t.version != version),
+    return nearest_of(list(sources.list_cached()), version, limit)
+
+
+def _indexed(is_indexed, tree) -> bool:
+    try:
+        return is_indexed(tree)
+    except SgtraceError:
+        return False
+
+
+def nearest_of(cached: list, version: str, limit: int, keep=None) -> tuple[list, int]:
+    """``nearest_cached`` over the trees ``cached``; with ``keep``, only trees it accepts, asked nearest
+    first and no further than ``limit`` accepted ones."""
+    trees = sorted((t for t in cached if t.version != version),
                    key=lambda t: sources.version_tuple(t.version))
     keys = [sources.version_tuple(t.version) for t in trees]
     here = sum(1 for k in keys if k < sources.version_tuple(version))  # where ``version`` would sit
     by_distance = sorted(range(len(trees)), key=lambda i: (abs(i - here + (0.5 if i >= here else 0)), -i))
-    chosen = sorted(by_distance[:limit])
-    return [trees[i] for i in chosen], max(0, len(trees) - limit)
+    chosen = []
+    for i in by_distance:
+        if len(chosen) == limit:
+            break
+        if keep is None or keep(trees[i]):
+            chosen.append(i)
+    return [trees[i] for i in sorted(chosen)], max(0, len(trees) - len(chosen))
 
 
 def versions_matching(observed: ObservedError, exclude: str) -> tuple[list[str], int, int]:
-    """Among the cached versions nearest to ``exclude`` (``nearest_cached``), those with a message site
-    that matches the message; how many releases were searched, and how many cached ones were not."""
+    """Among the cached versions nearest to ``exclude`` whose message index is built (``nearest_cached``
+    over ``message_index.is_indexed``: a release is indexed when ``--error`` or ``--log`` first
+    reads it; indexing others here would cost seconds each), those with a message site that matches the
+    message; how many releases were searched, and how many cached ones were not."""
+    from .message_index import is_indexed
+
     normalized = message_match.normalize(observed.message.strip())
     found = []
-    trees, more = nearest_cached(exclude)
+    trees, more = nearest_of(list(sources.list_cached()), exclude, MAX_OTHER_RELEASES,
+                             keep=lambda tree: _indexed(is_indexed, tree))
     searched = 0
     for tree in trees:
         try:

@@ -64,7 +64,7 @@ def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgt
     if not diagnosis.matches:
         lines.append("No raise, assert or log site of this SGLang version matches the message.")
         searched = (f" (searched: the {diagnosis.versions_searched} cached release(s) nearest this one; "
-                    f"{diagnosis.versions_not_searched} more were not: pass --sglang VERSION to look in one)"
+                    f"{diagnosis.versions_not_searched} more were not, further away or not indexed yet: pass --sglang VERSION to look in one)"
                     if diagnosis.versions_not_searched else "")
         if diagnosis.other_versions:
             lines.append("Versions in the cache whose sites match it: " + ", ".join(diagnosis.other_versions) + searched)

@@ -499,6 +499,13 @@ def message_index(tree: SourceTree) -> MessageIndex:
     return index
 
 
+def is_indexed(tree: SourceTree) -> bool:
+    """Whether ``tree``'s index is in this process or the cache already (reading it is then a fraction
+    of a second; building it parses every module of ``sglang/srt``: seconds per release)."""
+    key = cache_key(cache.content_hash(tree), "match")
+    return key in _LOADED or cache.has(key)
+
+
 def _rows(tree: SourceTree, content_hash: str, rows_key: str, count: int) -> list[MessageSite]:
     data = cache.load(rows_key)
     if data is not None and cache.entry_matches(data, tree.version, content_hash):
@@ -531,4 +538,4 @@ def _build(tree: SourceTree, content_hash: str, match_key: str, rows_key: str) -
     return MessageIndex(tree.version, anchors, firsts, starts_text, parts, rows=sites, problems=problems)
 
 
-__all__ = ["MessageSite", "MessageIndex", "message_index", "index_file", "index_tree"]
+__all__ = ["MessageSite", "MessageIndex", "message_index", "is_indexed", "index_file", "index_tree"]

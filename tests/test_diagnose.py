@@ -256,3 +256,26 @@ def test_other_releases_searched_are_the_nearest_cached_ones(monkeypatch):
     assert [t.version for t in nearest] == ["0.5.12", "0.5.14"] and more == 9
     nearest, more = diagnose.nearest_cached("0.5.11", 50)
     assert len(nearest) == len(cached) - 1 and more == 0
+
+
+def test_only_releases_indexed_already_are_searched_for_a_message(monkeypatch):
+    """Indexing a release parses all of sglang/srt (seconds each): ``--error`` with no match here reads
+    the nearest releases whose index exists and counts the others, never building one."""
+    from types import SimpleNamespace
+
+    from analyzer import diagnose, message_index, sources
+
+    cached = ["0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.18", "0.5.23"]
+    indexed = {"0.5.10", "0.5.18"}
+    monkeypatch.setattr(sources, "list_cached", lambda: [SimpleNamespace(version=v) for v in cached])
+    monkeypatch.setattr(message_index, "is_indexed", lambda tree: tree.version in indexed)
+    read = []
+
+    def index_of(tree):
+        read.append(tree.version)
+        return SimpleNamespace(candidates=lambda text: [], parts=lambda position: [])
+
+    monkeypatch.setattr(diagnose, "message_index", index_of)
+    observed = SimpleNamespace(message="nothing matches this")
+    found, searched, more = diagnose.versions_matching(observed, "0.5.11")
+    assert (found, searched, more, sorted(read)) == ([], 2, 4, ["0.5.10", "0.5.18"])
