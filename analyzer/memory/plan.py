@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import SgtraceError
 from ..symbolic import RunHooks, evaluate, make_record
 from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
-from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance
+from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance, Intrinsic
 from ..symbolic.program import shared_program
 from ..trace import SiteRef, Unknown
 from . import weights as weights_module
@@ -40,6 +40,7 @@ from .world import MemoryWorld
 MR = "sglang/srt/model_executor/model_runner.py"
 MIXIN = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
 DP_ATTENTION = "sglang/srt/layers/dp_attention.py"
+CONFIGURATOR = "sglang/srt/mem_cache/kv_cache_configurator.py"
 STRATEGY_FIELDS = ("mamba_radix_cache_strategy", "mamba_scheduler_strategy")
 GIB = 1 << 30
 # the modules whose frames hold the plan's numbers
@@ -144,11 +145,47 @@ class MemoryInterpreter(Interpreter):
         return super().assign(target, value, stmt, frame, idiom)
 
 
+RUNTIME_CONTEXT = "sglang/srt/runtime_context.py"
+PARALLEL_STATE = "sglang/srt/distributed/parallel_state_wrapper.py"
+
+
 class PlanWorld(MemoryWorld):
+    """The memory world plus, from 0.5.18, the runtime context start-up publishes before the runner is built:
+    ``get_context().config_bag(NS)`` (``get_schedule()``, ``get_memory()``, ``get_exec().comm`` ...) is the
+    resolved record seen through one bag (SGLang routes each flat field name to exactly one namespace, so a leaf
+    read is that field of the record; a name that is no field is a sub-namespace, the same bag);
+    ``get_context().override(source, **fields)`` writes the record (a write event at its site, as a resolution
+    write); ``get_parallel()`` is rank 0's ``ParallelState`` (the live topology it reads through)."""
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frames: list = []  # every frame of the sizing modules, in call order
         self.runner_sites: dict = {}  # runner attribute -> the ModelRunner statement that set it
+        self.parallel_state: Any = None  # set by size_pools: rank 0's ParallelState
+
+    def intrinsic_for(self, ref: FunctionRef):
+        if ref.module_rel == RUNTIME_CONTEXT:
+            if ref.qualname == "RuntimeContext.config_bag":
+                return Intrinsic("config_bag", lambda interp, args, kwargs, node, frame: self._bag(args[0] if args else kwargs.get("name")))
+            if ref.qualname == "RuntimeContext.override":
+                return Intrinsic("override", self._override)
+            if ref.qualname == "_configured_parallel":
+                # the published ``parallel`` bag's leaf: the resolved record's field
+                return Intrinsic(ref.qualname, lambda interp, args, kwargs, node, frame: self.record.resolved(args[0] if args else kwargs.get("name")))
+            if ref.qualname == "get_parallel" and self.parallel_state is not None:
+                return Intrinsic("get_parallel", lambda interp, args, kwargs, node, frame: self.parallel_state)
+        return super().intrinsic_for(ref)
+
+    def _bag(self, path) -> Instance:
+        return Instance(ClassRef(RUNTIME_CONTEXT, "_ConfigBag"), {"__config_bag__": str(path)})
+
+    def _override(self, interp, args, kwargs, node, frame):
+        source = args[0] if args else kwargs.pop("source", None)
+        for name, value in kwargs.items():
+            if name == "source":
+                continue
+            self.record.fields[name] = self.write_field(name, value, frame, node, "override", source=str(source))
+        return None
 
     def on_enter(self, frame, call_node=None) -> None:
         if frame.module.rel.startswith(SIZING_MODULES):
@@ -156,6 +193,10 @@ class PlanWorld(MemoryWorld):
         return super().on_enter(frame, call_node)
 
     def attribute(self, obj, attr, node, frame):
+        if isinstance(obj, Instance) and "__config_bag__" in obj.attrs and not attr.startswith("__"):
+            if attr in self.record.fields or attr in self.record.extra:
+                return self.record.resolved(attr)
+            return self._bag(f"{obj.attrs['__config_bag__']}.{attr}")
         if isinstance(obj, Instance) and obj.attrs.get("__loaded_model__"):
             raise AttrMissing(f"the loaded model has no attribute {attr!r}")
         if isinstance(obj, Instance) and obj.attrs.get("__runner__") and attr not in obj.attrs:
@@ -246,7 +287,10 @@ def make_runner(world: PlanWorld, record, model_config, notes: list[str]) -> Ins
         "pp_rank": 0, "pp_size": record.resolved("pp_size"), "nccl_port": Unknown("nccl port"),
         "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0, "is_draft_worker": False,
         "req_to_token_pool": None, "token_to_kv_pool_allocator": None, "memory_pool_config": None, "draft_model_idx": None,
+        "draft_attention_backend": None,
     }
+    if world.parallel_state is not None:
+        known["ps"] = world.parallel_state
     frame = Frame(module=module, qualname="ModelRunner.__init__", class_name="ModelRunner")
     args = fn.args
     for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -280,8 +324,33 @@ def attention_tp_size(world: MemoryWorld, record) -> Any:
             returned = [e.id if isinstance(e, ast.Name) else None for e in node.value.elts]
     result = world.interp.call_function(FunctionRef(DP_ATTENTION, "compute_dp_attention_world_info"), [], kwargs, None)
     if returned and "attn_tp_size" in returned and isinstance(result, tuple) and len(result) == len(returned):
+        world.attention_world = {name: value for name, value in zip(returned, result) if name}
         return result[returned.index("attn_tp_size")]
     return Unknown("attention TP size")
+
+
+def parallel_state(world: PlanWorld, record) -> Instance:
+    """Rank 0's ``ParallelState`` (0.5.18+), the object the TP worker hands ``ModelRunner(ps=...)``: its fields are
+    the dataclass's, each read from the resolved record (a size) or 0 (a rank of rank 0); the attention sizes are
+    what SGLang's ``compute_dp_attention_world_info`` returned for that record."""
+    attn = getattr(world, "attention_world", {}) or {}
+    sizes = {"tp_size": "tp_size", "pp_size": "pp_size", "dp_size": "dp_size", "attn_cp_size": "attn_cp_size",
+             "attn_dcp_size": "dcp_size", "moe_ep_size": "ep_size", "moe_dp_size": "moe_dp_size"}
+    module = world.program.module(PARALLEL_STATE)
+    node_cls = module.classes.get("ParallelState") if module else None
+    names = [stmt.target.id for stmt in (node_cls.body if node_cls else []) if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+    attrs: dict = {}
+    for name in names:
+        if name in attn:
+            attrs[name] = attn[name]
+        elif name in sizes:
+            value = record.resolved(sizes[name])
+            attrs[name] = 1 if value is MISSING or value is None else value
+        elif name.endswith("_rank") or name == "gpu_id":
+            attrs[name] = 0
+        else:
+            attrs[name] = Unknown(f"ParallelState.{name}")
+    return Instance(ClassRef(PARALLEL_STATE, "ParallelState"), attrs)
 
 
 # -- one plan -----------------------------------------------------------------------------------
@@ -292,20 +361,22 @@ READINGS = [
     ("post_model_load_memory (GiB)", "_profile_available_bytes", "post_model_load_memory|available_gpu_memory"),
     ("memory for the pools at mem_fraction_static (GiB)", "_profile_available_bytes", "rest_memory@first"),
     ("mamba state bytes per slot (mamba_cache_per_req)", "mamba_cache_per_req", "<return>"),
-    ("mamba speculative intermediate state (bytes)", "handle_max_mamba_cache", "mamba_state_intermediate_size"),
-    ("max_mamba_cache_size (slots)", "handle_max_mamba_cache", "server_args.max_mamba_cache_size"),
-    ("mamba state memory (GiB)", "handle_max_mamba_cache", "mamba_state_memory"),
+    ("mamba speculative intermediate state (bytes)", "handle_max_mamba_cache|_handle_max_mamba_cache", "mamba_state_intermediate_size"),
+    ("max_mamba_cache_size (slots)", "handle_max_mamba_cache|_handle_max_mamba_cache", "server_args.max_mamba_cache_size"),
+    ("mamba state memory (GiB)", "handle_max_mamba_cache|_handle_max_mamba_cache", "mamba_state_memory"),
     ("memory left for the KV cache (bytes)", "_resolve_memory_pool_config", "available_bytes"),
     ("KV cache bytes per token (cell_size)", "_compute_cell_size", "cell_size"),
     ("KV cache tokens (max_total_num_tokens)", "calculate_pool_sizes", "max_total_num_tokens"),
     ("mamba slots per request (ratio)", "_calculate_mamba_ratio", "<return>"),
-    ("max_running_requests, estimated from the tokens", "_resolve_max_num_reqs", "estimated"),
-    ("max_running_requests (as capped)", "_resolve_max_num_reqs", "max_num_reqs"),
+    ("max_running_requests, estimated from the tokens", "_resolve_max_num_reqs|resolve_max_num_reqs", "estimated"),
+    ("max_running_requests (as capped)", "_resolve_max_num_reqs|resolve_max_num_reqs", "max_num_reqs"),
 ]
 
 
-def _frames_of(world: PlanWorld, suffix: str):
-    return [f for f in world.frames if f.qualname.endswith("." + suffix) or f.qualname == suffix]
+def _frames_of(world: PlanWorld, suffixes: str):
+    """The frames of the function named (``a|b``: its name in either release line), in call order."""
+    names = suffixes.split("|")
+    return [f for f in world.frames if any(f.qualname.endswith("." + n) or f.qualname == n for n in names)]
 
 
 def read_numbers(world: PlanWorld, interp: MemoryInterpreter, returns: dict) -> list[Number]:
@@ -382,6 +453,8 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
     interp = ReturnsInterpreter(program, world, Decisions([], can_fork=False))
     world.interp = interp
     world.attention_tp_size = attention_tp_size(world, record)
+    if program.module(PARALLEL_STATE) is not None:
+        world.parallel_state = parallel_state(world, record)
     model_config = world.model_config_for(record, None, None)
     if isinstance(model_config, Unknown) or model_config is None:
         plan.error = {"type": "unknown", "kind": "stopped", "message": "SGLang's ModelConfig could not be built for this model", "site": None}
@@ -393,14 +466,28 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
     try:
         interp.call_function(FunctionRef(MR, "ModelRunner.configure_kv_cache_dtype", bound=runner), [], {}, None)
         entry = "ModelRunnerKVCacheMixin._resolve_memory_pool_config"
-        if program.function(f"{MIXIN}::{entry}") is None:
+        if program.function(f"{CONFIGURATOR}::KVCacheConfigurator._resolve_memory_pool_config") is not None \
+                and program.function(f"{MR}::ModelRunner.init_kv_cache_configurator") is not None:
+            # 0.5.18+: ModelRunner.alloc_memory_pool builds its KVCacheConfigurator and configure() resolves the
+            # pool config first (the pools it then allocates are not the plan's)
+            interp.call_function(FunctionRef(MR, "ModelRunner.init_kv_cache_configurator", bound=runner), [], {}, None)
+            configurator = runner.attrs.get("kv_cache_configurator")
+            runner.attrs["memory_pool_config"] = interp.call_function(
+                FunctionRef(CONFIGURATOR, "KVCacheConfigurator._resolve_memory_pool_config", bound=configurator),
+                [inputs.pre_load_gib], {}, None)
+            entry = "kv_cache_configurator"
+            if not hybrid and isinstance(configurator, Instance):
+                found = configurator.attrs.get("mambaish_config")
+                hybrid = found is not None and found is not MISSING and not isinstance(found, Unknown)
+        elif program.function(f"{MIXIN}::{entry}") is None:
             entry = "ModelRunner._resolve_memory_pool_config" if program.function(f"{MR}::ModelRunner._resolve_memory_pool_config") else None
         if entry is None:
             plan.error = {"type": "unsupported", "kind": "stopped", "site": None,
                           "message": "no _resolve_memory_pool_config in this release's model runner"}
             return hybrid
-        module = MIXIN if entry.startswith("ModelRunnerKVCacheMixin") else MR
-        runner.attrs["memory_pool_config"] = interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
+        if entry != "kv_cache_configurator":
+            module = MIXIN if entry.startswith("ModelRunnerKVCacheMixin") else MR
+            runner.attrs["memory_pool_config"] = interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
     except SGLangError as exc:
         site = exc.site
         # a raise of the sizing code itself (MemoryPoolConfig: "Not enough memory", an assert of the mamba
@@ -410,9 +497,6 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
                       "site": None if site is None else {"file": site.file, "line": site.line, "function": site.function}}
     except BudgetExceeded as exc:
         plan.error = {"type": "budget", "message": str(exc), "kind": "stopped", "site": None}
-    if plan.error is not None and plan.error["kind"] == "stopped" and program.module("sglang/srt/mem_cache/kv_cache_configurator.py") is not None:
-        plan.notes.append("this release sizes its pools in mem_cache/kv_cache_configurator.py (from 0.5.18), "
-                          "with config read from the runtime context's namespaces: not followed yet by sgtrace memory")
     if plan.error is None:
         worker_checks(world, runner, interp, plan)
     kv_dtype = runner.attrs.get("kv_cache_dtype")

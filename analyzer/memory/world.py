@@ -120,10 +120,14 @@ class MemoryWorld(World):
         made = super().instantiate(cls, args, kwargs, node, frame)
         if isinstance(made, Instance) and made.cls is cls:
             # a dataclass's inherited fields (``Mamba2CacheParams(BaseLinearStateParams)``: layers, dtype)
-            for base in self.mro(cls)[1:]:
+            own = self.program.module(cls.module_rel)
+            own_cls = own.classes.get(cls.name) if own else None
+            structs = [cls] if own_cls is not None and _is_struct(own_cls) else []
+            for base in structs + self.mro(cls)[1:]:
                 module = self.program.module(base.module_rel) if isinstance(base, ClassRef) else None
                 node_cls = module.classes.get(base.name) if module else None
-                if node_cls is None or not any("dataclass" in ast.unparse(d) for d in node_cls.decorator_list):
+                if node_cls is None or not (any("dataclass" in ast.unparse(d) for d in node_cls.decorator_list)
+                                            or (base is cls and _is_struct(node_cls))):
                     continue
                 inherited = intrinsics._dataclass_instance(self, base, node_cls, [], dict(kwargs), frame)
                 for name, value in inherited.attrs.items():
@@ -224,6 +228,12 @@ class MemoryWorld(World):
         if op is ast.BitOr and isinstance(left, (ClassRef, ExternalRef, _Union)) and isinstance(right, (ClassRef, ExternalRef, _Union)):
             return _Union(_union_members(left) + _union_members(right))
         return super().object_binop(op, left, right)
+
+
+def _is_struct(node_cls: ast.ClassDef) -> bool:
+    """A ``msgspec.Struct`` subclass (0.5.18's ``ModelLayerInfo``, ``KVCacheConfigResult``): its annotated fields are
+    set from the keyword arguments, as a dataclass's are."""
+    return any(ast.unparse(b) in ("msgspec.Struct", "Struct") for b in node_cls.bases)
 
 
 class _Union:
