@@ -24,7 +24,10 @@ def _memory_plain(value, depth=0):
         return value
     if depth < 2 and isinstance(value, (list, tuple)) and len(value) <= 64:
         return [_memory_plain(v, depth + 1) for v in value]
-    text = str(value)
+    try:
+        text = str(value)
+    except Exception:  # a half-built object (a slotted dataclass before its __post_init__ sets a field) has no repr yet
+        return {"repr": type(value).__name__}
     if text.startswith("torch."):
         return text  # a dtype: torch.bfloat16
     return {"repr": text[:80]}
@@ -112,6 +115,20 @@ def _memory_run(rec, server_args, mem):
         # 0.5.11 passes pre_model_load_memory; 0.5.14 on keep it on the runner
         pre_model_load_memory = args[0] if args else self.pre_model_load_memory
         self.model = _NoAttributes()
+        if hasattr(self, "init_kv_cache_configurator"):
+            # 0.5.18+: what load_model sets that the sizing reads, by SGLang's own statements (no pipeline split,
+            # the model config's dtype), then alloc_memory_pool's configurator and the first step of its configure()
+            self.dtype = self.model_config.dtype
+            self.layer_info = mr_module.resolve_layer_indices(model=self.model, model_config=self.model_config,
+                                                              is_draft_worker=self.is_draft_worker, spec_algorithm=self.spec_algorithm)
+            self.sliding_window_size = mr_module.resolve_sliding_window_size(self.model, self.model_config)
+            if not hasattr(self, "spec_aux_config") and hasattr(self, "init_spec_aux_hidden_state"):
+                self.init_spec_aux_hidden_state()
+            self.pp_group = world_group
+            self.configure_kv_cache_dtype()
+            self.init_kv_cache_configurator()
+            self.memory_pool_config = self.kv_cache_configurator._resolve_memory_pool_config(pre_model_load_memory)
+            raise _SizingDone()
         # what load_model sets that the sizing reads (no pipeline split, the model config's dtype)
         model_num_layers = max(self.model_config.num_hidden_layers, self.model_config.num_attention_layers)
         self.start_layer = getattr(self.model, "start_layer", 0)
@@ -123,7 +140,11 @@ def _memory_run(rec, server_args, mem):
         raise _SizingDone()  # the pools themselves (torch tensors) and the rest of start-up are not for here
 
     MR = mr_module.ModelRunner
-    patches = {"init_torch_distributed": lambda self: pre, "initialize": initialize,
+    def init_torch_distributed(self):
+        self.pre_model_load_memory = pre  # 0.5.18+ keeps it on the runner; before, the caller does
+        return pre
+
+    patches = {"init_torch_distributed": init_torch_distributed, "initialize": initialize,
                "init_shared_mooncake_transfer_engine": lambda self: None, "check_quantized_moe_compatibility": lambda self: None,
                "init_threads_binding": lambda self: None, "init_mindspore_runner": lambda self: None}
     for attr, replacement in patches.items():
@@ -173,11 +194,47 @@ def _memory_run(rec, server_args, mem):
     torch.cuda.Stream = _Stream
     out = {"t": "memory", "error": None}
     model_config = ModelConfig.from_server_args(server_args)
+    runner_kwargs = {"model_config": model_config, "mem_fraction_static": server_args.mem_fraction_static, "gpu_id": 0,
+                     "tp_rank": 0, "tp_size": server_args.tp_size, "moe_ep_rank": 0, "moe_ep_size": server_args.ep_size,
+                     "pp_rank": 0, "pp_size": server_args.pp_size, "nccl_port": 0, "server_args": server_args}
+    accepted = inspect.signature(MR.__init__).parameters
+    parallel_override = None
+    if "ps" in accepted:
+        # 0.5.18+: rank 0's ParallelState, sizes from the record, the attention sizes from compute_dp_attention_world_info
+        from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+        import dataclasses
+
+        attn = dict(zip(names, result))
+        sizes = {"tp_size": "tp_size", "pp_size": "pp_size", "dp_size": "dp_size", "attn_cp_size": "attn_cp_size",
+                 "attn_dcp_size": "dcp_size", "moe_ep_size": "ep_size", "moe_dp_size": "moe_dp_size"}
+        fields = {}
+        for f in dataclasses.fields(ParallelState):
+            if f.name in attn:
+                fields[f.name] = attn[f.name]
+            elif f.name in sizes:
+                value = getattr(server_args, sizes[f.name], None)
+                fields[f.name] = 1 if value is None else value
+            else:
+                fields[f.name] = 0
+        runner_kwargs["ps"] = ParallelState(**fields)
+        # the live topology get_parallel() reads from torch.distributed's groups (none here): the same rank-0 values,
+        # forced through SGLang's own ParallelContext.override
+        import sglang.srt.runtime_context as rc
+
+        known = getattr(rc, "_PARALLEL_FIELDS", frozenset())
+        forced = {k: v for k, v in fields.items() if k in known}
+        if "world_size" in known:
+            forced["world_size"] = fields.get("tp_size", 1) * fields.get("pp_size", 1)
+        if "world_rank" in known:
+            forced["world_rank"] = 0
+        parallel_override = rc.get_parallel().override(**forced)
+    runner_kwargs = {k: v for k, v in runner_kwargs.items() if k in accepted}
     sys.settrace(tracer)
+    import contextlib
+
     try:
-        MR(model_config=model_config, mem_fraction_static=server_args.mem_fraction_static, gpu_id=0, tp_rank=0,
-           tp_size=server_args.tp_size, moe_ep_rank=0, moe_ep_size=server_args.ep_size, pp_rank=0,
-           pp_size=server_args.pp_size, nccl_port=0, server_args=server_args)
+        with (parallel_override if "ps" in accepted else contextlib.nullcontext()):
+            MR(**runner_kwargs)
     except _SizingDone:
         pass
     except Exception as exc:

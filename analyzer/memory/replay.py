@@ -121,7 +121,8 @@ def run_replay(report: MemoryReport, version: str, timeout_s: float = 180, memor
 
 
 def _replay_value(frames: dict, function: str, local: str) -> Any:
-    found = [d for q, d in frames.items() if q.endswith("." + function) or q == function]
+    names = function.split("|")  # the function's name in either release line
+    found = [d for q, d in frames.items() if any(q.endswith("." + n) or q == n for n in names)]
     if not found:
         return KeyError
     data = found[-1]
