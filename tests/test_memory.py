@@ -139,6 +139,31 @@ def test_0_5_14_has_extra_buffer_lazy_and_mem_fraction_changes_the_pools(capsys)
 
 
 @pytest.mark.network
+def test_0_5_18_sizes_in_the_kv_cache_configurator_with_each_strategy_s_ratio(capsys):
+    # P3's script names --mamba-scheduler-strategy, still a deprecated alias of mamba_radix_cache_strategy on 0.5.18
+    data = _plan(capsys, "0.5.18")
+    assert data["hybrid"] and data["strategy_field"] == "mamba_radix_cache_strategy"
+    plans = {p["strategy"]: p for p in data["plans"]}
+    assert set(plans) == {"extra_buffer", "no_buffer", "extra_buffer_lazy"}
+    configurator = "sglang/srt/mem_cache/kv_cache_configurator.py"
+    for strategy in ("extra_buffer", "extra_buffer_lazy"):
+        plan = plans[strategy]
+        assert plan["error"] is None, plan["error"]
+        n = _numbers(plan)
+        assert n["mamba state bytes per slot (mamba_cache_per_req)"]["value"] == 153_944_064  # the same 48 GDN layers
+        for name in ("max_mamba_cache_size (slots)", "max_running_requests (as capped)", "memory left for the KV cache (bytes)"):
+            assert n[name]["site"]["file"] == configurator, (name, n[name]["site"])
+        tokens = n["KV cache tokens (max_total_num_tokens)"]
+        assert tokens["site"]["file"] == "sglang/srt/model_executor/pool_configurator.py" and tokens["value"] > 0
+        cell = n["KV cache bytes per token (cell_size)"]["value"]
+        assert isinstance(cell, int) and tokens["value"] <= n["memory left for the KV cache (bytes)"]["value"] // cell
+        slots, ratio = n["max_mamba_cache_size (slots)"]["value"], n["mamba slots per request (ratio)"]["value"]
+        assert n["max_running_requests (as capped)"]["value"] <= slots // ratio
+    ratio = {s: _numbers(plans[s])["mamba slots per request (ratio)"]["value"] for s in ("extra_buffer", "extra_buffer_lazy")}
+    assert ratio["extra_buffer"] == ratio["extra_buffer_lazy"] + 1  # lazy saves one ping-pong slot under overlap
+
+
+@pytest.mark.network
 def test_too_little_memory_does_not_fit_with_sglang_s_own_error(capsys):
     code = main(["memory", "--sglang", "0.5.11", *P3, "--json", "--weight-bytes", str(170 << 30)])
     out, err = capsys.readouterr()
@@ -190,6 +215,23 @@ def test_p3_replay_of_sglang_s_own_sizing_agrees_on_every_number(capsys, replay_
             "KV cache tokens (max_total_num_tokens)", "max_running_requests (as capped)"} <= names
     assert all(n["agree"] for n in extra["numbers"]), [n for n in extra["numbers"] if not n["agree"]]
     assert replayed["no_buffer"]["skipped"]  # SGLang raises in resolution there: nothing to compare
+
+
+@pytest.mark.network
+@pytest.mark.replay
+@pytest.mark.parametrize("version", ["0.5.18"])
+def test_replay_of_the_kv_cache_configurator_agrees_on_every_number(capsys, replay_env, version):
+    replay_env(version)
+    code = main(["memory", "--sglang", version, *P3, "--json", "--replay", "--strategy", "extra_buffer"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    replayed = {r["strategy"]: r for r in data["replay"]}
+    extra = replayed["extra_buffer"]
+    assert extra["skipped"] is None and extra["replay_error"] is None, extra
+    names = {n["name"] for n in extra["numbers"]}
+    assert {"mamba state bytes per slot (mamba_cache_per_req)", "max_mamba_cache_size (slots)", "KV cache bytes per token (cell_size)",
+            "KV cache tokens (max_total_num_tokens)", "max_running_requests (as capped)"} <= names
+    assert all(n["agree"] for n in extra["numbers"]), [n for n in extra["numbers"] if not n["agree"]]
 
 
 @pytest.mark.network

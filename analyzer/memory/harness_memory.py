@@ -249,8 +249,16 @@ def _memory_run(rec, server_args, mem):
     finally:
         sys.settrace(None)
     out["frames"] = frames
-    out["server_args"] = {k: _memory_plain(getattr(server_args, k, None)) for k in ("max_mamba_cache_size", "max_running_requests",
-                                                                                     "mem_fraction_static")}
+    def resolved(name):
+        # 0.5.18+: the sizing writes through get_context().override onto the config bags, not onto server_args
+        try:
+            import sglang.srt.runtime_context as rc
+
+            return rc.get_context().config_leaf(name)
+        except Exception:
+            return getattr(server_args, name, None)
+
+    out["server_args"] = {k: _memory_plain(resolved(k)) for k in ("max_mamba_cache_size", "max_running_requests", "mem_fraction_static")}
     rec.send(out)
 
 
