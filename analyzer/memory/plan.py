@@ -501,6 +501,11 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
         worker_checks(world, runner, interp, plan)
     kv_dtype = runner.attrs.get("kv_cache_dtype")
     plan.numbers = read_numbers(world, interp, interp.returns)
+    unknown = next((n for n in plan.numbers if isinstance(n.value, Unknown)), None)
+    if unknown is not None:
+        # a condition on it was assumed on the way: what follows it is not a prediction
+        plan.notes.insert(0, f"{unknown.name} is unknown ({unknown.value.reason}): the numbers after it rest on an assumed branch "
+                             "and are not a prediction")
     if kv_dtype is not None:
         site, expr = interp.attribute_sites.get("kv_cache_dtype", (SiteRef(MR, 0, "ModelRunner.configure_kv_cache_dtype"), ""))
         plan.numbers.insert(0, Number("KV cache dtype", kv_dtype, site, expr))
