@@ -1,8 +1,8 @@
 """sgtrace memory: SGLang's own pool sizing on the resolved record (analyzer/memory/).
 
 Offline: the weight bytes of a model directory (index, safetensors headers, hostile files) and
-the estimate from config.json. Network: P3 on a B200 profile through SGLang 0.5.11 and 0.5.14's
-real model runner; each number must come from the SGLang function that computes it, and the
+the estimate from config.json. Network: P3 on a B200 profile through SGLang 0.5.11, 0.5.14 and 0.5.18's
+real model runner (0.5.18: its KV-cache configurator); each number must come from the SGLang function that computes it, and the
 numbers must hold SGLang's own relations (the ones its code states) with each other.
 """
 
