@@ -35,22 +35,65 @@ from .objects import ClassRef, FunctionRef, Instance
 
 MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
 RUNNER_CLASS = "ModelRunner"
-# the methods of ModelRunner the engine runs after the runner's attributes are set, in SGLang's order
-STEPS = ("model_specific_adjustment", "init_attention_backend")
 STARTUP_STEPS = 150_000  # the evaluation budget of the start-up phase (resolution keeps its own)
 
 
-def available(program) -> bool:
-    """Whether this tree's model runner has the start-up steps the engine evaluates (0.5.7-0.5.14 layout)."""
+class Layout:
+    """How a release's ``ModelRunner`` lays out the start-up steps the engine evaluates.
+
+    ``stop``: the ``self.<stop>()`` call of ``__init__`` before which its statements are the runner's set-up;
+    ``kinds``: which of those top-level statements run (a ``try`` sets the CUDA device, which neither engine
+    has); ``steps``: the methods run after, in SGLang's order; ``first_then_globals``: whether the simple
+    statements right after the first step (the process-wide server args) run after it."""
+
+    def __init__(self, name: str, stop: str, kinds: tuple[type, ...], steps: tuple[str, ...], first_then_globals: bool,
+                 evaluated: bool = True):
+        self.name, self.stop, self.kinds, self.steps, self.first_then_globals = name, stop, kinds, steps, first_then_globals
+        # False: the layout is recognised but its start-up is not run (see LAYOUTS for what it lacks)
+        self.evaluated = evaluated
+
+
+LAYOUTS = (
+    # 0.5.7-0.5.14: the attributes of __init__, model_specific_adjustment, the global server args, init_attention_backend
+    Layout("model_specific_adjustment", "model_specific_adjustment", (ast.Assign, ast.AnnAssign),
+           ("model_specific_adjustment", "init_attention_backend"), True),
+    # 0.5.18 and newer: __init__ up to the distributed init (its own chunked-prefix-cache gate and the runtime
+    # context it publishes included), then init_attention_backends (model_runner_components/attention_backend_setup.py).
+    # Not evaluated yet: the runner reads the resolved arguments through the runtime context's config bags
+    # (get_schedule().page_size, attention_backends()), which runtime_context.publish projects from the
+    # NS(...) metadata of ServerArgs' Annotated fields (dataclasses.fields, get_type_hints); the interpreter
+    # does not evaluate that projection on its record, so every read would fail with "config namespace ...
+    # not published" (0.5.18) or leave assert_published unknown (0.5.23) -- a wrong prediction, so none is made.
+    Layout("model_runner_components", "init_torch_distributed", (ast.Assign, ast.AnnAssign, ast.Expr, ast.If),
+           ("init_attention_backends",), False, evaluated=False),
+)
+STEPS = LAYOUTS[0].steps  # the 0.5.7-0.5.14 steps (kept for callers that name them)
+
+
+def layout_of(program) -> Layout | None:
+    """The layout whose ``__init__`` boundary call and step methods this tree's model runner has, else None."""
     module = program.module(MODEL_RUNNER) if program.rel_of("sglang.srt.model_executor.model_runner") else None
-    return module is not None and f"{RUNNER_CLASS}.__init__" in module.functions and all(
-        f"{RUNNER_CLASS}.{step}" in module.functions for step in STEPS)
+    if module is None or f"{RUNNER_CLASS}.__init__" not in module.functions:
+        return None
+    init = module.functions[f"{RUNNER_CLASS}.__init__"]
+    for layout in LAYOUTS:
+        if all(f"{RUNNER_CLASS}.{step}" in module.functions for step in layout.steps) and any(
+                _is_step_call(stmt, layout.stop) for stmt in getattr(init, "body", [])):
+            return layout
+    return None
 
 
-def _scheduler_arguments(world, record) -> dict[str, Any]:
-    """What the scheduler passes to ``ModelRunner(...)`` for rank 0 of the target worker (``tp_worker.py``)."""
+def available(program) -> bool:
+    """Whether this tree's model runner has start-up steps the engine evaluates (an evaluated layout of ``LAYOUTS``)."""
+    layout = layout_of(program)
+    return layout is not None and layout.evaluated
+
+
+def _scheduler_arguments(world, record, init: ast.FunctionDef) -> dict[str, Any]:
+    """What the scheduler passes to ``ModelRunner(...)`` for rank 0 of the target worker (``tp_worker.py``),
+    for the parameters this release's ``__init__`` declares."""
     fields = record.fields
-    return {
+    passed = {
         "mem_fraction_static": fields.get("mem_fraction_static"),
         "gpu_id": 0, "tp_rank": 0, "tp_size": fields.get("tp_size", 1),
         "moe_ep_rank": 0, "moe_ep_size": fields.get("ep_size", 1),
@@ -59,7 +102,11 @@ def _scheduler_arguments(world, record) -> dict[str, Any]:
         "server_args": record,
         "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0,
         "is_draft_worker": False,
+        "ps": Unknown("the parallel state is built by the distributed init, which the engine does not run"),
     }
+    args = init.args
+    declared = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return {name: value for name, value in passed.items() if name in declared}
 
 
 def _is_step_call(stmt: ast.stmt, name: str) -> bool:
@@ -68,8 +115,9 @@ def _is_step_call(stmt: ast.stmt, name: str) -> bool:
             and isinstance(call.func.value, ast.Name) and call.func.value.id == "self")
 
 
-def build_runner(interp: Interpreter, world, record) -> Instance | None:
-    """A ``ModelRunner`` with the attributes ``__init__`` sets before ``model_specific_adjustment``."""
+def build_runner(interp: Interpreter, world, record, layout: Layout | None = None) -> Instance | None:
+    """A ``ModelRunner`` with what ``__init__`` sets before the layout's boundary call."""
+    layout = layout or layout_of(interp.program) or LAYOUTS[0]
     found = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
     if found is None:
         return None
@@ -77,13 +125,13 @@ def build_runner(interp: Interpreter, world, record) -> Instance | None:
     runner = Instance(ClassRef(MODEL_RUNNER, RUNNER_CLASS), {})
     frame = Frame(module=module, qualname=f"{RUNNER_CLASS}.__init__", class_name=RUNNER_CLASS)
     model_config = world.model_config_for(record, frame, init)
-    passed = _scheduler_arguments(world, record)
+    passed = _scheduler_arguments(world, record, init)
     passed["model_config"] = model_config
     interp.bind_arguments(init, [runner], dict(passed), frame)
     for stmt in init.body:
-        if _is_step_call(stmt, STEPS[0]):
+        if _is_step_call(stmt, layout.stop):
             break
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        if isinstance(stmt, layout.kinds) and not _is_docstring(stmt):
             interp.exec_stmt(stmt, frame)
     runner.attrs["__init_frame__"] = frame  # for after_first_step (removed there)
     # what the steps the engine does not run store on the runner (load_model: self.model, init_memory_pool:
@@ -96,15 +144,20 @@ def build_runner(interp: Interpreter, world, record) -> Instance | None:
     return runner
 
 
-def after_first_step(interp: Interpreter, frame: Frame) -> None:
-    """The statements of ``__init__`` right after ``model_specific_adjustment``, up to the next compound statement
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def after_first_step(interp: Interpreter, frame: Frame, layout: Layout | None = None) -> None:
+    """The statements of ``__init__`` right after the layout's first step, up to the next compound statement
     or method call: SGLang sets the process-wide server args there (``set_global_server_args_for_scheduler``,
     ``global_server_args.use_mla_backend = ...``), which the backends read."""
+    layout = layout or LAYOUTS[0]
     found = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
-    if found is None:
+    if found is None or not layout.first_then_globals:
         return
     body = found[1].body
-    start = next((i for i, stmt in enumerate(body) if _is_step_call(stmt, STEPS[0])), None)
+    start = next((i for i, stmt in enumerate(body) if _is_step_call(stmt, layout.steps[0])), None)
     if start is None:
         return
     for stmt in body[start + 1:]:
@@ -145,14 +198,17 @@ def run(interp: Interpreter, world, record) -> None:
     saved = interp.steps
     interp.steps = max(0, MAX_STEPS - STARTUP_STEPS)
     try:
-        runner = build_runner(interp, world, record)
+        layout = layout_of(interp.program)
+        if layout is None or not layout.evaluated:
+            return
+        runner = build_runner(interp, world, record, layout)
         if runner is None:
             return
         frame = runner.attrs.pop("__init_frame__")
-        for index, step in enumerate(STEPS):
+        for index, step in enumerate(layout.steps):
             interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
             if index == 0:
-                after_first_step(interp, frame)
+                after_first_step(interp, frame, layout)
     except (BudgetExceeded, RecursionError) as exc:
         world.note(f"start-up evaluation stopped ({exc or 'recursion too deep'}); the start-up checks after that point were not evaluated")
     finally:
