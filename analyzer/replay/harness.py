@@ -2732,10 +2732,119 @@ def hook_platform(mod, rec, overrides):
 # the steps. What they reach that this CPU machine cannot run (CUDA tensors, GPU kernels, stand-ins) ends
 # start-up without a prediction: a note, not a raise.
 START_UP_STEPS = ("model_specific_adjustment", "init_attention_backend")
+# (the __init__ call before which its statements run, which statement kinds run, the steps, whether the simple
+# statements after the first step run): 0.5.7-0.5.14, then 0.5.18 and newer (model_runner_components)
+START_UP_LAYOUTS = (
+    ("model_specific_adjustment", ("Assign", "AnnAssign"), START_UP_STEPS, True),
+    ("init_torch_distributed", ("Assign", "AnnAssign", "Expr", "If"), ("init_attention_backends",), False),
+)
+
+
+def _rank_zero_parallel_state(server_args):
+    """0.5.18+: the ``ParallelState`` the scheduler hands the model runner, for rank 0 of the target worker
+    (SGLang's own ``ParallelState.trivial`` with the record's sizes); None where the release has none."""
+    try:
+        from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+    except Exception:
+        return None
+    sizes = {"tp_size": server_args.tp_size, "pp_size": server_args.pp_size, "attn_tp_size": server_args.tp_size,
+             "moe_ep_size": getattr(server_args, "ep_size", 1)}
+    try:
+        return ParallelState.trivial(**sizes)
+    except Exception:
+        return None
+
+
+def publish_for_scheduler(server_args):
+    """The scheduler process entry's statements up to and including its call of ``publish`` (0.5.23: the runtime
+    context the model runner reads), for rank 0; nothing where the entry does not publish."""
+    import ast as _ast
+    import inspect
+    import textwrap
+
+    try:
+        from sglang.srt.managers import scheduler as sched
+    except Exception:
+        return
+    entry = getattr(sched, "run_scheduler_process", None)
+    if entry is None:
+        return
+    fn = _ast.parse(textwrap.dedent(inspect.getsource(entry))).body[0]
+
+    def calls_publish(stmt):
+        return any(isinstance(n, _ast.Call) and ((isinstance(n.func, _ast.Name) and n.func.id == "publish")
+                                                 or (isinstance(n.func, _ast.Attribute) and n.func.attr == "publish"))
+                   for n in _ast.walk(stmt))
+
+    last = next((i for i, stmt in enumerate(fn.body) if calls_publish(stmt)), None)
+    if last is None:
+        return
+    statements = [stmt for stmt in fn.body[:last + 1] if isinstance(stmt, (_ast.Assign, _ast.AnnAssign, _ast.Expr))
+                  and not (isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Constant))]
+    module = _ast.Module(body=statements, type_ignores=[])
+    _ast.increment_lineno(module, entry.__code__.co_firstlineno - 1)
+    params = {"server_args": server_args, "port_args": None, "gpu_id": 0, "tp_rank": 0, "pp_rank": 0, "dp_rank": None,
+              "pipe_writer": None}
+    exec(compile(module, inspect.getsourcefile(entry), "exec"), dict(entry.__globals__), params)
 
 
 class _StartUpUnreachable(Exception):
     pass
+
+
+class _NotBuilt(object):
+    """What a start-up step neither engine runs stores on the runner (``load_model``: ``self.model``; the memory
+    pools): any use of it ends start-up without a prediction, as the symbolic engine's unknown value does."""
+
+    def __init__(self, name):
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr):
+        raise _StartUpUnreachable("ModelRunner.%s is set by start-up code neither engine runs (read .%s)"
+                                  % (object.__getattribute__(self, "_name"), attr))
+
+    def __bool__(self):
+        raise _StartUpUnreachable("ModelRunner.%s is set by start-up code neither engine runs"
+                                  % object.__getattribute__(self, "_name"))
+
+
+def _CudaTensorsOnMeta():
+    """During the start-up steps, a tensor the emulated CUDA node would allocate on the GPU (``init_cublas``'s
+    warm-up matmul, a backend's workspace) is made on PyTorch's meta device: shapes and dtypes without memory,
+    so the checks after it still run on this CPU machine."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def on_cuda(device):
+        return (isinstance(device, str) and device.split(":")[0] == "cuda") or (
+            isinstance(device, torch.device) and device.type == "cuda")
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if on_cuda(kwargs.get("device")):
+                kwargs["device"] = "meta"
+            return func(*args, **kwargs)
+
+    return Mode()
+
+
+def _runner_attributes(cls):
+    """Every ``self.NAME = ...`` of the model runner's module and its base classes' modules (from their text),
+    as ``analyzer/symbolic/startup.py`` (runner_attributes) reads them."""
+    import inspect
+    import re as _re
+
+    names = set()
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        try:
+            text = open(inspect.getsourcefile(klass), encoding="utf-8", errors="replace").read()
+        except (OSError, TypeError):
+            continue
+        names.update(_re.findall(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)", text))
+    return names
 
 
 def run_start_up(server_args, rec):
@@ -2765,19 +2874,32 @@ def run_start_up(server_args, rec):
         torch.library.register_fake = real_register_fake
 
     cls = mr.ModelRunner
-    if not all(hasattr(cls, step) for step in START_UP_STEPS):
-        rec.note("start-up: this release's ModelRunner has no %s; not replayed" % " / ".join(START_UP_STEPS))
-        return
-    runner = cls.__new__(cls)
     init = cls.__init__
     source = textwrap.dedent(inspect.getsource(init))
     first = init.__code__.co_firstlineno
     tree = _ast.parse(source)
     fn = tree.body[0]
-    def is_first_step(stmt):
+
+    def is_self_call(stmt, name):
         call = stmt.value if isinstance(stmt, _ast.Expr) else None
-        return (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and call.func.attr == START_UP_STEPS[0]
+        return (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and call.func.attr == name
                 and isinstance(call.func.value, _ast.Name) and call.func.value.id == "self")
+
+    # the layouts of analyzer/symbolic/startup.py (LAYOUTS): the first whose boundary call and steps the tree has
+    layout = None
+    for stop, kinds, steps, globals_after in START_UP_LAYOUTS:
+        if all(hasattr(cls, step) for step in steps) and any(is_self_call(stmt, stop) for stmt in fn.body):
+            layout = (stop, tuple(getattr(_ast, k) for k in kinds), steps, globals_after)
+            break
+    if layout is None:
+        rec.note("start-up: this release's ModelRunner has none of the start-up layouts; not replayed")
+        return
+    stop, kinds, steps, globals_after = layout
+    publish_for_scheduler(server_args)
+    runner = cls.__new__(cls)
+
+    def is_first_step(stmt):
+        return is_self_call(stmt, stop)
 
     def calls_self_method(stmt):
         return any(isinstance(n, _ast.Call) and isinstance(n.func, _ast.Attribute) and isinstance(n.func.value, _ast.Name)
@@ -2787,12 +2909,12 @@ def run_start_up(server_args, rec):
     for index, stmt in enumerate(fn.body):
         if is_first_step(stmt):
             # right after model_specific_adjustment: the process-wide server args (set_global_server_args_for_scheduler)
-            for later in fn.body[index + 1:]:
+            for later in fn.body[index + 1:] if globals_after else ():
                 if not isinstance(later, (_ast.Assign, _ast.Expr)) or calls_self_method(later):
                     break
                 after.append(later)
             break
-        if isinstance(stmt, (_ast.Assign, _ast.AnnAssign)):
+        if isinstance(stmt, kinds) and not (isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Constant)):
             body.append(stmt)
 
     def compiled(statements):
@@ -2807,17 +2929,22 @@ def run_start_up(server_args, rec):
         "moe_ep_rank": 0, "moe_ep_size": server_args.ep_size, "pp_rank": 0, "pp_size": server_args.pp_size,
         "nccl_port": 0, "server_args": server_args, "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0,
         "is_draft_worker": False, "req_to_token_pool": None, "token_to_kv_pool_allocator": None,
-        "memory_pool_config": None, "draft_model_idx": None,
+        "memory_pool_config": None, "draft_model_idx": None, "ps": _rank_zero_parallel_state(server_args),
     }
     sig = inspect.signature(init)
     for name, parameter in sig.parameters.items():
         if name not in params and parameter.default is not inspect.Parameter.empty:
             params[name] = parameter.default
+    params = {name: value for name, value in params.items() if name == "self" or name in sig.parameters}
     namespace = dict(init.__globals__)
     exec(code, namespace, params)
-    for index, step in enumerate(START_UP_STEPS):
+    for name in sorted(_runner_attributes(cls)):
+        if name not in runner.__dict__ and not hasattr(type(runner), name):
+            setattr(runner, name, _NotBuilt(name))
+    for index, step in enumerate(steps):
         try:
-            getattr(runner, step)()
+            with _CudaTensorsOnMeta():
+                getattr(runner, step)()
             if index == 0 and after:
                 exec(compiled(after), namespace, params)
         except (AssertionError, ValueError, NotImplementedError) as exc:

@@ -154,9 +154,18 @@ _BINOPS = {
 }
 _CMPOPS = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.GtE: operator.ge, ast.Is: lambda a, b: _is(a, b), ast.IsNot: lambda a, b: not _is(a, b),
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
+
+
+def _is(a: Any, b: Any) -> bool:
+    """``a is b``; a name from outside the tree (``typing.Annotated``) is one object however often it is named."""
+    if isinstance(a, ExternalRef) and isinstance(b, ExternalRef):
+        return a.path == b.path
+    return a is b
+
+
 _PLAIN = (type(None), bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
 _NOT_OPERANDS = (FunctionRef, ClassRef, ModuleRef, ExternalRef, Intrinsic, Record, View, LoggerObj, EnvsObj, EnvVar)
 

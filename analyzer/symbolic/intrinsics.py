@@ -461,7 +461,9 @@ def class_intrinsic(world, cls: ClassRef, args, kwargs, node, frame):
     node_cls = module.classes.get(cls.name) if module else None
     if node_cls is not None and _is_exception(node_cls):
         return Opaque(f"{cls.name}: {args[0] if args else ''}")
-    if node_cls is not None and any("dataclass" in _unparse(d) for d in node_cls.decorator_list):
+    if node_cls is not None and (any("dataclass" in _unparse(d) for d in node_cls.decorator_list)
+                                 or any(_unparse(b) == "msgspec.Struct" for b in node_cls.bases)):
+        # a msgspec.Struct gets its __init__ from its annotated fields, as a dataclass does
         return _dataclass_instance(world, cls, node_cls, args, kwargs, frame)
     return MISSING
 
@@ -928,6 +930,10 @@ def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
         return None
     if path in ("dataclasses.replace",) and args and isinstance(args[0], Instance):
         return Instance(args[0].cls, {**args[0].attrs, **kwargs})
+    if path in DATACLASS_INTROSPECTION:
+        found = DATACLASS_INTROSPECTION[path](world, args, kwargs)
+        if found is not NotImplemented:
+            return found
     if path.startswith(("typing.", "typing_extensions.")):
         return args[0] if args else None
     if path.startswith("random."):
@@ -943,6 +949,93 @@ def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
     if path.startswith(("os.path.", "pathlib.", "shutil.", "glob.")):
         return Unknown(f"{path}() reads the file system")
     return Unknown(f"{path}() is outside SGLang and not modeled")
+
+
+# Python's introspection of the ServerArgs dataclass (``dataclasses.fields``, ``typing.get_type_hints(...,
+# include_extras=True)``, ``get_origin``/``get_args`` of an ``Annotated`` hint), answered from the extraction: each
+# field as declared, its ``NS("...")`` marker an instance of the tree's own marker class. SGLang's runtime context
+# projects its config bags this way (``runtime_context._build_config_bags`` via ``arg_utils.namespace_of``).
+_FIELD = ClassRef("<dataclasses>", "Field")
+_ANNOTATED = ClassRef("<typing>", "Annotated")
+
+
+def _server_args_class(world, value) -> bool:
+    cls = value.cls if isinstance(value, Instance) else value
+    return isinstance(value, Record) or (isinstance(cls, ClassRef) and cls.name == "ServerArgs"
+                                         and cls.module_rel == "sglang/srt/server_args.py")
+
+
+def _declared_fields(world) -> list:
+    return [decl for decl in world.extraction.fields.values() if not getattr(decl, "derived", False)]
+
+
+def _ns_marker(world, path: str):
+    for rel in ("sglang/srt/arg_groups/arg_utils.py",):
+        module = world.program.module(rel)
+        if module is not None and "NS" in module.classes:
+            return Instance(ClassRef(rel, "NS"), {"path": path})
+    return None
+
+
+def _dc_fields(world, args, kwargs):
+    if not args or not _server_args_class(world, args[0]):
+        return NotImplemented
+    return tuple(Instance(_FIELD, {"name": d.name, "type": d.type}) for d in _declared_fields(world))
+
+
+def _type_hints(world, args, kwargs):
+    if not args or not _server_args_class(world, args[0]) or not kwargs.get("include_extras"):
+        return NotImplemented
+    hints = {}
+    for decl in _declared_fields(world):
+        marker = _ns_marker(world, decl.namespace) if decl.namespace else None
+        hints[decl.name] = (Instance(_ANNOTATED, {"__origin__": decl.type, "__metadata__": (marker,)})
+                            if marker is not None else decl.type)
+    return hints
+
+
+def _get_origin(world, args, kwargs):
+    if args and isinstance(args[0], Instance) and args[0].cls == _ANNOTATED:
+        return ExternalRef("typing.Annotated")
+    return NotImplemented
+
+
+def _get_args(world, args, kwargs):
+    if args and isinstance(args[0], Instance) and args[0].cls == _ANNOTATED:
+        return (args[0].attrs["__origin__"], *args[0].attrs["__metadata__"])
+    return NotImplemented
+
+
+DATACLASS_INTROSPECTION = {
+    "dataclasses.fields": _dc_fields,
+    "typing.get_type_hints": _type_hints, "typing_extensions.get_type_hints": _type_hints,
+    "typing.get_origin": _get_origin, "typing_extensions.get_origin": _get_origin,
+    "typing.get_args": _get_args, "typing_extensions.get_args": _get_args,
+}
+
+
+def _object_setattr(interp, args, kwargs, node, frame):
+    """``object.__setattr__(obj, name, value)``: the plain store a class with its own ``__setattr__`` bypasses to."""
+    if len(args) == 3 and isinstance(args[0], Instance) and isinstance(args[1], str):
+        args[0].attrs[args[1]] = args[2]
+        return None
+    return Unknown("object.__setattr__ of an unmodeled object")
+
+
+def _object_getattribute(interp, args, kwargs, node, frame):
+    """``object.__getattribute__(obj, name)``: the instance's own attribute, else the class's (no ``__getattr__``)."""
+    if len(args) == 2 and isinstance(args[0], Instance) and isinstance(args[1], str):
+        obj, name = args
+        if name in obj.attrs:
+            return obj.attrs[name]
+        return interp.world.get_attribute(obj, name, node, frame)
+    return Unknown("object.__getattribute__ of an unmodeled object")
+
+
+OBJECT_SLOTS = {
+    "__setattr__": Intrinsic("object.__setattr__", _object_setattr),
+    "__getattribute__": Intrinsic("object.__getattribute__", _object_getattribute),
+}
 
 
 def _is_dataclass(world, value) -> Any:

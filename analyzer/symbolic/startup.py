@@ -65,7 +65,7 @@ LAYOUTS = (
     # does not evaluate that projection on its record, so every read would fail with "config namespace ...
     # not published" (0.5.18) or leave assert_published unknown (0.5.23) -- a wrong prediction, so none is made.
     Layout("model_runner_components", "init_torch_distributed", (ast.Assign, ast.AnnAssign, ast.Expr, ast.If),
-           ("init_attention_backends",), False, evaluated=False),
+           ("init_attention_backends",), False, evaluated=True),
 )
 STEPS = LAYOUTS[0].steps  # the 0.5.7-0.5.14 steps (kept for callers that name them)
 
@@ -113,6 +113,38 @@ def _is_step_call(stmt: ast.stmt, name: str) -> bool:
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name
             and isinstance(call.func.value, ast.Name) and call.func.value.id == "self")
+
+
+SCHEDULER = "sglang/srt/managers/scheduler.py"
+SCHEDULER_ENTRY = "run_scheduler_process"  # the scheduler process's entry (0.5.23: it publishes the runtime context)
+
+
+def _calls_name(stmt: ast.stmt, name: str) -> bool:
+    return any(isinstance(n, ast.Call) and ((isinstance(n.func, ast.Name) and n.func.id == name)
+                                           or (isinstance(n.func, ast.Attribute) and n.func.attr == name))
+               for n in ast.walk(stmt))
+
+
+def publish_for_scheduler(interp: Interpreter, world, record) -> None:
+    """What the scheduler process's entry runs before it builds anything: its statements up to and including its
+    call of ``publish`` (``runtime_context.publish(server_args, role="scheduler", ...)``, which projects the
+    resolved arguments into the config bags the model runner reads), for rank 0. A release whose entry does not
+    publish (0.5.18 publishes from ``ModelRunner.__init__``) runs nothing here."""
+    found = interp.program.function(f"{SCHEDULER}::{SCHEDULER_ENTRY}")
+    if found is None:
+        return
+    module, entry = found
+    body = entry.body
+    last = next((i for i, stmt in enumerate(body) if _calls_name(stmt, "publish")), None)
+    if last is None:
+        return
+    frame = Frame(module=module, qualname=SCHEDULER_ENTRY, class_name=None)
+    passed = {"server_args": record, "gpu_id": 0, "tp_rank": 0, "pp_rank": 0, "dp_rank": None,
+              "port_args": Unknown("the ports are chosen at launch"), "pipe_writer": Unknown("the scheduler's pipe")}
+    interp.bind_arguments(entry, [], passed, frame)
+    for stmt in body[:last + 1]:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) and not _is_docstring(stmt):
+            interp.exec_stmt(stmt, frame)
 
 
 def build_runner(interp: Interpreter, world, record, layout: Layout | None = None) -> Instance | None:
@@ -201,6 +233,7 @@ def run(interp: Interpreter, world, record) -> None:
         layout = layout_of(interp.program)
         if layout is None or not layout.evaluated:
             return
+        publish_for_scheduler(interp, world, record)
         runner = build_runner(interp, world, record, layout)
         if runner is None:
             return

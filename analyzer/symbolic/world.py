@@ -369,9 +369,10 @@ class World:
         self._module_values_read += 1  # what follows may depend on the inputs (see ``global_name``)
         if self.phase == START_UP and (module.rel, name) in self.process_state_set:
             return self.process_state_set[(module.rel, name)]
-        if self.phase == START_UP and name in module.process_state(self.program.root):
+        if self.phase == START_UP and name in module.process_state(self.program.root) and _placeholder(module, name):
             # state a function of the module sets (distributed groups, global buffers): at start-up it holds what
-            # code the engine does not run (torch distributed init, model loading) put there
+            # code the engine does not run (torch distributed init, model loading) put there. A name the module
+            # builds at import (``_CONTEXT = RuntimeContext(...)``, rebound only by a scoped swap) is its object.
             return Unknown(f"{name} is process state set by start-up code the engine does not run")
         key = (module.rel, name)
         if key in self._globals:
@@ -720,6 +721,8 @@ class World:
 
     def _class_attribute(self, cls: ClassRef, attr: str, node, frame, bound: Any = MISSING, depth: int = 0) -> Any:
         """``cls.attr`` the way Python finds it: the class's own body first, then its bases in order."""
+        if cls.module_rel == "<builtins>" and cls.name == "object" and attr in intrinsics.OBJECT_SLOTS:
+            return intrinsics.OBJECT_SLOTS[attr]
         module = self.program.module(cls.module_rel)
         if module is None:
             return Unknown(f"class {cls.name} not found")
@@ -1116,6 +1119,21 @@ class _ClassNamespace(dict):
             finally:
                 self._busy.discard(name)
         return dict.__getitem__(self, name)
+
+
+def _placeholder(module: Module, name: str) -> bool:
+    """Whether the module binds ``name`` at import to a placeholder (None, an empty literal) or not at all,
+    for code run later (the distributed init) to fill."""
+    node = module.assignments.get(name)
+    if node is None:
+        return True
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return False
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
