@@ -24,7 +24,7 @@ def _explain(version, profile, model, args):
     return explain(ExplainRequest(sglang=version, profile=profile, model_config=model, args=args))
 
 
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.14"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.18"])
 def test_fa3_on_blackwell_resolves_and_start_up_fails_in_the_registry(version):
     explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
     error = explanation.trace.error
@@ -36,19 +36,21 @@ def test_fa3_on_blackwell_resolves_and_start_up_fails_in_the_registry(version):
     assert _explain(version, "h100", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3").trace.error is None
 
 
-@pytest.mark.parametrize("version, profile", [("0.5.11", "rtx-pro-6000-blackwell"), ("0.5.14", "b200")])
+@pytest.mark.parametrize("version, profile", [("0.5.11", "rtx-pro-6000-blackwell"), ("0.5.14", "b200"),
+                                              ("0.5.18", "rtx-pro-6000-blackwell")])
 def test_hybrid_gdn_model_on_blackwell_needs_an_allowed_backend(version, profile):
     explanation = _explain(version, profile, "Qwen3-Next-80B-A3B-Instruct", f"{QWEN3_NEXT} --attention-backend torch_native")
     error = explanation.trace.error
     assert error is not None and error.phase == START_UP
     assert error.site.function == "attn_backend_wrapper"
-    assert "only supported backends on Blackwell GPUs for hybrid GDN models" in error.message
+    assert "Blackwell GPUs for hybrid GDN models" in error.message
     hopper = _explain(version, "h100", "Qwen3-Next-80B-A3B-Instruct", f"{QWEN3_NEXT} --attention-backend torch_native")
     assert hopper.trace.error is None
 
 
-def test_trtllm_mla_needs_an_mla_model():
-    explanation = _explain("0.5.11", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend trtllm_mla")
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.18"])
+def test_trtllm_mla_needs_an_mla_model(version):
+    explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend trtllm_mla")
     error = explanation.trace.error
     assert error is not None and error.phase == START_UP and error.exc_type == "ValueError"
     assert error.message == "trtllm_mla backend can only be used with MLA models."
@@ -101,3 +103,16 @@ def test_error_at_a_start_up_site_the_engine_reaches_says_these_inputs_produce_i
     assert "These inputs produce it: the engine's start-up steps" in out
     main(base + ["--profile", "h100"])
     assert "These inputs produce it" not in capsys.readouterr().out
+
+
+def test_the_newer_model_runner_layout_reads_the_published_runtime_context():
+    # 0.5.18's ModelRunner.__init__ publishes the resolved arguments into the runtime context's config bags and reads
+    # them back (get_schedule().page_size; attention_backends() in the registry): the backend the bags hand the
+    # registry is the launch's, so the FA3 check fires on Blackwell with the flag and not without it
+    from analyzer.symbolic import startup
+    from analyzer.symbolic.program import shared_program
+
+    explanation = _explain("0.5.18", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    assert startup.layout_of(shared_program(explanation.tree.root)).name == "model_runner_components"
+    assert explanation.trace.error is not None and explanation.trace.error.phase == START_UP
+    assert _explain("0.5.18", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend triton").trace.error is None
