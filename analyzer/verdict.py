@@ -504,11 +504,15 @@ class Runner:
         from .symbolic.program import shared_program
 
         self.explanation = explanation
-        # A counterfactual goes as far as the launch itself went: the model runner's start-up steps only
-        # where the launch reached them (it resolved, or start-up is what fails). A cause or fix of a
-        # resolution raise is about resolution, and start-up costs a first run 0.2 s of parsing.
+        # A counterfactual goes as far as the question needs: the model runner's start-up steps only where
+        # start-up is what fails, or where a value the verdict explains was written there. A cause or fix
+        # of a resolution raise, or of an override resolution made, is about resolution; start-up costs
+        # every run (0.3 s on 0.5.18's layout, which publishes every field to the runtime context).
         error = explanation.trace.error
-        self.start_up = error is None or error.phase == START_UP
+        if error is not None:
+            self.start_up = error.phase == START_UP
+        else:
+            self.start_up = any(w.phase == START_UP for o in getattr(explanation, "overrides", ()) for w in o.writes)
         self.program = shared_program(explanation.tree.root)
         self.budget = budget
         self.runs = 0
