@@ -9,6 +9,7 @@ bookkeeping attributes are skipped.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,16 @@ from .trace import Trace, Unknown, same_value
 from .knowledge.kinds import EventKind
 
 SKIPPED_FIELDS = {"random_seed"}
+
+# a set of strings or numbers in a message, as ``repr`` writes it: its order is the process's string hashing
+# (PYTHONHASHSEED), so the engine's order and the replay's differ from run to run
+_SET_REPR = re.compile(r"\{((?:'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?)(?:, (?:'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?))+)\}")
+_SET_ITEM = re.compile(r"'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?")
+
+
+def canonical_message(message: str) -> str:
+    """The message with each set repr's elements sorted (``{'b', 'a'}`` -> ``{'a', 'b'}``), stripped."""
+    return _SET_REPR.sub(lambda m: "{" + ", ".join(sorted(_SET_ITEM.findall(m.group(1)))) + "}", message).strip()
 
 
 @dataclass
@@ -105,7 +116,7 @@ def compare(symbolic: Trace, replay: Trace, fields: list[str] | None = None, mod
     if (symbolic.error is None) != (replay.error is None):
         result.raise_agrees = False
     elif symbolic.error is not None and replay.error is not None:
-        result.raise_agrees = symbolic.error.exc_type == replay.error.exc_type and symbolic.error.message.strip() == replay.error.message.strip()
+        result.raise_agrees = symbolic.error.exc_type == replay.error.exc_type and canonical_message(symbolic.error.message) == canonical_message(replay.error.message)
     return result
 
 

@@ -116,3 +116,13 @@ def test_engines_agree(name):
     comparison = result.comparison
     assert comparison.raise_agrees, f"symbolic {comparison.symbolic_error} | replay {comparison.replay_error}"
     assert not comparison.value_differences, agreement.row(result)[-1]
+
+
+def test_a_set_in_a_raise_message_compares_whatever_order_string_hashing_gave_it():
+    from analyzer.compare import canonical_message
+    # 0.5.18's hybrid GDN allow-list message, in the two orders two processes printed it
+    engine = "Only {'flashinfer', 'triton', 'trtllm_mha'} backends are supported on Blackwell"
+    replay = "Only {'triton', 'trtllm_mha', 'flashinfer'} backends are supported on Blackwell"
+    assert canonical_message(engine) == canonical_message(replay)
+    assert canonical_message("{'a': 1, 'b': 2}") == "{'a': 1, 'b': 2}"  # a dict keeps its order
+    assert canonical_message(engine) != canonical_message(replay.replace("triton", "fa3"))

@@ -122,7 +122,7 @@ GPU_FACTS = ("vendor", "runtime", "gpu_name", "compute_capability", "gcn_arch_na
              "gpu_count", "multiprocessor_count", "host_arch", "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric",
              "host_memory_mib", "numa_nodes", "numa_node_memory_mib")
 # what the node's software gives: the paste's own values
-STACK_FACTS = ("driver_version", "cuda_version", "torch_cuda_version", "hip_version")
+STACK_FACTS = ("driver_version", "cuda_version", "torch_cuda_version", "hip_version", "musa_version")
 NOT_FACTS = {"name", "description", "notes", "source", "packages"}
 
 

@@ -68,7 +68,6 @@ FIRST_FIX_MISSES = {
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
     "pr34326-megamoe-runner-alias-overrides-a2a": "the alias's canonical a2a backend is not derived",
     "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",
-    "pr37130-rocm-aiter-long-context-mem-fraction-derate": "the engine does not model server_args._raw_input, so the env switch does not flip",
     "pr37292-dsv4-deterministic-rejects-dsv4-backend": "the record's first alternative is 'none'; the tool proposes its second",
     "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",
     "pr8991-fa3-decode-hicache-falls-back-to-direct-io": "naming another backend vs leaving it to SGLang: records differ (pr14560)",

@@ -97,3 +97,25 @@ def test_action_steps_install_the_package_in_a_fresh_venv_and_check(tmp_path):
     # the installed command is this checkout's: the same version
     version = subprocess.run([str(venv / "bin" / "sgtrace"), "--version"], capture_output=True, text=True, env=env, timeout=120)
     assert version.returncode == 0 and "sgtrace" in version.stdout
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("tool", ["pipx", "uv"])
+def test_pipx_and_uv_tool_install_the_checkout_as_the_readme_says(tmp_path, tool):
+    """`pipx install .` and `uv tool install .` (the README's two ways), each tool itself from PyPI in a
+    venv of its own and every path it writes under tmp_path: the `sgtrace` it puts on PATH runs."""
+    tools = tmp_path / "tools"
+    subprocess.run([sys.executable, "-m", "venv", str(tools)], check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"), UV_TOOL_DIR=str(tmp_path / "uv-tools"),
+               UV_TOOL_BIN_DIR=str(tmp_path / "bin"), UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_PYTHON=sys.executable)
+    got = subprocess.run([str(tools / "bin" / "pip"), "install", "-q", tool], capture_output=True, text=True, timeout=600, env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    command = [str(tools / "bin" / "pipx"), "install", str(REPO)] if tool == "pipx" else \
+        [str(tools / "bin" / "uv"), "tool", "install", str(REPO)]
+    installed = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    version = subprocess.run([str(tmp_path / "bin" / "sgtrace"), "--version"], capture_output=True, text=True, timeout=120,
+                             env=env, cwd=tmp_path)
+    assert version.returncode == 0 and "sgtrace" in version.stdout, version.stdout + version.stderr

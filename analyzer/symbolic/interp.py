@@ -109,6 +109,9 @@ class Frame:
     guards: list[GuardValue] = field(default_factory=list)
     watched: int = 0  # the invocation number when the engine records what this call does (World.watched), else 0
     declared_global: set | None = None  # names of a ``global`` statement, at start-up (World.process_state_set)
+    # at start-up, the last condition of this call the engine could not evaluate (text, file, line): what runs
+    # after it in this call (an early ``return`` skipped, say) hangs on it (Interpreter._startup_unknowable)
+    unknown_taken: tuple[str, str, int] | None = None
 
     @property
     def function_id(self) -> str:
@@ -222,6 +225,7 @@ class Interpreter:
                     # that the engine cannot know is never a prediction either way
                     # (not noted one by one: a raise or assert that hangs on it is, by _startup_unknowable)
                     self.world.startup_unknown.add((frame.module.rel, getattr(node, "lineno", 0)))
+                    frame.unknown_taken = (text, frame.module.rel, getattr(node, "lineno", 0))
                 else:
                     self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}{ASSUMED_NOTE}{text}` is false ({value.reason})")
             self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))
@@ -567,9 +571,21 @@ class Interpreter:
         reason = value.reason if isinstance(value, Unknown) and value.kind != "input" else None
         if reason is None:
             held = [g for g in frame.chain() if g.file is not None and (g.file, g.line) in unknown]
-            if not held:
+            if held:
+                reason = f"`{held[-1].expr}` at {held[-1].file}:{held[-1].line} could not be evaluated"
+        if reason is None:
+            # a condition met earlier in this call or a caller's, not enclosing the raise (an early return
+            # not taken): the path to the raise went through it all the same
+            calls = []
+            walk: Frame | None = frame
+            while walk is not None:
+                calls.append(walk)
+                walk = walk.parent
+            taken = [f.unknown_taken for f in calls if f.unknown_taken is not None]
+            if not taken:
                 return False
-            reason = f"`{held[-1].expr}` at {held[-1].file}:{held[-1].line} could not be evaluated"
+            text, file, line = taken[0]
+            reason = f"`{text}` at {file}:{line} could not be evaluated"
         self.world.note(f"start-up: {frame.module.rel}:{getattr(stmt, 'lineno', 0)} in {frame.qualname} depends on what the engine "
                         f"cannot know ({reason}): if it fails, start-up raises {exc_type}: {message}".rstrip(": "))
         return True
