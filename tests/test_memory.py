@@ -275,3 +275,21 @@ def test_explain_memory_adds_the_plan_after_the_explanation(capsys):
     assert code == 0
     assert out.index("Verdict:") < out.index("Strategies side by side (mamba_scheduler_strategy):")
     assert "BaseLinearStateParams.mamba_cache_per_req" in out
+
+
+@pytest.mark.network
+def test_the_reduced_from_the_requested_warning_is_read_as_the_capped_max_running_requests(capsys, tmp_path):
+    # the warning of _resolve_max_num_reqs (0.5.18's KVCacheConfigurator), in SGLang's wording (a line written for this test)
+    log = tmp_path / "journal.txt"
+    log.write_text("[2026-12-01 10:00:05 TP0] max_running_requests was reduced from the requested 128 to 30 "
+                   "(per dp worker) due to the available KV cache capacity.\n")
+    args = ("--model-path /workspace/models/Qwen3.6-27B --tp 1 --mem-fraction-static 0.80 --speculative-algorithm NEXTN "
+            "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 "
+            "--mamba-scheduler-strategy extra_buffer --max-running-requests 128")
+    code = main(["memory", "--sglang", "0.5.18", "--profile", "b200", "--args", args, "--json", "--log", str(log)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    [read] = data["log"]
+    assert read["number"] == "max_running_requests (as capped)" and read["logged"] == "30"
+    assert read["site"].startswith("sglang/srt/mem_cache/kv_cache_configurator.py:")
+    assert read["planned"] == 32  # the plan's cap with the profile's memory; the log's 30 is the node's

@@ -11,6 +11,7 @@ the input it depends on.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .. import message_match
@@ -24,6 +25,10 @@ LOGGED = {
     ("mem_cache/", "size"): "max_mamba_cache_size (slots)",
     ("managers/scheduler", "self.max_total_num_tokens"): "KV cache tokens (max_total_num_tokens)",
     ("managers/scheduler", "self.max_running_requests"): "max_running_requests (as capped)",
+    # _resolve_max_num_reqs' warning "max_running_requests was reduced from the requested %d to %d" (0.5.14's mixin,
+    # 0.5.18's and later configurator)
+    ("model_executor/model_runner_kv_cache_mixin.py", "max_num_reqs"): "max_running_requests (as capped)",
+    ("mem_cache/kv_cache_configurator.py", "max_num_reqs"): "max_running_requests (as capped)",
     ("model_executor/model_runner.py", "after_avail_memory"): "post_model_load_memory (GiB)",
     ("model_executor/model_runner.py", "self.weight_load_mem_usage"): "weights per rank (GiB)",
 }
@@ -32,7 +37,8 @@ DEPENDS = {
     "KV cache tokens (max_total_num_tokens)": "the GPU's free memory before and after the weights load (profile, --startup-used-mib, --weight-bytes), "
                                               "mem_fraction_static, and the mamba state taken first",
     "max_mamba_cache_size (slots)": "--max-mamba-cache-size or, without it, the memory for the pools and mamba_full_memory_ratio",
-    "max_running_requests (as capped)": "--max-running-requests, the mamba slots per request (the strategy, overlap scheduling) and the KV tokens",
+    "max_running_requests (as capped)": "--max-running-requests, the mamba slots per request (the strategy, overlap scheduling), and the KV tokens "
+                                        "and mamba slots, which follow the GPU's free memory (profile, --startup-used-mib, --weight-bytes)",
     "post_model_load_memory (GiB)": "the profile's memory (memory_per_gpu_mib, startup_used_mib) and the weights: pass --startup-used-mib or --weight-bytes to match the node",
     "weights per rank (GiB)": "the weight bytes (an estimate without the model directory): pass --weight-bytes",
 }
@@ -77,11 +83,25 @@ def read_log(report: MemoryReport, path: str) -> list[LogValue]:
             if found is None:
                 continue  # a loose match is kept: the site is one of the few that print a sized value, by its file
             for frag, expr in keys:
-                if expr in found.values:
+                logged = _logged_value(found.values.get(expr), expr, message)
+                if logged is not None:
                     number = LOGGED[(frag, expr)]
                     if not any(v.number == number and v.line == line for v in out):  # two sites, one template
-                        out.append(LogValue(number, found.values[expr], site.short(), line))
+                        out.append(LogValue(number, logged, site.short(), line))
     return out
+
+
+def _logged_value(bound: str | None, expr: str, message: str) -> str | None:
+    """The number the line printed for ``expr``: the text the template bound to it when that is a number; else,
+    for a line cut or elided by whoever pasted it ("max_total_num_tokens=... max_running_requests=9 ..."), the
+    number after ``NAME=`` in the line, where NAME (the attribute's name) is specific enough (it has an underscore)."""
+    if bound is not None and isinstance(_number(bound.strip()), (int, float)):
+        return bound.strip()
+    name = expr.split(".")[-1]
+    if "_" not in name:
+        return None
+    found = re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*(\d[\d,]*(?:\.\d+)?)\b", message)
+    return found.group(1) if found else None
 
 
 def render(report: MemoryReport, values: list[LogValue]) -> str:
