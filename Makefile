@@ -12,8 +12,12 @@ install:
 demo: install
 	sgtrace explain --sglang 0.5.11 --profile rtx-pro-6000-blackwell --service fixtures/inputs/p1.service; test $$? -eq 3
 
+# One pytest worker per core, at most 4 (pytest-xdist): on a 2-core machine the suite takes 18 min instead of 32.
+# Fetches and replay-env builds are locked per release, so two workers wait for one build.
+TEST_JOBS ?= -n auto --maxprocesses 4
+
 test: lint
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q $(TEST_JOBS)
 
 # pyflakes and bugbear's likely bugs everywhere (pyproject.toml [tool.ruff]); strict types on the knowledge package.
 lint: install
@@ -22,7 +26,7 @@ lint: install
 
 # Only the tests that need neither the network nor a replay environment.
 test-offline: install
-	$(PYTHON) -m pytest -q -m "not network and not replay"
+	$(PYTHON) -m pytest -q $(TEST_JOBS) -m "not network and not replay"
 
 # The replay environments the tests use: one virtualenv per release in the user cache (minutes each, once).
 REPLAY_VERSIONS ?= 0.5.11 0.5.14 0.5.18 0.5.23
