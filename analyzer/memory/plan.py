@@ -262,7 +262,12 @@ def runner_statement(world: PlanWorld, runner: Instance, attr: str):
                 for part in chosen:
                     world.interp.exec_stmt(part, frame)
             except (SGLangError, BudgetExceeded) as exc:
-                world.note(f"ModelRunner.{attr} from {MR}:{stmt.lineno}: {exc}")
+                if isinstance(exc, SGLangError):
+                    where = f" at {exc.site.file}:{exc.site.line}" if exc.site is not None else ""
+                    why = f"{exc.exc_type}{where}" + (f": {exc.message}" if exc.message else "")
+                else:
+                    why = str(exc)
+                world.note(f"ModelRunner.{attr} from {MR}:{stmt.lineno} not evaluated ({why})")
                 return MISSING
             done[attr] = SiteRef(MR, stmt.lineno, qual)
             world.runner_sites[attr] = done[attr]
