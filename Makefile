@@ -51,7 +51,7 @@ agreement: install
 # Every SGLang release from 0.4.0 through the per-release tests (flag table against its own parser, a
 # reference explain); `make test` runs a sample of them. Fetches and extracts about 100 releases.
 releases: install
-	SGTRACE_ALL_RELEASES=1 $(PYTHON) -m pytest -q tests/test_flag_table_real.py tests/test_old_releases.py -k "own_parser or every_release"
+	SGTRACE_ALL_RELEASES=1 $(PYTHON) -m pytest -q $(TEST_JOBS) tests/test_flag_table_real.py tests/test_old_releases.py -k "own_parser or every_release"
 
 # The verdict on the corpus of real cases from SGLang's tracker (tests/cases/): one line per case and
 # the share of reproduced cases whose first cause is the one the maintainers established.
