@@ -293,3 +293,15 @@ def test_the_reduced_from_the_requested_warning_is_read_as_the_capped_max_runnin
     assert read["number"] == "max_running_requests (as capped)" and read["logged"] == "30"
     assert read["site"].startswith("sglang/srt/mem_cache/kv_cache_configurator.py:")
     assert read["planned"] == 32  # the plan's cap with the profile's memory; the log's 30 is the node's
+
+
+@pytest.mark.network
+def test_a_plan_that_looks_for_a_later_layout_s_modules_leaves_no_parse_problem_for_later_explanations(capsys):
+    # the plan asks 0.5.11 for 0.5.18's parallel_state_wrapper.py and kv_cache_configurator.py, which it lacks;
+    # the process keeps one program per tree, so an explain after it saw "could not parse ... not found" notes
+    assert main(["memory", "--sglang", "0.5.11", *P3, "--json"]) == 0
+    capsys.readouterr()
+    code = main(["explain", "--sglang", "0.5.11", *P3, "--json"])
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert code in (0, 3)
+    assert not [n for n in notes if "could not parse" in n or "not found" in n], notes

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,11 @@ class Program:
         module = None
         path = self.root / rel
         self._stamps[rel] = _stamp(path)
+        if not os.path.lexists(path):
+            # a file this release does not have (code that asks for a later layout's module, say): absent,
+            # not a problem of the tree, so no explanation of this tree is told it "could not parse" it
+            self._modules[rel] = None
+            return None
         try:
             with fewer_collections():
                 tree = parse_module(read_source(path, rel), rel)
