@@ -217,12 +217,21 @@ def test_p3_replay_of_sglang_s_own_sizing_agrees_on_every_number(capsys, replay_
     assert replayed["no_buffer"]["skipped"]  # SGLang raises in resolution there: nothing to compare
 
 
+def p3_for(version: str, tmp_path) -> list[str]:
+    """P3's script for ``version``: from 0.5.20 on its strategy flag is ``--mamba-radix-cache-strategy``."""
+    if tuple(int(x) for x in version.split(".")) < (0, 5, 20):
+        return P3
+    script = tmp_path / "p3.sh"
+    script.write_text((FIXTURES / "inputs" / "p3.sh").read_text().replace("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"))
+    return ["--profile", "b200", "--script", str(script)]
+
+
 @pytest.mark.network
 @pytest.mark.replay
-@pytest.mark.parametrize("version", ["0.5.18"])
-def test_replay_of_the_kv_cache_configurator_agrees_on_every_number(capsys, replay_env, version):
+@pytest.mark.parametrize("version", ["0.5.18", "0.5.23"])
+def test_replay_of_the_kv_cache_configurator_agrees_on_every_number(capsys, replay_env, version, tmp_path):
     replay_env(version)
-    code = main(["memory", "--sglang", version, *P3, "--json", "--replay", "--strategy", "extra_buffer"])
+    code = main(["memory", "--sglang", version, *p3_for(version, tmp_path), "--json", "--replay", "--strategy", "extra_buffer"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     replayed = {r["strategy"]: r for r in data["replay"]}
@@ -232,6 +241,26 @@ def test_replay_of_the_kv_cache_configurator_agrees_on_every_number(capsys, repl
     assert {"mamba state bytes per slot (mamba_cache_per_req)", "max_mamba_cache_size (slots)", "KV cache bytes per token (cell_size)",
             "KV cache tokens (max_total_num_tokens)", "max_running_requests (as capped)"} <= names
     assert all(n["agree"] for n in extra["numbers"]), [n for n in extra["numbers"] if not n["agree"]]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.21", "0.5.23"])
+def test_the_runtime_context_of_0_5_21_on_gives_every_number_of_the_plan(capsys, version, tmp_path):
+    """From 0.5.21 ``get_parallel()`` is the ParallelContext publish fills (no ParallelState), and the config bags
+    carry ``Derived`` values computed at publish (``get_exec().mamba.enable_mamba_extra_buffer_lazy``): every
+    number of the plan is known, and the extra buffer and its lazy variant reserve different slots per request."""
+    code = main(["memory", "--sglang", version, *p3_for(version, tmp_path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["hybrid"] is True
+    plans = {p["strategy"]: p for p in data["plans"]}
+    for strategy in ("extra_buffer", "extra_buffer_lazy"):
+        plan = plans[strategy]
+        assert plan["error"] is None, plan["error"]
+        assert not [n for n in plan["notes"] if "not found" in n or "distributed init" in n], plan["notes"]
+        assert all(n["value"] is not None for n in plan["numbers"]), [n["name"] for n in plan["numbers"] if n["value"] is None]
+    ratio = {s: next(n["value"] for n in plans[s]["numbers"] if n["name"] == "mamba slots per request (ratio)")
+             for s in ("extra_buffer", "extra_buffer_lazy")}
+    assert ratio["extra_buffer"] != ratio["extra_buffer_lazy"], ratio
 
 
 @pytest.mark.network

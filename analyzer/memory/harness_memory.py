@@ -81,7 +81,8 @@ def _memory_run(rec, server_args, mem):
     fn = dpa.compute_dp_attention_world_info
     params = list(inspect.signature(fn).parameters)
     values = {"enable_dp_attention": server_args.enable_dp_attention, "tp_rank": 0, "tp_size": server_args.tp_size,
-              "dp_size": server_args.dp_size, "attn_cp_size": getattr(server_args, "attn_cp_size", 1)}
+              "dp_size": server_args.dp_size, "attn_cp_size": getattr(server_args, "attn_cp_size", 1),
+              "attn_dp_size": getattr(server_args, "attn_dp_size", 1)}  # (0.5.23: the attention DP width is its own flag)
     result = fn(**{p: values[p] for p in params if p in values})
     names = None
     for node in ast.walk(ast.parse(inspect.getsource(fn).lstrip())):
@@ -119,8 +120,10 @@ def _memory_run(rec, server_args, mem):
             # 0.5.18+: what load_model sets that the sizing reads, by SGLang's own statements (no pipeline split,
             # the model config's dtype), then alloc_memory_pool's configurator and the first step of its configure()
             self.dtype = self.model_config.dtype
-            self.layer_info = mr_module.resolve_layer_indices(model=self.model, model_config=self.model_config,
-                                                              is_draft_worker=self.is_draft_worker, spec_algorithm=self.spec_algorithm)
+            offered = {"model": self.model, "model_config": self.model_config, "is_draft_worker": self.is_draft_worker,
+                       "spec_algorithm": getattr(self, "spec_algorithm", None), "draft_model_idx": getattr(self, "draft_model_idx", None)}
+            takes = inspect.signature(mr_module.resolve_layer_indices).parameters  # (0.5.18 and 0.5.23 differ)
+            self.layer_info = mr_module.resolve_layer_indices(**{k: v for k, v in offered.items() if k in takes})
             self.sliding_window_size = mr_module.resolve_sliding_window_size(self.model, self.model_config)
             if not hasattr(self, "spec_aux_config") and hasattr(self, "init_spec_aux_hidden_state"):
                 self.init_spec_aux_hidden_state()
@@ -228,6 +231,26 @@ def _memory_run(rec, server_args, mem):
         if "world_rank" in known:
             forced["world_rank"] = 0
         parallel_override = rc.get_parallel().override(**forced)
+    elif hasattr(sys.modules.get("sglang.srt.runtime_context"), "SpawnRanks"):
+        # 0.5.19+: get_parallel() is what the scheduler's publish(..., ranks=SpawnRanks(...)) leaves for rank 0
+        publish_for_scheduler(server_args)  # noqa: F821 (the harness's)
+        # the process groups the distributed init builds (none here): each as wide as SGLang's own
+        # _WIDTH_AND_GROUP pairs it with its configured width (its validation holds them equal), WORLD as wide
+        # as the launch; rank 0 in each
+        import sglang.srt.runtime_context as rc
+
+        parallel = rc.get_parallel()
+        widths = {group: size for size, group in getattr(rc, "_WIDTH_AND_GROUP", ())}
+        widths.setdefault("world_group", "launch_world_size")
+        groups = {}
+        for group, size in widths.items():
+            try:
+                width = getattr(parallel, size)
+            except Exception:
+                continue
+            groups[group] = types.SimpleNamespace(world_size=width, rank_in_group=0, rank=0, local_rank=0,
+                                                  cpu_group=None, device_group=None)
+        parallel.override_permanently(**groups)
     runner_kwargs = {k: v for k, v in runner_kwargs.items() if k in accepted}
     sys.settrace(tracer)
     import contextlib
