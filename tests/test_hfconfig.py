@@ -473,3 +473,51 @@ def test_builtin_models_load_on_real_releases(tree):
         loaded = hfconfig.load(tree("0.5.11").root, model.config)
         assert loaded.error is None and loaded.data is not None, (model.name, loaded.notes)
         assert loaded.data["architectures"] == model.config["architectures"]
+
+
+# -- a model type transformers does not know (issue 14: SGLang's own config loaders) -----------------
+
+SCENARIO_MODELS = __import__("pathlib").Path(__file__).parent / "scenarios" / "models"
+
+
+@pytest.mark.network
+def test_a_model_type_transformers_lacks_gives_the_error_its_auto_config_raises(tree):
+    config = json.loads((SCENARIO_MODELS / "deepseek-v32" / "config.json").read_text())
+    loaded = hfconfig.load(tree("0.5.11").root, config)
+    assert loaded.data is None and loaded.error is None  # (not a prediction by itself: SGLang may catch it)
+    exc_type, message, site = loaded.unrecognized
+    assert exc_type == "ValueError" and "has model type `deepseek_v32`" in message
+    assert "does not recognize this architecture" in message
+    assert site[0] == "transformers/models/auto/configuration_auto.py"
+
+
+@pytest.mark.network
+def test_sglang_s_get_config_loads_deepseek_v32_as_v3_and_takes_the_nsa_chain():
+    """0.5.11's get_config catches transformers' ValueError for ``deepseek_v32`` and loads a copy rewritten to
+    ``deepseek_v3`` (``_load_deepseek_v32_model``: json.load, json.dump to the temp dir, AutoConfig again): the
+    model arch is then DeepseekV3ForCausalLM with ``index_topk``, and resolution sets NSA's backend and page size."""
+    from analyzer.explain import ExplainRequest, explain
+
+    request = ExplainRequest(sglang="0.5.11", args="--model-path /models/deepseek-v32 --tp 8", profile="h200",
+                             model_config=str(SCENARIO_MODELS / "deepseek-v32"))
+    explanation = explain(request)
+    final = explanation.trace.final
+    assert explanation.trace.error is None
+    assert (final["attention_backend"], final["page_size"], final["kv_cache_dtype"]) == ("nsa", 64, "bfloat16")
+    notes = explanation.trace.notes
+    assert any("get_config catches that at sglang/srt/utils/hf_transformers/config.py" in n and "DeepseekV3Config" in n for n in notes), notes
+    assert not any("read as plain data" in n for n in notes), notes
+
+
+@pytest.mark.network
+def test_a_model_type_sglang_does_not_rescue_is_still_read_as_plain_data(tmp_path):
+    """The handler re-raises for any other unknown model type: the engine keeps reading config.json as plain data
+    (and says so), as before; the handler's ``raise`` is not taken for a prediction."""
+    from analyzer.explain import ExplainRequest, explain
+
+    config = json.loads((SCENARIO_MODELS / "llama-minimal" / "config.json").read_text())
+    config["model_type"] = "nothing_knows_me"
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    explanation = explain(ExplainRequest(sglang="0.5.11", args="--model-path /models/x", profile="h100", model_config=str(tmp_path)))
+    assert explanation.trace.error is None
+    assert any("has no config class for model_type 'nothing_knows_me'" in n and "plain data" in n for n in explanation.trace.notes)

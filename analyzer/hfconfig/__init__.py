@@ -33,7 +33,7 @@ from pathlib import Path
 from .. import cache
 from .tree import for_sglang_tree, installed_beside, pinned_version
 
-LOADER_VERSION = 2  # 2: is_torch_available() is true, a torch dtype is kept as its name
+LOADER_VERSION = 3  # 2: is_torch_available() is true, a torch dtype is kept as its name; 3: Loaded.unrecognized
 
 
 @dataclass
@@ -45,6 +45,9 @@ class Loaded:
     classes: list[str] = field(default_factory=list)  # the classes that built it, in order ("transformers ...Config")
     transformers: str | None = None  # the transformers version read
     notes: list[str] = field(default_factory=list)
+    # transformers has no class for the model type (and SGLang registers none): the error its AutoConfig raises
+    # (type, message, site), which SGLang's ``get_config`` may catch and load the file another way
+    unrecognized: tuple[str, str, tuple[str, int] | None] | None = None
 
 
 def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fetch: bool = True,
@@ -124,6 +127,7 @@ def _from_disk(key: str) -> Loaded | None:
             data=_decode(data["data"]),
             error=(error[0], error[1], tuple(error[2]) if error[2] else None) if error else None,
             classes=list(data["classes"]), transformers=data["transformers"], notes=list(data["notes"]),
+            unrecognized=_error_of(data.get("unrecognized")),
         )
     except (KeyError, TypeError, IndexError, ValueError):
         return None
@@ -131,7 +135,17 @@ def _from_disk(key: str) -> Loaded | None:
 
 def _encode_loaded(loaded: Loaded) -> dict:
     return {"loader": LOADER_VERSION, "data": _encode(loaded.data), "error": list(loaded.error) if loaded.error else None,
-            "classes": loaded.classes, "transformers": loaded.transformers, "notes": loaded.notes}
+            "classes": loaded.classes, "transformers": loaded.transformers, "notes": loaded.notes,
+            "unrecognized": list(loaded.unrecognized) if loaded.unrecognized else None}
+
+
+def _error_of(value) -> tuple[str, str, tuple[str, int] | None] | None:
+    """A cached (type, message, site) triple; anything else is none (a cache entry is input like any other)."""
+    if not (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) and isinstance(value[1], str)):
+        return None
+    site = value[2]
+    ok_site = isinstance(site, list) and len(site) == 2 and isinstance(site[0], str) and isinstance(site[1], int)
+    return (value[0], value[1], tuple(site) if ok_site else None)
 
 
 _TAG = "__sgtrace_value__"

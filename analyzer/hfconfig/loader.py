@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import Loaded, pyeval
-from .pyeval import ClassInfo, Evaluator, ExtRef, GiveUp, Native, Obj, Raised, Sources, Table, Unk, is_unk
+from .pyeval import ClassInfo, Evaluator, ExtRef, Frame, GiveUp, Native, Obj, Raised, Sources, Table, Unk, is_unk
 from .tree import TransformersTree
 
 AUTO_MODULE = "transformers.models.auto.configuration_auto"
@@ -145,6 +145,31 @@ class _Session:
             self._registered = out
         return self._registered
 
+    def unrecognized_error(self, config: dict) -> tuple[str, str, tuple[str, int] | None] | None:
+        """What ``AutoConfig.from_pretrained`` raises for a model type its ``CONFIG_MAPPING`` lacks: the ``raise`` of
+        its ``except KeyError`` around ``CONFIG_MAPPING[...]``, evaluated on this config.json (``config_dict``)."""
+        mod = self.ev.sources.module(AUTO_MODULE)
+        auto = mod.defs.get("AutoConfig") if mod is not None else None
+        method = next((s for s in getattr(auto, "body", []) if isinstance(s, ast.FunctionDef) and s.name == "from_pretrained"), None)
+        for node in ast.walk(method) if method is not None else ():
+            if not (isinstance(node, ast.Try) and any("CONFIG_MAPPING" in ast.unparse(s) for s in node.body)):
+                continue
+            for handler in node.handlers:
+                if handler.type is None or ast.unparse(handler.type) != "KeyError":
+                    continue
+                raised = next((s for s in handler.body if isinstance(s, ast.Raise)), None)
+                call = raised.exc if raised is not None else None
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.args):
+                    continue
+                frame = Frame(mod, {"config_dict": _fresh(config)}, parent=self.ev.module_frame(mod))
+                try:
+                    message = self.ev.eval(call.args[0], frame)
+                except (Raised, GiveUp, NameError):
+                    return None
+                if isinstance(message, str):
+                    return (call.func.id, message, (mod.rel, raised.lineno))
+        return None
+
     # -- the config object as data --------------------------------------------------------------
 
     def as_data(self, obj: Obj, raw: Any, depth: int = 0) -> dict:
@@ -271,6 +296,7 @@ def load_with(sglang_root: Path, tree: TransformersTree, config: dict, trust_rem
         if first is None:
             first = session.registered().get(model_type)
         if first is None:
+            loaded.unrecognized = session.unrecognized_error(config)
             loaded.notes.append(f"model config: transformers {tree.version} has no config class for model_type {model_type!r} and SGLang registers none; {plain}")
             return loaded
         steps.append(first)

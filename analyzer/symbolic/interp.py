@@ -26,6 +26,7 @@ from ..trace import ASSUMED_NOTE, START_UP, Event, GuardValue, SiteRef, Unknown,
 from .objects import (
     MISSING,
     AttrMissing,
+    CaughtError,
     ClassRef,
     ConfigObj,
     EnvironObj,
@@ -511,7 +512,7 @@ class Interpreter:
             if handler is None:
                 raise
             if handler.name:
-                frame.locals[handler.name] = Opaque(f"{error.exc_type}: {error.message}")
+                frame.locals[handler.name] = CaughtError(f"{error.exc_type}: {error.message}", error.exc_type, error.message)
             guard = GuardValue(f"except {_source(handler.type) if handler.type else 'BaseException'}", True, error.exc_type)
             frame.guards.append(guard)
             self.handling.append(error)

@@ -29,6 +29,7 @@ from . import modeldir
 from .objects import (
     MISSING,
     AttrMissing,
+    CaughtError,
     ClassRef,
     ConfigObj,
     EnvironObj,
@@ -320,7 +321,7 @@ def get_model_config(interp, args, kwargs, node, frame):
     return interp.world.model_config_for(record or interp.world.record, frame, node)
 
 
-def hf_get_config(interp, args, kwargs, node, frame):
+def hf_get_config(interp, args, kwargs, node, frame, ref: FunctionRef | None = None):
     """``get_config(path, ...)``: transformers' AutoConfig over the config.json of ``path``.
 
     The model's own path reads the model config given to sgtrace. Another path (a
@@ -331,9 +332,17 @@ def hf_get_config(interp, args, kwargs, node, frame):
     config = _config_at(interp.world, path)
     if isinstance(config, Unknown):
         return config
-    loaded = interp.world.loaded_config if config is interp.world.model_config.hf_config else getattr(config, "loaded", None)
+    own = config is interp.world.model_config.hf_config
+    loaded = interp.world.loaded_config if own else getattr(config, "loaded", None)
     if loaded is not None and loaded.error is not None:
         raise config_error(interp, loaded, node, frame)
+    if own and loaded is not None and loaded.unrecognized is not None:
+        followed = follow_unrecognized(interp, ref, args, kwargs, node, frame, loaded.unrecognized) if ref is not None else None
+        if followed is not None:
+            config = followed
+        else:
+            for note in loaded.notes:  # config.json read as plain data, as World._load_config would have said
+                interp.world.note(note)
     overrides = kwargs.get("model_override_args")
     if isinstance(overrides, dict) and overrides:
         config = ConfigObj({**config.data, **overrides}, config.path)
@@ -386,12 +395,92 @@ def returns_none(interp, args, kwargs, node, frame):
     return None
 
 
+# What a config loader's temp-file plumbing answers while ``follow_unrecognized`` runs it: the directory and the
+# name it builds are only where the rewritten config.json goes (``modeldir`` keeps it in memory; nothing is created
+# on this machine). Elsewhere these stay unknown: a field could hold the node's temp dir or a process id.
+TEMP_FILE_CALLS = {"tempfile.gettempdir": "/tmp", "os.makedirs": None, "os.getpid": 1}
+
+
+def auto_config_of_written(world, args, kwargs, node, frame) -> Any:
+    """``AutoConfig.from_pretrained(path)`` of a config.json SGLang wrote on the way: that dict loaded by this
+    release's config classes (``analyzer.hfconfig``), or the error loading it raises; any other path is a file
+    or Hub download the evaluator does not see."""
+    written = modeldir.written_config(world, args[0] if args else kwargs.get("pretrained_model_name_or_path"))
+    if written is None:
+        return Unknown("AutoConfig.from_pretrained() of a path sgtrace does not see")
+    loaded = hfconfig.load(world.program.root, written, trust_remote_code=kwargs.get("trust_remote_code") is True,
+                           tree_hash=world.extraction.content_hash)
+    if loaded.error is not None:
+        raise config_error(world.interp, loaded, node, frame)
+    if loaded.data is None:
+        return Unknown(f"the rewritten config.json ({'; '.join(loaded.notes) or 'not loaded'})")
+    config = ConfigObj(copy.deepcopy(loaded.data), "hf_config")
+    config.loaded = loaded
+    return config
+
+
+def follow_unrecognized(interp, ref: FunctionRef, args, kwargs, node, frame, unrecognized) -> Any:
+    """transformers cannot load the model's config.json (no class for its model type): SGLang's ``get_config``
+    catches that error around its ``AutoConfig.from_pretrained`` call and may load the file another way
+    (0.5.11: ``_load_deepseek_v32_model`` rewrites ``deepseek_v32`` to ``deepseek_v3`` and loads the copy). The
+    handler runs here on that error, with ``get_config``'s parameters; the config it leaves in ``config``, or
+    None where it re-raises, stops on something not modeled, or the tree has no such handler (the caller then
+    reads config.json as plain data, as before)."""
+    found = interp.program.function(ref.id)
+    if found is None:
+        return None
+    module, function = found
+    exc_type, message, _site = unrecognized
+    error = SGLangError(exc_type, message, None, [])
+    callee = Frame(module=module, qualname=function.name, class_name=None)
+    try:
+        interp.bind_arguments(function, list(args), dict(kwargs), callee)
+    except SGLangError:
+        return None
+    for handler in _handlers_around_auto_config(function):
+        if interp._matching_handler([handler], error, callee) is None:
+            continue
+        if handler.name:
+            callee.locals[handler.name] = CaughtError(f"{exc_type}: {message}", exc_type, message)
+        interp.handling.append(error)
+        interp.world.following_config_loader = True
+        try:
+            interp.exec_block(handler.body, callee)
+        except SGLangError:
+            return None  # it re-raises (or its own loading fails): the plain-data reading stands, with its note
+        finally:
+            interp.handling.pop()
+            interp.world.following_config_loader = False
+        config = callee.locals.get("config")
+        if isinstance(config, ConfigObj):
+            how = getattr(config, "loaded", None)
+            interp.world.note(f"model config: transformers{' ' + how.transformers if how and how.transformers else ''} has no config class for "
+                              f"model_type {interp.world.model.config.get('model_type')!r}; SGLang's {function.name} catches that "
+                              f"at {module.rel}:{handler.lineno} and loads a rewritten copy"
+                              + (f" as {' then '.join(c.split(' (')[0] for c in how.classes)}" if how and how.classes else ""))
+            return config
+        return None
+    return None
+
+
+def _handlers_around_auto_config(function: ast.FunctionDef) -> list[ast.ExceptHandler]:
+    """The except handlers of the ``try`` statements of ``function`` whose body calls ``AutoConfig.from_pretrained``."""
+    out = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Try) and any(isinstance(n, ast.Attribute) and n.attr == "from_pretrained"
+                                             and isinstance(n.value, ast.Name) and n.value.id == "AutoConfig"
+                                             for stmt in node.body for n in ast.walk(stmt)):
+            out.extend(node.handlers)
+    return out
+
+
 # Functions recognized by (module path fragment, name): model loading that reads files.
 MODULE_INTRINSICS = {
     ("hf_transformers", "get_config"): hf_get_config,
     ("hf_transformers", "get_generation_config"): returns_none,
     ("hf_transformers", "get_sparse_attention_config"): returns_none,
 }
+hf_get_config.wants_ref = True  # (it runs SGLang's own except handler of that function: ``follow_unrecognized``)
 MODULE_INTRINSICS_BY_NAME: dict[str, list[tuple[str, Any]]] = {}
 for (_fragment, _name), _handler in MODULE_INTRINSICS.items():
     MODULE_INTRINSICS_BY_NAME.setdefault(_name, []).append((_fragment, _handler))
@@ -842,6 +931,7 @@ BUILTINS: dict[str, Any] = {
     "filter": _builtin("filter", _higher_order("filter")),
     "sorted": _builtin("sorted", _sorted),
     "print": _builtin("print", _noop),
+    "open": _builtin("open", lambda interp, args, kwargs, node, frame: modeldir.open_file(interp.world, args, kwargs)),
     "callable": _builtin("callable", lambda interp, args, kwargs, node, frame: isinstance(args[0], (FunctionRef, Intrinsic, ClassRef))),
     "id": _builtin("id", lambda interp, args, kwargs, node, frame: Unknown("id()")),
     "str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict, "set": set, "tuple": tuple,
@@ -881,6 +971,11 @@ def external_attribute(world, ref: ExternalRef, attr: str, node, frame):
         return Intrinsic(f"math.{attr}", _plain_call(value)) if callable(value) else value
     if ref.path == "json" and attr in ("loads", "dumps"):
         return Intrinsic(f"json.{attr}", _plain_call(getattr(json, attr)))
+    if ref.path == "json" and attr == "load":
+        return Intrinsic("json.load", lambda interp, args, kwargs, node, frame: modeldir.json_load(world, args[0] if args else kwargs.get("fp")))
+    if ref.path == "json" and attr == "dump":
+        return Intrinsic("json.dump", lambda interp, args, kwargs, node, frame: modeldir.json_dump(
+            world, args[0] if args else kwargs.get("obj"), args[1] if len(args) > 1 else kwargs.get("fp")))
     if ref.path == "copy" and attr in ("copy", "deepcopy"):
         return Intrinsic(f"copy.{attr}", _copy(attr))
     if ref.path == "re" and attr in ("match", "search", "fullmatch", "sub", "split", "findall", "compile", "escape", "IGNORECASE", "I"):
@@ -940,6 +1035,10 @@ def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
         return Unknown(f"{path}() is random")
     if path in modeldir.OS_QUERIES or path == "glob.glob":
         return modeldir.query(world, path, args)
+    if path in TEMP_FILE_CALLS and world.following_config_loader:
+        return TEMP_FILE_CALLS[path]
+    if path.endswith("AutoConfig.from_pretrained") and path.startswith(("transformers", "modelscope")):
+        return auto_config_of_written(world, args, kwargs, node, frame)
     if path in modeldir.PATH_CLASSES:
         return modeldir.make_path(args)
     if path in modeldir.CACHED_FILE:

@@ -6,6 +6,13 @@ path the same way: ``os.path.exists/isdir/isfile``, ``os.listdir``,
 ``glob.glob``, ``pathlib.Path(...).is_file()`` and friends, transformers'
 ``cached_file``. A path outside the model directory reads a file system the
 evaluator does not see: Unknown.
+
+SGLang's own config loaders also read the model's ``config.json`` with
+``open``/``json.load`` and write a rewritten copy to the temp directory for
+transformers to load (``_load_deepseek_v32_model``): the model's file reads as
+the config given to sgtrace, and a file written on the way is kept in the
+world (``World.written_files``) and reads back as written. Nothing is read from
+or written to this machine.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 
 from .. import node_files
 from ..trace import Unknown
-from .objects import PathObj
+from .objects import FileHandle, PathObj
 
 CONFIG_NAME = "config.json"
 OS_QUERIES = ("os.path.exists", "os.path.isdir", "os.path.isfile", "os.listdir")
@@ -47,6 +54,8 @@ def query(world, what: str, args) -> Any:
     """``os.path.exists/isdir/isfile(p)``, ``os.listdir(p)``, ``glob.glob(pattern)`` about the model directory."""
     target = _as_text(args[0]) if args else None
     base = model_base(world)
+    if target is not None and target in getattr(world, "written_files", {}) and what in ("os.path.exists", "os.path.isfile"):
+        return True
     if target is None or base is None or not _inside(base, target):
         return node_answer(world, what, target)
     is_dir = target.rstrip("/") == base
@@ -109,3 +118,52 @@ def cached_file(world, args, kwargs) -> Any:
     if kwargs.get("_raise_exceptions_for_missing_entries") is False:
         return None
     return Unknown(f"cached_file() of {filename}: transformers raises for a missing file")
+
+
+# -- files SGLang's config loaders read and write ------------------------------------------------------
+
+
+def open_file(world, args, kwargs) -> Any:
+    """``open(path, mode)``: a handle on the model's config.json or on a file written on the way (or one to write)."""
+    path = _as_text(args[0] if args else kwargs.get("file"))
+    mode = args[1] if len(args) > 1 else kwargs.get("mode", "r")
+    if path is None or not isinstance(mode, str):
+        return Unknown("open() of an unknown path")
+    if "w" in mode and "+" not in mode:
+        return FileHandle(path, "w")
+    if mode.strip("rtb") == "" and (path in world.written_files or path == model_config_file(world)):
+        return FileHandle(path, "r")
+    return Unknown(f"open({path!r}) reads the file system")
+
+
+def model_config_file(world) -> str | None:
+    base = model_base(world)
+    return None if base is None else f"{base}/{CONFIG_NAME}"
+
+
+def json_load(world, handle: Any) -> Any:
+    """``json.load(f)``: the model's config.json as the file holds it, or what was written to ``f``'s path."""
+    import copy
+
+    if not isinstance(handle, FileHandle) or handle.mode != "r":
+        return Unknown("json.load() of a file sgtrace does not see")
+    if handle.path in world.written_files:
+        return copy.deepcopy(world.written_files[handle.path])
+    return copy.deepcopy(world.model.config)
+
+
+def json_dump(world, value: Any, handle: Any) -> Any:
+    """``json.dump(obj, f)`` into a file opened for writing: kept in the world, read back by ``json_load``."""
+    import copy
+
+    from .interp import is_plain
+
+    if isinstance(handle, FileHandle) and handle.mode == "w":
+        world.written_files[handle.path] = copy.deepcopy(value) if is_plain(value) else Unknown("a value written to a file")
+    return None
+
+
+def written_config(world, path: Any) -> dict | None:
+    """The config dict written at ``path`` on the way (a rewritten config.json), else None."""
+    found = world.written_files.get(_as_text(path)) if _as_text(path) is not None else None
+    return found if isinstance(found, dict) else None

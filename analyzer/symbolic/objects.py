@@ -199,6 +199,26 @@ class Opaque:
     what: str
 
 
+@dataclass(eq=False)
+class CaughtError(Opaque):
+    """The exception an ``except ... as e`` handler holds: ``str(e)`` is its message."""
+
+    exc_type: str = ""
+    message: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class FileHandle:
+    """A file SGLang opens on resolution's way (``with open(path) as f``): ``modeldir`` answers its reads and
+    keeps its writes; nothing touches this machine's files."""
+
+    path: str
+    mode: str = "r"
+
+
 def is_unknown(value: Any) -> bool:
     return isinstance(value, Unknown)
 

@@ -133,6 +133,8 @@ class World:
         self.replace_writes: dict = {}  # {(file, line, field): value} a counterfactual run stores instead
         self.phase = RESOLUTION  # ENGINE_CHECK while ServerArgs.check_server_args runs, START_UP in the model runner's steps
         self.process_state_set: dict[tuple[str, str], Any] = {}  # module globals start-up code the engine runs set
+        self.written_files: dict[str, Any] = {}  # files SGLang's config loaders wrote on the way (modeldir)
+        self.following_config_loader = False  # while intrinsics.follow_unrecognized runs SGLang's fallback loader
         self.startup_unknown: set[tuple[str, int]] = set()  # start-up conditions taken as false for want of a value
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
@@ -268,8 +270,9 @@ class World:
             return None
         loaded = hfconfig.load(self.program.root, self.model.config, trust_remote_code=self.record.fields.get("trust_remote_code") is True,
                                tree_hash=self.extraction.content_hash)
-        for note in loaded.notes:
-            self.note(note)
+        if loaded.unrecognized is None:  # (else the note waits for SGLang's get_config: it may load the file another way)
+            for note in loaded.notes:
+                self.note(note)
         return loaded
 
     def _model_config(self) -> ModelConfigObj:
@@ -493,6 +496,8 @@ class World:
         name = ref.qualname.split(".")[-1]
         for fragment, module_handler in intrinsics.MODULE_INTRINSICS_BY_NAME.get(name, ()):
             if fragment in ref.module_rel:
+                if getattr(module_handler, "wants_ref", False):
+                    return Intrinsic(name, lambda interp, args, kwargs, node, frame, _h=module_handler: _h(interp, args, kwargs, node, frame, ref=ref))
                 return Intrinsic(name, module_handler)
         handler = self.intrinsics.get(name)
         if handler is None:
