@@ -24,7 +24,7 @@ def _explain(version, profile, model, args):
     return explain(ExplainRequest(sglang=version, profile=profile, model_config=model, args=args))
 
 
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.18"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.18", "0.5.23"])
 def test_fa3_on_blackwell_resolves_and_start_up_fails_in_the_registry(version):
     explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
     error = explanation.trace.error
@@ -37,7 +37,7 @@ def test_fa3_on_blackwell_resolves_and_start_up_fails_in_the_registry(version):
 
 
 @pytest.mark.parametrize("version, profile", [("0.5.11", "rtx-pro-6000-blackwell"), ("0.5.14", "b200"),
-                                              ("0.5.18", "rtx-pro-6000-blackwell")])
+                                              ("0.5.18", "rtx-pro-6000-blackwell"), ("0.5.23", "rtx-pro-6000-blackwell")])
 def test_hybrid_gdn_model_on_blackwell_needs_an_allowed_backend(version, profile):
     explanation = _explain(version, profile, "Qwen3-Next-80B-A3B-Instruct", f"{QWEN3_NEXT} --attention-backend torch_native")
     error = explanation.trace.error
@@ -48,7 +48,7 @@ def test_hybrid_gdn_model_on_blackwell_needs_an_allowed_backend(version, profile
     assert hopper.trace.error is None
 
 
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.18"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.18", "0.5.23"])
 def test_trtllm_mla_needs_an_mla_model(version):
     explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend trtllm_mla")
     error = explanation.trace.error
@@ -116,3 +116,30 @@ def test_the_newer_model_runner_layout_reads_the_published_runtime_context():
     assert startup.layout_of(shared_program(explanation.tree.root)).name == "model_runner_components"
     assert explanation.trace.error is not None and explanation.trace.error.phase == START_UP
     assert _explain("0.5.18", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend triton").trace.error is None
+
+
+def test_era_b_start_up_reads_the_context_publish_fills():
+    # 0.5.23: no ParallelState; the scheduler's entry publishes the runtime context with SpawnRanks. The runner reads
+    # get_device().device from the "device" bag (runtime_context's get_device is that bag, not utils' probe of the same
+    # name) and the registry reads the launch's backend from the bags: with the flag the FA3 check fires on Blackwell,
+    # without it start-up goes through, and nothing on the way is left to a note about the published context
+    from analyzer.symbolic import runtime_context, startup
+    from analyzer.symbolic.program import shared_program
+
+    explanation = _explain("0.5.23", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    program = shared_program(explanation.tree.root)
+    assert startup.published_context_available(program) and runtime_context.namespaces_of(program) is not None
+    assert explanation.trace.error is not None and explanation.trace.error.phase == START_UP
+    plain = _explain("0.5.23", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend triton")
+    assert plain.trace.error is None
+    assert not [n for n in plain.trace.notes if "not published" in n or "attribute device of str" in n], plain.trace.notes
+
+
+def test_releases_with_a_parallel_state_keep_era_b_start_up_off():
+    # 0.5.19 and 0.5.20 are era B with a ParallelState and no rank placement in publish: not evaluated (no prediction)
+    from analyzer.symbolic import startup
+    from analyzer.symbolic.program import shared_program
+
+    explanation = _explain("0.5.20", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    assert not startup.published_context_available(shared_program(explanation.tree.root))
+    assert explanation.trace.error is None

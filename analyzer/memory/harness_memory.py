@@ -234,23 +234,7 @@ def _memory_run(rec, server_args, mem):
     elif hasattr(sys.modules.get("sglang.srt.runtime_context"), "SpawnRanks"):
         # 0.5.19+: get_parallel() is what the scheduler's publish(..., ranks=SpawnRanks(...)) leaves for rank 0
         publish_for_scheduler(server_args)  # noqa: F821 (the harness's)
-        # the process groups the distributed init builds (none here): each as wide as SGLang's own
-        # _WIDTH_AND_GROUP pairs it with its configured width (its validation holds them equal), WORLD as wide
-        # as the launch; rank 0 in each
-        import sglang.srt.runtime_context as rc
-
-        parallel = rc.get_parallel()
-        widths = {group: size for size, group in getattr(rc, "_WIDTH_AND_GROUP", ())}
-        widths.setdefault("world_group", "launch_world_size")
-        groups = {}
-        for group, size in widths.items():
-            try:
-                width = getattr(parallel, size)
-            except Exception:
-                continue
-            groups[group] = types.SimpleNamespace(world_size=width, rank_in_group=0, rank=0, local_rank=0,
-                                                  cpu_group=None, device_group=None)
-        parallel.override_permanently(**groups)
+        stand_in_process_groups()  # noqa: F821 (the harness's)
     runner_kwargs = {k: v for k, v in runner_kwargs.items() if k in accepted}
     sys.settrace(tracer)
     import contextlib

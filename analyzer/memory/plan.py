@@ -31,8 +31,9 @@ from typing import Any
 from ..errors import SgtraceError
 from ..symbolic import RunHooks, evaluate, make_record
 from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
-from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance, Intrinsic, View
+from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance
 from ..symbolic.program import shared_program
+from ..symbolic.runtime_context import PARALLEL_STATE, PublishedContext, namespaces_of
 from ..trace import SiteRef, Unknown
 from . import weights as weights_module
 from .world import MemoryWorld
@@ -145,120 +146,28 @@ class MemoryInterpreter(Interpreter):
         return super().assign(target, value, stmt, frame, idiom)
 
 
-RUNTIME_CONTEXT = "sglang/srt/runtime_context.py"
-PARALLEL_STATE = "sglang/srt/distributed/parallel_state_wrapper.py"
-NAMESPACE_FIELDS = "sglang/srt/arg_groups/fields"  # 0.5.20+: the config namespaces and their Derived declarations
-PARALLEL_NAMESPACE = f"{NAMESPACE_FIELDS}/parallel.py"
-PUBLISH = ("_configure_context", "publish")  # runtime_context's body of publish() (0.5.23; inline in 0.5.21)
 
 
 class PlanWorld(MemoryWorld):
-    """The memory world plus, from 0.5.18, the runtime context start-up publishes before the runner is built:
-    ``get_context().config_bag(NS)`` (``get_schedule()``, ``get_memory()``, ``get_exec().comm`` ...) is the
-    resolved record seen through one bag (SGLang routes each flat field name to exactly one namespace, so a leaf
-    read is that field of the record; a name that is no field is a sub-namespace, the same bag);
-    ``get_context().override(source, **fields)`` writes the record (a write event at its site, as a resolution
-    write); ``get_parallel()`` is rank 0's ``ParallelState`` (the live topology it reads through)."""
+    """The memory world plus, from 0.5.18, the runtime context start-up publishes before the runner is built
+    (``analyzer.symbolic.runtime_context``: the config bags over the resolved record, ``get_context().override``
+    writing it, ``get_parallel()`` as rank 0's ``ParallelState`` up to 0.5.20 and the published ``ParallelContext``
+    from 0.5.21)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frames: list = []  # every frame of the sizing modules, in call order
         self.runner_sites: dict = {}  # runner attribute -> the ModelRunner statement that set it
-        self.parallel_state: Any = None  # set by size_pools: rank 0's ParallelState
-        self.parallel_context: Instance | None = None  # 0.5.21+: get_parallel() as publish leaves it for rank 0
-        self.derived: dict[str, str] = derived_declarations(self.program)  # Derived names -> fn ("" for run-time names)
-        self.derived_values: dict[str, Any] = {}  # each computed once, as publish does
-        self.parallel_stamp: dict[str, Any] = {}  # what publish's override_permanently set (ranks)
-        self.publishing = False  # while publish runs: nothing the distributed init sets is there yet
-        self._group_widths: dict[str, str] | None = None
+        self.context = PublishedContext(self, namespaces_of(self.program))
 
-    def intrinsic_for(self, ref: FunctionRef):
-        if ref.module_rel == RUNTIME_CONTEXT:
-            if ref.qualname == "RuntimeContext.config_bag":
-                return Intrinsic("config_bag", lambda interp, args, kwargs, node, frame: self._bag(args[0] if args else kwargs.get("name")))
-            if ref.qualname == "RuntimeContext.override":
-                return Intrinsic("override", self._override)
-            if ref.qualname == "_configured_parallel":
-                # the published ``parallel`` bag's leaf: the resolved record's field
-                return Intrinsic(ref.qualname, lambda interp, args, kwargs, node, frame: self.record.resolved(args[0] if args else kwargs.get("name")))
-            if ref.qualname == "get_parallel" and self.parallel_state is not None:
-                return Intrinsic("get_parallel", lambda interp, args, kwargs, node, frame: self.parallel_state)
-            if ref.qualname == "get_parallel" and self.parallel_context is not None:
-                return Intrinsic("get_parallel", lambda interp, args, kwargs, node, frame: self.parallel_context)
-        return super().intrinsic_for(ref)
+    @property
+    def parallel_state(self) -> Any:
+        """Rank 0's ``ParallelState`` (0.5.18-0.5.20; set by size_pools), else None."""
+        return self.context.parallel_state
 
-    def _bag(self, path) -> Instance:
-        return Instance(ClassRef(RUNTIME_CONTEXT, "_ConfigBag"), {"__config_bag__": str(path)})
-
-    def _override(self, interp, args, kwargs, node, frame):
-        source = args[0] if args else kwargs.pop("source", None)
-        for name, value in kwargs.items():
-            if name == "source":
-                continue
-            self.record.fields[name] = self.write_field(name, value, frame, node, "override", source=str(source))
-        return None
-
-    # -- get_parallel() from 0.5.21 on ---------------------------------------------------------------
-    def _parallel_read(self, name: str, node, frame) -> Any:
-        """``ParallelContext._read`` on rank 0 after publish: what publish stamped (the ranks), a configured leaf
-        (the resolved record's field), a ``Derived`` width computed by its ``fn`` from the resolved record; a rank
-        or group nothing stamped is set by the distributed init, which is not run here."""
-        if name in ("override_permanently", "override"):
-            return Intrinsic(f"ParallelContext.{name}", self._parallel_override)
-        if name in self.parallel_stamp:
-            return self.parallel_stamp[name]
-        fn = self.derived.get(name)
-        if fn is None:
-            if name in self.record.fields or name in self.record.extra:
-                return self.record.resolved(name)
-            return Unknown(f"ParallelContext has no {name!r} (SGLang raises AttributeError)")
-        if not fn:
-            if self.publishing:  # before the distributed init SGLang's _read raises (its validation catches that)
-                raise SGLangError("RuntimeError", f"parallel name {name!r} has not been written in this process.",
-                                  SiteRef(RUNTIME_CONTEXT, getattr(node, "lineno", 0), "ParallelContext._read"), frame.chain() if frame else [])
-            width = self.group_widths().get(name)
-            if width is not None:
-                return self._group(name, self._parallel_read(width, node, frame))
-            return Unknown(f"get_parallel().{name} is set by the distributed init, which the plan does not run")
-        return self.derived_value(name, fn, node, frame)
-
-    def group_widths(self) -> dict[str, str]:
-        """Process group -> the width it is built with: SGLang's own ``_WIDTH_AND_GROUP`` pairs (its validation
-        holds each group's ``world_size`` to that width), and WORLD the launch's width."""
-        if self._group_widths is None:
-            found: dict[str, str] = {}
-            module = self.program.module(RUNTIME_CONTEXT)
-            for stmt in (module.tree.body if module is not None else ()):
-                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_WIDTH_AND_GROUP" for t in stmt.targets):
-                    try:
-                        found = {group: size for size, group in ast.literal_eval(stmt.value)}
-                    except (ValueError, TypeError, SyntaxError):
-                        found = {}
-            if found and "launch_world_size" in self.derived:
-                found.setdefault("world_group", "launch_world_size")
-            self._group_widths = found
-        return self._group_widths
-
-    def _group(self, name: str, width: Any) -> Instance:
-        """Rank 0's place in a process group the distributed init builds (as the memory replay stands it in)."""
-        return Instance(ClassRef(RUNTIME_CONTEXT, "GroupCoordinator"),
-                        {"world_size": width, "rank_in_group": 0, "rank": 0, "local_rank": 0, "cpu_group": None, "device_group": None})
-
-    def derived_value(self, name: str, fn: str, node, frame) -> Any:
-        """A ``Derived`` name's value: its ``fn`` on the resolved record, computed once (publish computes it once)."""
-        if name in self.derived_values:
-            return self.derived_values[name]
-        dotted, _, function = fn.rpartition(".")
-        rel = self.program.rel_of(dotted)
-        if rel is None or self.program.function(f"{rel}::{function}") is None:
-            return Unknown(f"{fn} ({name}) is not in this tree")
-        receiver = View(self.record) if self.record.era == "B" else self.record
-        value = self.derived_values[name] = self.interp.call_function(FunctionRef(rel, function), [receiver], {}, frame, node)
-        return value
-
-    def _parallel_override(self, interp, args, kwargs, node, frame):
-        self.parallel_stamp.update({k: v for k, v in kwargs.items() if isinstance(k, str)})
-        return None
+    @parallel_state.setter
+    def parallel_state(self, value: Any) -> None:
+        self.context.parallel_state = value
 
     def on_enter(self, frame, call_node=None) -> None:
         if frame.module.rel.startswith(SIZING_MODULES):
@@ -266,17 +175,6 @@ class PlanWorld(MemoryWorld):
         return super().on_enter(frame, call_node)
 
     def attribute(self, obj, attr, node, frame):
-        if obj is self.parallel_context and obj is not None and not attr.startswith("__"):
-            return self._parallel_read(attr, node, frame)
-        if isinstance(obj, Instance) and "__config_bag__" in obj.attrs and not attr.startswith("__"):
-            if attr in self.record.fields or attr in self.record.extra:
-                return self.record.resolved(attr)
-            fn = self.derived.get(attr)
-            if fn:  # computed at publish from the resolved record (``get_exec().mamba.enable_mamba_extra_buffer``)
-                return self.derived_value(attr, fn, node, frame)
-            if fn == "":
-                return Unknown(f"{obj.attrs['__config_bag__']}.{attr} is set at run time, which the plan does not run")
-            return self._bag(f"{obj.attrs['__config_bag__']}.{attr}")
         if isinstance(obj, Instance) and obj.attrs.get("__loaded_model__"):
             raise AttrMissing(f"the loaded model has no attribute {attr!r}")
         if isinstance(obj, Instance) and obj.attrs.get("__runner__") and attr not in obj.attrs:
@@ -439,58 +337,6 @@ def parallel_state(world: PlanWorld, record) -> Instance:
     return Instance(ClassRef(PARALLEL_STATE, "ParallelState"), attrs)
 
 
-def derived_declarations(program) -> dict[str, str]:
-    """The ``Derived`` declarations of the namespace classes of ``arg_groups/fields`` (0.5.20+): name -> its ``fn``
-    (a dotted function that computes the value from the resolved record at publish), "" for what is set at run
-    time (ranks, groups, the device). Names are unique across the namespaces; {} before that layout."""
-    out: dict[str, str] = {}
-    folder = Path(program.root) / NAMESPACE_FIELDS
-    for path in sorted(folder.glob("*.py")) if folder.is_dir() else ():
-        module = program.module(f"{NAMESPACE_FIELDS}/{path.name}")
-        for cls in (module.classes.values() if module else ()):
-            for stmt in cls.body:
-                call = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) else None
-                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Derived":
-                    fn = next((k.value.value for k in call.keywords if k.arg == "fn" and isinstance(k.value, ast.Constant)), "")
-                    out[stmt.targets[0].id] = fn if isinstance(fn, str) else ""
-    return out
-
-
-def publish_parallel(world: PlanWorld, record) -> None:
-    """0.5.21+ (no ParallelState): ``get_parallel()`` as the scheduler's ``publish(server_args, role="scheduler", ranks=SpawnRanks(...))``
-    leaves it for rank 0. The parallel statements of runtime_context's ``_configure_context`` run on it (those whose
-    condition reads the rank bundle or the parallel context: the ranks SGLang derives and stamps); the config bags
-    it projects are read as the resolved record's fields."""
-    found = next(filter(None, (world.program.function(f"{RUNTIME_CONTEXT}::{name}") for name in PUBLISH)), None)
-    if found is None or world.program.module(PARALLEL_NAMESPACE) is None:
-        return
-    world.parallel_context = Instance(ClassRef(RUNTIME_CONTEXT, "ParallelContext"), {})
-    module, fn = found
-    frame = Frame(module=module, qualname=fn.name, class_name=None)
-    receiver = View(record) if record.era == "B" else record
-    world_rank: Any = 0
-    if world.program.function(f"{RUNTIME_CONTEXT}::spawn_world_rank") is not None:
-        world_rank = world.interp.call_function(FunctionRef(RUNTIME_CONTEXT, "spawn_world_rank"), [receiver], {"tp_rank": 0, "pp_rank": 0}, None)
-    ranks = Instance(ClassRef(RUNTIME_CONTEXT, "SpawnRanks"), {"world_rank": world_rank, "dp_rank": None, "gpu_id": 0})
-    context = Instance(ClassRef(RUNTIME_CONTEXT, "RuntimeContext"), {"parallel": world.parallel_context})
-    # (``context`` is the parameter of _configure_context; inline, publish reads the module's ``_CONTEXT``)
-    frame.locals.update({"context": context, "_CONTEXT": context, "server_args": record, "role": "scheduler", "ranks": ranks})
-    world.publishing = True
-    try:
-        for stmt in fn.body:
-            if isinstance(stmt, ast.If) and _reads_parallel(stmt.test):
-                world.interp.exec_stmt(stmt, frame)
-    except SGLangError as exc:  # SGLang's own validation of what it stamped
-        world.note(f"publish's rank placement raised {exc.exc_type} at {exc.site.short() if exc.site else fn.name}: {exc.message[:120]}")
-    finally:
-        world.publishing = False
-
-
-def _reads_parallel(test: ast.expr) -> bool:
-    return any((isinstance(n, ast.Name) and n.id == "ranks") or (isinstance(n, ast.Attribute) and n.attr == "parallel")
-               for n in ast.walk(test))
-
-
 # -- one plan -----------------------------------------------------------------------------------
 
 # (label, function qualname suffix, local name): the numbers read from the frames, in the order shown
@@ -594,7 +440,7 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
     if program.module(PARALLEL_STATE) is not None:
         world.parallel_state = parallel_state(world, record)
     else:
-        publish_parallel(world, record)
+        world.context.publish()  # 0.5.21+: the ParallelContext publish fills
     model_config = world.model_config_for(record, None, None)
     if isinstance(model_config, Unknown) or model_config is None:
         plan.error = {"type": "unknown", "kind": "stopped", "message": "SGLang's ModelConfig could not be built for this model", "site": None}

@@ -2650,7 +2650,8 @@ def main(input_text):
                 # what entrypoints/engine.py runs on the resolved arguments when the engine starts
                 rec.phase = "check"
                 server_args.check_server_args()
-                if inp.get("start_up", True) and inp.get("model_dir") and not hasattr(server_args, "resolve_once"):
+                if inp.get("start_up", True) and inp.get("model_dir") and (
+                        not hasattr(server_args, "resolve_once") or published_context_available()):
                     rec.resolved_final = _final_values(rec, hooks)  # the final values: before start-up rewrites any
                     rec.phase = "start-up"
                     run_start_up(server_args, rec)
@@ -2788,6 +2789,40 @@ def publish_for_scheduler(server_args):
     exec(compile(module, inspect.getsourcefile(entry), "exec"), dict(entry.__globals__), params)
 
 
+def stand_in_process_groups():
+    """0.5.21+: the process groups the distributed init builds (none here), stamped on ``get_parallel()``: each as
+    wide as SGLang's own ``_WIDTH_AND_GROUP`` pairs it with its configured width (its validation holds them equal),
+    WORLD as wide as the launch; rank 0 in each (``analyzer.symbolic.runtime_context`` reads them the same way)."""
+    import types
+
+    import sglang.srt.runtime_context as rc
+
+    parallel = rc.get_parallel()
+    widths = {group: size for size, group in getattr(rc, "_WIDTH_AND_GROUP", ())}
+    widths.setdefault("world_group", "launch_world_size")
+    groups = {}
+    for group, size in widths.items():
+        try:
+            width = getattr(parallel, size)
+        except Exception:
+            continue
+        groups[group] = types.SimpleNamespace(world_size=width, rank_in_group=0, rank=0, local_rank=0,
+                                              cpu_group=None, device_group=None)
+    parallel.override_permanently(**groups)
+
+
+def published_context_available():
+    """Era B's start-up is replayed where the symbolic engine evaluates it: SGLang's namespace classes in
+    ``arg_groups/fields`` and no ``ParallelState`` (0.5.21 on; ``startup.published_context_available``)."""
+    import importlib.util
+
+    try:
+        return (importlib.util.find_spec("sglang.srt.arg_groups.fields.parallel") is not None
+                and importlib.util.find_spec("sglang.srt.distributed.parallel_state_wrapper") is None)
+    except Exception:
+        return False
+
+
 class _StartUpUnreachable(Exception):
     pass
 
@@ -2896,6 +2931,8 @@ def run_start_up(server_args, rec):
         return
     stop, kinds, steps, globals_after = layout
     publish_for_scheduler(server_args)
+    if hasattr(server_args, "resolve_once"):
+        stand_in_process_groups()
     runner = cls.__new__(cls)
 
     def is_first_step(stmt):

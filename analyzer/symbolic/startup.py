@@ -31,6 +31,7 @@ from typing import Any
 
 from ..trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
+from . import runtime_context
 from .objects import ClassRef, FunctionRef, Instance
 
 MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
@@ -81,6 +82,13 @@ def layout_of(program) -> Layout | None:
                 _is_step_call(stmt, layout.stop) for stmt in getattr(init, "body", [])):
             return layout
     return None
+
+
+def published_context_available(program) -> bool:
+    """Era B's start-up is evaluated where the runtime context is what ``runtime_context`` models: the namespace
+    classes declared in ``arg_groups/fields`` and no ``ParallelState`` (0.5.21 on)."""
+    return (program.module(runtime_context.PARALLEL_STATE) is None
+            and program.module(f"{runtime_context.NAMESPACE_FIELDS}/parallel.py") is not None)
 
 
 def available(program) -> bool:
@@ -233,7 +241,15 @@ def run(interp: Interpreter, world, record) -> None:
         layout = layout_of(interp.program)
         if layout is None or not layout.evaluated:
             return
-        publish_for_scheduler(interp, world, record)
+        if record.era == "B":
+            # 0.5.21+: the runtime context publish fills, read from the tree's namespace declarations
+            namespaces = runtime_context.namespaces_of(interp.program) if published_context_available(interp.program) else None
+            if namespaces is None:
+                return
+            world.context = runtime_context.PublishedContext(world, namespaces)
+            world.context.publish()
+        else:
+            publish_for_scheduler(interp, world, record)
         runner = build_runner(interp, world, record, layout)
         if runner is None:
             return

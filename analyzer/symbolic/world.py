@@ -51,6 +51,7 @@ from .objects import (
 from . import modeldir
 from .. import hfconfig
 from .program import Module, Program
+from .runtime_context import RUNTIME_CONTEXT
 from ..knowledge.kinds import EventKind
 
 LEAF_MODULE_PREFIXES = ("sglang/srt/utils", "sglang/srt/platforms", "sglang/srt/runtime_context", "sglang/srt/hardware_backend")
@@ -135,6 +136,7 @@ class World:
         self.process_state_set: dict[tuple[str, str], Any] = {}  # module globals start-up code the engine runs set
         self.written_files: dict[str, Any] = {}  # files SGLang's config loaders wrote on the way (modeldir)
         self.following_config_loader = False  # while intrinsics.follow_unrecognized runs SGLang's fallback loader
+        self.context = None  # a runtime_context.PublishedContext once start-up (or the memory plan) publishes one
         self.startup_unknown: set[tuple[str, int]] = set()  # start-up conditions taken as false for want of a value
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
@@ -330,6 +332,10 @@ class World:
         is the same object, as a function is in Python). A name whose answer went through a
         module-level value (``fn = a if is_cuda() else b``, perhaps behind imports) depends
         on the inputs and is worked out again in each evaluation."""
+        if self.context is not None and module.rel == RUNTIME_CONTEXT:  # what publish set there
+            found = self.context.global_value(name)
+            if found is not MISSING:
+                return found
         key = (module.rel, name)
         known = self.program.references.get(key)
         if known is not None:
@@ -462,6 +468,8 @@ class World:
     # -- probes --------------------------------------------------------------------------
     def probe_for(self, ref: FunctionRef) -> str | None:
         name = ref.qualname.split(".")[-1]
+        if self.context is not None and ref.module_rel == RUNTIME_CONTEXT and self.context.is_bag_accessor(ref.qualname):
+            return None  # 0.5.23's runtime_context.get_device() is the "device" config bag, not utils' probe
         return _PROBE_ALIASES.get(name, name) if _names_probe(ref.module_rel, name) else None
 
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
@@ -493,6 +501,10 @@ class World:
         return self.answer_probe(name, None, node, frame)
 
     def intrinsic_for(self, ref: FunctionRef) -> Intrinsic | None:
+        if self.context is not None:
+            found = self.context.intrinsic_for(ref)
+            if found is not None:
+                return found
         name = ref.qualname.split(".")[-1]
         for fragment, module_handler in intrinsics.MODULE_INTRINSICS_BY_NAME.get(name, ()):
             if fragment in ref.module_rel:
@@ -578,6 +590,10 @@ class World:
         if obj.__class__ is Instance:  # the most frequent receiver (SGLang's own objects, dataclass fields)
             if attr in obj.attrs:
                 return obj.attrs[attr]
+            if self.context is not None:  # a config bag or the parallel context of the published runtime context
+                found = self.context.attribute(obj, attr, node, frame)
+                if found is not MISSING:
+                    return found
             return self._class_attribute(obj.cls, attr, node, frame, bound=obj)
         if isinstance(obj, Record):
             return self._record_attribute(obj, attr, node, frame)
