@@ -66,6 +66,7 @@ class Cause:
     prescribed: bool = False  # SGLang's message names the value that avoided it ("only compatible with NGRAM")
     skipped_default: str = ""  # the write an earlier one of SGLang's kept from applying (``max_running_requests = 48 at ...``)
     own: bool = False  # an operand of the operation Python refused (``None > 1``): the error's own input
+    reached: bool = False  # the check is reached through its value, no condition (a registry keyed by it), and the message names its flag
     drops: bool = False  # the change leaves out a flag the user gave (gives up what they asked for)
 
     def to_dict(self) -> dict:
@@ -657,6 +658,8 @@ class Candidate:
     skipped: Any = None  # the write site (model.Site) the condition kept from firing, for a skipped write
     pin: bool = False  # SGLang writes the value whatever you pass: try what its write stores instead
     own: SiteRef | None = None  # an operand of the very operation Python refused there (``None > 1``)
+    prefer: tuple = ()  # values tried first: the ones SGLang's message prescribes for this flag
+    reached: SiteRef | None = None  # the raise a flag the message names reaches through its value (message_candidates)
 
     @property
     def condition(self) -> str:
@@ -716,6 +719,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
         pinned = candidate.pin  # SGLang writes its value whatever you pass: only changing what it writes there tells
         repinned = False
         alternatives = _alternatives(explanation, inp, guard or GuardValue(candidate.condition_text), runner.program)
+        if candidate.prefer:
+            alternatives = [*candidate.prefer, *(a for a in alternatives if not any(same_value(a, p) for p in candidate.prefer))]
         queue = list(alternatives)
         while queue:
             alternative = queue.pop(0)
@@ -748,7 +753,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             alternative, extra, how_far, was_pinned = found
             site = inp.site if inp.role == "sglang-default" else (
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
-                candidate.own if candidate.own is not None else
+                candidate.own if candidate.own is not None else candidate.reached if candidate.reached is not None else
                 (candidate.via.site if candidate.via is not None else None))
             why = why_of(inp, guard, explanation, candidate.condition)
             if candidate.via is not None:
@@ -766,7 +771,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 field=inp.name, value=inp.value, role=inp.role, site=site, why=why,
                 condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
                 mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
-                own=candidate.own is not None,
+                own=candidate.own is not None, reached=candidate.reached is not None,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].prescribed = isinstance(alternative, str) and names_value(message or "", alternative)
@@ -976,6 +981,7 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     hints = [Change("env", name, value) for name, value in ENV_HINT.findall(error.message or "") if explanation.env.get(name) != value]
     candidates = (comparison_candidates(explanation, error, runner)
                   + candidates_of(explanation, error.guards, len(trace.events), set()))
+    candidates += message_candidates(explanation, error, {c.inp.key for c in candidates})
     def avoided(t: Trace) -> bool:
         # this raise does not happen; another check may still fail further on (the cause of this
         # error is not yet a fix: find_fix asks that the launch resolve)
@@ -1014,6 +1020,29 @@ def comparison_candidates(explanation: Explanation, error: Event, runner: Runner
         names = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
         for inp in inputs_named(explanation, names, [], [], False, len(explanation.trace.events)):
             out.append(Candidate(inp, None, condition_text=text, own=error.site))
+    return out
+
+
+MESSAGE_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(?:[ =]+[`'\"]?([A-Za-z0-9_.:/-]+))?")
+
+
+def message_candidates(explanation: Explanation, error: Event, known: set[tuple]) -> list[Candidate]:
+    """The flags SGLang's message names (``Please use `--attention-backend flashinfer```), as inputs of the raise:
+    a value the engine reached the check through without a condition (a registry keyed by the flag's value) is
+    still a cause when changing it avoids the raise. The value the message gives for the flag is tried first."""
+    extraction = explanation.extraction
+    out: list[Candidate] = []
+    for option, value in MESSAGE_OPTION.findall(error.message or ""):
+        flag = extraction.flag_for(option)
+        if flag is None or not flag.dest or ("field", flag.dest) in known:
+            continue
+        prefer: tuple = ()
+        value = value.rstrip(".:")
+        if value and flag.choices and value in flag.choices:
+            prefer = (value,)
+        for inp in inputs_named(explanation, [flag.dest], [], [], False, len(explanation.trace.events)):
+            out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site, prefer=prefer))
+            known.add(inp.key)
     return out
 
 

@@ -54,6 +54,9 @@ def cause_effect(cause: Cause, override=None) -> str:
     if cause.own:
         return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
                 f"with {short(cause.alternative)} it does not raise")
+    if cause.reached:
+        return (f"SGLang reaches that check through its value (no condition on the way; the message names the flag); "
+                f"with {short(cause.alternative)} it does not raise")
     if override is None:
         outcome = "it does not raise"
     elif override.given:

@@ -93,6 +93,21 @@ def test_the_verdict_says_start_up_fails_at_file_line(capsys):
     assert data["error"]["phase"] == START_UP
 
 
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_a_flag_the_start_up_message_names_is_the_cause_and_its_value_the_fix(version):
+    # the registry reaches create_flashattention_v3_backend through the backend's name (a dict lookup, no condition on
+    # the way); its message says "Please use `--attention-backend flashinfer`": the user's flag is the cause, and the
+    # value the message prescribes, run through the engine, is the verified fix
+    from analyzer.verdict import verdict_of
+
+    explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    verdict = verdict_of(explanation)
+    cause = verdict.causes[0]
+    assert (cause.field, cause.role, cause.value, cause.alternative) == ("attention_backend", "user-flag", "fa3", "flashinfer")
+    assert cause.site.function == "create_flashattention_v3_backend"
+    assert verdict.fix == "--attention-backend flashinfer" and verdict.fix_verified
+
+
 def test_error_at_a_start_up_site_the_engine_reaches_says_these_inputs_produce_it(capsys):
     message = "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
     base = ["explain", "--sglang", "0.5.11", "--model-config", "Llama-3.1-8B-Instruct", "--args", f"{LLAMA} --attention-backend fa3",
