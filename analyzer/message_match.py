@@ -158,9 +158,10 @@ def _pieces(parts: tuple) -> tuple[tuple, ...]:
         before = parts[index - 1] if index and isinstance(parts[index - 1], str) else ""
         after = parts[index + 1] if index + 1 < len(parts) and isinstance(parts[index + 1], str) else ""
         if out and out[-1][0] == "expr":  # two placeholders with no words between: one group takes both
-            out[-1] = ("expr", out[-1][1] + "\x00" + part[1], (out[-1][2][0], after))
+            between = before if index and isinstance(parts[index - 1], str) else ""
+            out[-1] = ("expr", out[-1][1] + "\x00" + part[1], (out[-1][2][0], after, out[-1][2][2] + (between,)))
         else:
-            out.append(("expr", part[1], (before, after)))
+            out.append(("expr", part[1], (before, after, ())))
     return tuple(out)
 
 
@@ -231,11 +232,30 @@ def _values(found: re.Match, pieces: tuple, message: Normalized) -> dict[str, st
             continue
         index = int(name[1:])
         a, b = found.span(name)
-        before, after = pieces[index][2]
+        before, after, between = pieces[index][2]
         shown = _original(message, a, b, before, after)
-        for expr in pieces[index][1].split("\x00"):
-            values[expr] = shown
+        exprs = pieces[index][1].split("\x00")
+        for expr, text in zip(exprs, _split(shown, between, len(exprs))):
+            values[expr] = text
     return values
+
+
+def _split(shown: str, between: tuple, count: int) -> list[str]:
+    """The texts of ``count`` placeholders that one group took (the template had only punctuation between them,
+    ``%d, %d``): split at each separator the template has, in order, when every one is found; else every
+    placeholder gets the whole text, as before."""
+    if count == 1:
+        return [shown]
+    out, rest = [], shown
+    for sep in between:
+        cut = sep.strip() or sep
+        at = rest.find(cut) if cut else -1
+        if at < 0:
+            return [shown] * count
+        out.append(rest[:at].strip())
+        rest = rest[at + len(cut):]
+    out.append(rest.strip())
+    return out if len(out) == count and all(out) else [shown] * count
 
 
 def _original(message: Normalized, a: int, b: int, before: str, after: str) -> str:

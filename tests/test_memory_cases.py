@@ -8,7 +8,7 @@ node's free memory, where ``sgtrace memory --log`` with the quoted lines must na
     source = "https://github.com/sgl-project/sglang/issues/NNNN"
     title = "..."
     reported_release = "0.5.19"            # as reported
-    release = "0.5.14"                     # the release sgtrace runs it on (the plan follows 0.5.11 and 0.5.14)
+    release = "0.5.14"                     # the release sgtrace runs it on (the plan follows 0.5.11 to 0.5.23)
     release_why = "..."                    # why that one
     profile = "h100"                       # a built-in, or a file relative to this folder
     model_config = "models/foo.json"       # a file relative to this folder, or a built-in
@@ -48,7 +48,7 @@ from analyzer.cli import main
 
 CASES = Path(__file__).resolve().parent / "cases" / "memory"
 FILES = sorted(CASES.glob("*.toml"))
-SUPPORTED = ("0.5.11", "0.5.14")
+SUPPORTED = ("0.5.11", "0.5.14", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 
 
 def _load(path: Path) -> dict:

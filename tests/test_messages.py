@@ -57,6 +57,18 @@ def test_values_keep_their_own_punctuation_but_not_the_templates():
     assert found.values == {"choices": "['a', 'b']", "value": "c"}
 
 
+def test_placeholders_with_only_punctuation_between_get_each_its_own_value():
+    # 0.5.19's kv_cache_configurator: "... (max_mamba_cache_size=%d, %d state slots per request)"
+    parts = ["capped to ", {"expr": "mamba_cap"}, " by the cache (size=", {"expr": "size"}, ", ", {"expr": "ratio"},
+             " state slots per request)."]
+    found = _match(parts, "capped to 9 by the cache (size=47, 5 state slots per request).")
+    assert found is not None and found.exact
+    assert found.values == {"mamba_cap": "9", "size": "47", "ratio": "5"}
+    # a separator the message does not have: both placeholders keep the whole text, as one group matched it
+    glued = _match(parts, "capped to 9 by the cache (size=47 5 state slots per request).")
+    assert glued is not None and glued.values["size"] == glued.values["ratio"] == "47 5"
+
+
 def test_cut_short_matches_by_its_longest_literal_prefix():
     parts = ["Speculative decoding for ", {"expr": "arch"}, " is not compatible with radix cache when using ", {"expr": "s"}, "."]
     cut = _match(parts, "Speculative decoding for Foo is not compatible with rad")

@@ -29,6 +29,11 @@ LOGGED = {
     # 0.5.18's and later configurator)
     ("model_executor/model_runner_kv_cache_mixin.py", "max_num_reqs"): "max_running_requests (as capped)",
     ("mem_cache/kv_cache_configurator.py", "max_num_reqs"): "max_running_requests (as capped)",
+    # resolve_max_num_reqs' warning "max_running_requests is capped to %d by the mamba state cache
+    # (max_mamba_cache_size=%d, %d state slots per request)" (0.5.19 and later)
+    ("mem_cache/kv_cache_configurator.py", "mamba_cap"): "max_running_requests (as capped)",
+    ("mem_cache/kv_cache_configurator.py", "get_schedule().max_mamba_cache_size"): "max_mamba_cache_size (slots)",
+    ("mem_cache/kv_cache_configurator.py", "ratio"): "mamba slots per request (ratio)",
     ("model_executor/model_runner.py", "after_avail_memory"): "post_model_load_memory (GiB)",
     ("model_executor/model_runner.py", "self.weight_load_mem_usage"): "weights per rank (GiB)",
 }
@@ -39,6 +44,7 @@ DEPENDS = {
     "max_mamba_cache_size (slots)": "--max-mamba-cache-size or, without it, the memory for the pools and mamba_full_memory_ratio",
     "max_running_requests (as capped)": "--max-running-requests, the mamba slots per request (the strategy, overlap scheduling), and the KV tokens "
                                         "and mamba slots, which follow the GPU's free memory (profile, --startup-used-mib, --weight-bytes)",
+    "mamba slots per request (ratio)": "the strategy (--mamba-radix-cache-strategy), radix cache, overlap scheduling and speculative decoding",
     "post_model_load_memory (GiB)": "the profile's memory (memory_per_gpu_mib, startup_used_mib) and the weights: pass --startup-used-mib or --weight-bytes to match the node",
     "weights per rank (GiB)": "the weight bytes (an estimate without the model directory): pass --weight-bytes",
 }
