@@ -150,11 +150,20 @@ def test_era_b_start_up_reads_the_context_publish_fills():
     assert not [n for n in plain.trace.notes if "not published" in n or "attribute device of str" in n], plain.trace.notes
 
 
-def test_releases_with_a_parallel_state_keep_era_b_start_up_off():
-    # 0.5.19 and 0.5.20 are era B with a ParallelState and no rank placement in publish: not evaluated (no prediction)
-    from analyzer.symbolic import startup
+@pytest.mark.parametrize("version", ["0.5.19", "0.5.20"])
+def test_releases_with_a_parallel_state_run_era_b_start_up_over_rank_zero_s(version):
+    # 0.5.19 and 0.5.20: era B with a ParallelState (no namespace publish of 0.5.21's kind); the runner's ``ps`` and
+    # get_parallel() are rank 0's ParallelState, the config bags read the record: FA3's registry check is reached
+    from analyzer.symbolic import runtime_context, startup
     from analyzer.symbolic.program import shared_program
 
-    explanation = _explain("0.5.20", "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
-    assert not startup.published_context_available(shared_program(explanation.tree.root))
-    assert explanation.trace.error is None
+    blackwell = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    program = shared_program(blackwell.tree.root)
+    assert not startup.published_context_available(program) and program.module(runtime_context.PARALLEL_STATE) is not None
+    assert startup.evaluated(program, "B")
+    error = blackwell.trace.error
+    assert error is not None and error.phase == START_UP, error
+    assert error.site.function == "create_flashattention_v3_backend" and "SM>=80 and SM<=90" in error.message
+    hopper = _explain(version, "h100", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
+    assert hopper.trace.error is None
+    assert not [n for n in hopper.trace.notes if "not published" in n or "assert_published" in n], hopper.trace.notes

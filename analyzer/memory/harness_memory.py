@@ -65,30 +65,19 @@ def _tolerate_missing_kernel_ops(rec):
 
 
 def _memory_run(rec, server_args, mem):
-    import ast
     import inspect
     import sys
     import types
 
     _tolerate_missing_kernel_ops(rec)
     from sglang.srt.configs.model_config import ModelConfig
-    import sglang.srt.layers.dp_attention as dpa
     from sglang.srt.model_executor import model_runner as mr_module
 
     state = {"free": float(mem["post_gb"])}
     pre = float(mem["pre_gb"])
     # the attention TP size initialize_dp_attention would store, from SGLang's own function
-    fn = dpa.compute_dp_attention_world_info
-    params = list(inspect.signature(fn).parameters)
-    values = {"enable_dp_attention": server_args.enable_dp_attention, "tp_rank": 0, "tp_size": server_args.tp_size,
-              "dp_size": server_args.dp_size, "attn_cp_size": getattr(server_args, "attn_cp_size", 1),
-              "attn_dp_size": getattr(server_args, "attn_dp_size", 1)}  # (0.5.23: the attention DP width is its own flag)
-    result = fn(**{p: values[p] for p in params if p in values})
-    names = None
-    for node in ast.walk(ast.parse(inspect.getsource(fn).lstrip())):
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
-            names = [e.id if isinstance(e, ast.Name) else None for e in node.value.elts]
-    attn_tp = result[names.index("attn_tp_size")]
+    attention = attention_world(server_args)  # noqa: F821 (the harness's)
+    attn_tp = attention["attn_tp_size"]
 
     def available(*args, **kwargs):
         return state["free"]
@@ -204,33 +193,7 @@ def _memory_run(rec, server_args, mem):
     parallel_override = None
     if "ps" in accepted:
         # 0.5.18+: rank 0's ParallelState, sizes from the record, the attention sizes from compute_dp_attention_world_info
-        from sglang.srt.distributed.parallel_state_wrapper import ParallelState
-        import dataclasses
-
-        attn = dict(zip(names, result))
-        sizes = {"tp_size": "tp_size", "pp_size": "pp_size", "dp_size": "dp_size", "attn_cp_size": "attn_cp_size",
-                 "attn_dcp_size": "dcp_size", "moe_ep_size": "ep_size", "moe_dp_size": "moe_dp_size"}
-        fields = {}
-        for f in dataclasses.fields(ParallelState):
-            if f.name in attn:
-                fields[f.name] = attn[f.name]
-            elif f.name in sizes:
-                value = getattr(server_args, sizes[f.name], None)
-                fields[f.name] = 1 if value is None else value
-            else:
-                fields[f.name] = 0
-        runner_kwargs["ps"] = ParallelState(**fields)
-        # the live topology get_parallel() reads from torch.distributed's groups (none here): the same rank-0 values,
-        # forced through SGLang's own ParallelContext.override
-        import sglang.srt.runtime_context as rc
-
-        known = getattr(rc, "_PARALLEL_FIELDS", frozenset())
-        forced = {k: v for k, v in fields.items() if k in known}
-        if "world_size" in known:
-            forced["world_size"] = fields.get("tp_size", 1) * fields.get("pp_size", 1)
-        if "world_rank" in known:
-            forced["world_rank"] = 0
-        parallel_override = rc.get_parallel().override(**forced)
+        runner_kwargs["ps"], parallel_override = rank_zero_parallel(server_args, attention)  # noqa: F821 (the harness's)
     elif hasattr(sys.modules.get("sglang.srt.runtime_context"), "SpawnRanks"):
         # 0.5.19+: get_parallel() is what the scheduler's publish(..., ranks=SpawnRanks(...)) leaves for rank 0
         publish_for_scheduler(server_args)  # noqa: F821 (the harness's)

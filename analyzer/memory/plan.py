@@ -33,14 +33,13 @@ from ..symbolic import RunHooks, evaluate, make_record
 from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
 from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance
 from ..symbolic.program import shared_program
-from ..symbolic.runtime_context import PARALLEL_STATE, PublishedContext, namespaces_of
+from ..symbolic.runtime_context import PARALLEL_STATE, PublishedContext, attention_tp_size, namespaces_of, parallel_state
 from ..trace import SiteRef, Unknown
 from . import weights as weights_module
 from .world import MemoryWorld
 
 MR = "sglang/srt/model_executor/model_runner.py"
 MIXIN = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
-DP_ATTENTION = "sglang/srt/layers/dp_attention.py"
 CONFIGURATOR = "sglang/srt/mem_cache/kv_cache_configurator.py"
 STRATEGY_FIELDS = ("mamba_radix_cache_strategy", "mamba_scheduler_strategy")
 GIB = 1 << 30
@@ -288,53 +287,6 @@ def make_runner(world: PlanWorld, record, model_config, notes: list[str]) -> Ins
     runner.attrs["model"] = Instance(ClassRef(MR, "LoadedModel"), {"__loaded_model__": True})
     _ = fields
     return runner
-
-
-def attention_tp_size(world: MemoryWorld, record) -> Any:
-    """SGLang's ``compute_dp_attention_world_info`` on the resolved record, rank 0: what ``initialize_dp_attention``
-    stores for ``get_attention_tp_size()``."""
-    found = world.program.function(f"{DP_ATTENTION}::compute_dp_attention_world_info")
-    if found is None:
-        return Unknown("compute_dp_attention_world_info not in this release")
-    _module, fn = found
-    values = {"enable_dp_attention": record.resolved("enable_dp_attention"), "tp_rank": 0, "tp_size": record.resolved("tp_size"),
-              "dp_size": record.resolved("dp_size"), "attn_cp_size": record.resolved("attn_cp_size"),
-              "attn_dp_size": record.resolved("attn_dp_size")}  # (0.5.23: the attention DP width is its own flag)
-    params = [a.arg for a in fn.args.args]
-    kwargs = {p: values[p] for p in params if p in values and values[p] is not MISSING}
-    returned = None
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
-            returned = [e.id if isinstance(e, ast.Name) else None for e in node.value.elts]
-    result = world.interp.call_function(FunctionRef(DP_ATTENTION, "compute_dp_attention_world_info"), [], kwargs, None)
-    if returned and "attn_tp_size" in returned and isinstance(result, tuple) and len(result) == len(returned):
-        world.attention_world = {name: value for name, value in zip(returned, result) if name}
-        return result[returned.index("attn_tp_size")]
-    return Unknown("attention TP size")
-
-
-def parallel_state(world: PlanWorld, record) -> Instance:
-    """Rank 0's ``ParallelState`` (0.5.18+), the object the TP worker hands ``ModelRunner(ps=...)``: its fields are
-    the dataclass's, each read from the resolved record (a size) or 0 (a rank of rank 0); the attention sizes are
-    what SGLang's ``compute_dp_attention_world_info`` returned for that record."""
-    attn = getattr(world, "attention_world", {}) or {}
-    sizes = {"tp_size": "tp_size", "pp_size": "pp_size", "dp_size": "dp_size", "attn_cp_size": "attn_cp_size",
-             "attn_dcp_size": "dcp_size", "moe_ep_size": "ep_size", "moe_dp_size": "moe_dp_size"}
-    module = world.program.module(PARALLEL_STATE)
-    node_cls = module.classes.get("ParallelState") if module else None
-    names = [stmt.target.id for stmt in (node_cls.body if node_cls else []) if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
-    attrs: dict = {}
-    for name in names:
-        if name in attn:
-            attrs[name] = attn[name]
-        elif name in sizes:
-            value = record.resolved(sizes[name])
-            attrs[name] = 1 if value is MISSING or value is None else value
-        elif name.endswith("_rank") or name == "gpu_id":
-            attrs[name] = 0
-        else:
-            attrs[name] = Unknown(f"ParallelState.{name}")
-    return Instance(ClassRef(PARALLEL_STATE, "ParallelState"), attrs)
 
 
 # -- one plan -----------------------------------------------------------------------------------

@@ -2651,7 +2651,8 @@ def main(input_text):
                 rec.phase = "check"
                 server_args.check_server_args()
                 if inp.get("start_up", True) and inp.get("model_dir") and (
-                        not hasattr(server_args, "resolve_once") or published_context_available()):
+                        not hasattr(server_args, "resolve_once") or published_context_available()
+                        or parallel_state_available()):
                     rec.resolved_final = _final_values(rec, hooks)  # the final values: before start-up rewrites any
                     rec.phase = "start-up"
                     run_start_up(server_args, rec)
@@ -2754,6 +2755,67 @@ def _rank_zero_parallel_state(server_args):
         return ParallelState.trivial(**sizes)
     except Exception:
         return None
+
+
+def attention_world(server_args):
+    """SGLang's ``compute_dp_attention_world_info`` on the record for rank 0, as {returned name: value} (what
+    ``initialize_dp_attention`` stores; ``analyzer.symbolic.runtime_context.attention_tp_size``)."""
+    import ast as _ast
+    import inspect
+
+    import sglang.srt.layers.dp_attention as dpa
+
+    fn = dpa.compute_dp_attention_world_info
+    params = list(inspect.signature(fn).parameters)
+    values = {"enable_dp_attention": server_args.enable_dp_attention, "tp_rank": 0, "tp_size": server_args.tp_size,
+              "dp_size": server_args.dp_size, "attn_cp_size": getattr(server_args, "attn_cp_size", 1),
+              "attn_dp_size": getattr(server_args, "attn_dp_size", 1)}  # (0.5.23: the attention DP width is its own flag)
+    result = fn(**{p: values[p] for p in params if p in values})
+    names = None
+    for node in _ast.walk(_ast.parse(inspect.getsource(fn).lstrip())):
+        if isinstance(node, _ast.Return) and isinstance(node.value, _ast.Tuple):
+            names = [e.id if isinstance(e, _ast.Name) else None for e in node.value.elts]
+    return {name: value for name, value in zip(names or [], result) if name}
+
+
+def rank_zero_parallel(server_args, attention):
+    """0.5.18-0.5.20: rank 0's ``ParallelState`` the TP worker hands ``ModelRunner(ps=...)`` (sizes from the record,
+    the attention sizes from ``attention``, ranks 0; ``analyzer.symbolic.runtime_context.parallel_state``), and
+    SGLang's own ``ParallelContext.override`` forcing the same rank-0 values on ``get_parallel()`` (the live topology
+    it reads from torch.distributed's groups, none here)."""
+    import dataclasses
+
+    from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+    import sglang.srt.runtime_context as rc
+
+    sizes = {"tp_size": "tp_size", "pp_size": "pp_size", "dp_size": "dp_size", "attn_cp_size": "attn_cp_size",
+             "attn_dcp_size": "dcp_size", "moe_ep_size": "ep_size", "moe_dp_size": "moe_dp_size"}
+    fields = {}
+    for f in dataclasses.fields(ParallelState):
+        if f.name in attention:
+            fields[f.name] = attention[f.name]
+        elif f.name in sizes:
+            value = getattr(server_args, sizes[f.name], None)
+            fields[f.name] = 1 if value is None else value
+        else:
+            fields[f.name] = 0
+    known = getattr(rc, "_PARALLEL_FIELDS", frozenset())
+    forced = {k: v for k, v in fields.items() if k in known}
+    if "world_size" in known:
+        forced["world_size"] = fields.get("tp_size", 1) * fields.get("pp_size", 1)
+    if "world_rank" in known:
+        forced["world_rank"] = 0
+    return ParallelState(**fields), rc.get_parallel().override(**forced)
+
+
+def parallel_state_available():
+    """0.5.18-0.5.20: the release hands the model runner a ``ParallelState``."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("sglang.srt.distributed.parallel_state_wrapper") is not None
+    except Exception:
+        return False
 
 
 def publish_for_scheduler(server_args):
@@ -2931,8 +2993,14 @@ def run_start_up(server_args, rec):
         return
     stop, kinds, steps, globals_after = layout
     publish_for_scheduler(server_args)
+    import contextlib
+
+    rank_zero_ps, parallel_override = _rank_zero_parallel_state(server_args), contextlib.nullcontext()
     if hasattr(server_args, "resolve_once"):
-        stand_in_process_groups()
+        if published_context_available():
+            stand_in_process_groups()
+        else:  # 0.5.19-0.5.20: ps and get_parallel() as rank 0's
+            rank_zero_ps, parallel_override = rank_zero_parallel(server_args, attention_world(server_args))
     runner = cls.__new__(cls)
 
     def is_first_step(stmt):
@@ -2966,7 +3034,7 @@ def run_start_up(server_args, rec):
         "moe_ep_rank": 0, "moe_ep_size": server_args.ep_size, "pp_rank": 0, "pp_size": server_args.pp_size,
         "nccl_port": 0, "server_args": server_args, "dp_rank": None, "attn_cp_rank": 0, "moe_dp_rank": 0,
         "is_draft_worker": False, "req_to_token_pool": None, "token_to_kv_pool_allocator": None,
-        "memory_pool_config": None, "draft_model_idx": None, "ps": _rank_zero_parallel_state(server_args),
+        "memory_pool_config": None, "draft_model_idx": None, "ps": rank_zero_ps,
     }
     sig = inspect.signature(init)
     for name, parameter in sig.parameters.items():
@@ -2974,25 +3042,26 @@ def run_start_up(server_args, rec):
             params[name] = parameter.default
     params = {name: value for name, value in params.items() if name == "self" or name in sig.parameters}
     namespace = dict(init.__globals__)
-    exec(code, namespace, params)
-    for name in sorted(_runner_attributes(cls)):
-        if name not in runner.__dict__ and not hasattr(type(runner), name):
-            setattr(runner, name, _NotBuilt(name))
-    for index, step in enumerate(steps):
-        try:
-            with _CudaTensorsOnMeta():
-                getattr(runner, step)()
-            if index == 0 and after:
-                exec(compiled(after), namespace, params)
-        except (AssertionError, ValueError, NotImplementedError) as exc:
-            site, _frame = _raise_site(rec, exc.__traceback__)
-            if _frame is not None and _is_sglang_check(_frame) and not _on_process_state(_frame):
-                raise
-            rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, exc))
-            return
-        except Exception as exc:
-            rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, str(exc)[:200]))
-            return
+    with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
+        exec(code, namespace, params)
+        for name in sorted(_runner_attributes(cls)):
+            if name not in runner.__dict__ and not hasattr(type(runner), name):
+                setattr(runner, name, _NotBuilt(name))
+        for index, step in enumerate(steps):
+            try:
+                with _CudaTensorsOnMeta():
+                    getattr(runner, step)()
+                if index == 0 and after:
+                    exec(compiled(after), namespace, params)
+            except (AssertionError, ValueError, NotImplementedError) as exc:
+                site, _frame = _raise_site(rec, exc.__traceback__)
+                if _frame is not None and _is_sglang_check(_frame) and not _on_process_state(_frame):
+                    raise
+                rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, exc))
+                return
+            except Exception as exc:
+                rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, str(exc)[:200]))
+                return
 
 
 def _is_sglang_check(frame):

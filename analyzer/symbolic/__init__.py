@@ -166,8 +166,7 @@ def evaluate(
                 # what the engine runs on the resolved arguments when it starts (entrypoints/engine.py)
                 world.phase = ENGINE_CHECK
                 interpreter.call_function(FunctionRef(SERVER_ARGS, ENGINE_CHECK_ENTRY, bound=record), [], {}, None)
-            if engine_checks and start_up and model is not None and startup_phase.available(program) and (
-                    extraction.era == "A" or startup_phase.published_context_available(program)):
+            if engine_checks and start_up and model is not None and startup_phase.evaluated(program, extraction.era):
                 resolved.append(final_values(record))
                 startup_phase.run(interpreter, world, record)
 

@@ -32,6 +32,7 @@ from .objects import MISSING, ClassRef, FunctionRef, Instance, Intrinsic, View
 
 RUNTIME_CONTEXT = "sglang/srt/runtime_context.py"
 PARALLEL_STATE = "sglang/srt/distributed/parallel_state_wrapper.py"  # 0.5.18-0.5.20: rank 0's ParallelState
+DP_ATTENTION = "sglang/srt/layers/dp_attention.py"
 NAMESPACE_FIELDS = "sglang/srt/arg_groups/fields"  # 0.5.21+: the config namespaces and their Derived declarations
 PUBLISH = ("_configure_context", "publish")  # runtime_context's body of publish() (0.5.23; inline in 0.5.21)
 BAG = "__config_bag__"
@@ -87,10 +88,11 @@ class PublishedContext:
         self.parallel = Instance(ClassRef(RUNTIME_CONTEXT, "ParallelContext"), {}) if self.namespaces else None
         record = world.record
         receiver = View(record) if record.era == "B" else record
-        # the module's ``_CONTEXT`` after publish: the record it published, for the scheduler's role
+        # the module's ``_CONTEXT`` after publish: the record it published, for the scheduler's role (era B: 0.5.19's
+        # entry publishes too, with no namespace declarations yet)
         self.context = Instance(ClassRef(RUNTIME_CONTEXT, "RuntimeContext"),
                                 {"parallel": self.parallel, "server_args": receiver, "_server_args": receiver,
-                                 "_publish_role": "scheduler"}) if self.namespaces else None
+                                 "_publish_role": "scheduler"}) if self.namespaces or record.era == "B" else None
         self.derived_values: dict[str, Any] = {}
         self.stamp: dict[str, Any] = {}  # what publish's override_permanently set (ranks)
         self.publishing = False  # while publish runs: nothing the distributed init sets is there yet
@@ -269,3 +271,50 @@ def namespaces_of(program) -> Namespaces | None:
     """The tree's namespace declarations (0.5.21+), or None."""
     found = Namespaces(program)
     return found if found else None
+
+
+def attention_tp_size(world, record) -> Any:
+    """SGLang's ``compute_dp_attention_world_info`` on the resolved record, rank 0: what ``initialize_dp_attention``
+    stores for ``get_attention_tp_size()``."""
+    found = world.program.function(f"{DP_ATTENTION}::compute_dp_attention_world_info")
+    if found is None:
+        return Unknown("compute_dp_attention_world_info not in this release")
+    _module, fn = found
+    values = {"enable_dp_attention": record.resolved("enable_dp_attention"), "tp_rank": 0, "tp_size": record.resolved("tp_size"),
+              "dp_size": record.resolved("dp_size"), "attn_cp_size": record.resolved("attn_cp_size"),
+              "attn_dp_size": record.resolved("attn_dp_size")}  # (0.5.23: the attention DP width is its own flag)
+    params = [a.arg for a in fn.args.args]
+    kwargs = {p: values[p] for p in params if p in values and values[p] is not MISSING}
+    returned = None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            returned = [e.id if isinstance(e, ast.Name) else None for e in node.value.elts]
+    result = world.interp.call_function(FunctionRef(DP_ATTENTION, "compute_dp_attention_world_info"), [], kwargs, None)
+    if returned and "attn_tp_size" in returned and isinstance(result, tuple) and len(result) == len(returned):
+        world.attention_world = {name: value for name, value in zip(returned, result) if name}
+        return result[returned.index("attn_tp_size")]
+    return Unknown("attention TP size")
+
+
+def parallel_state(world, record) -> Instance:
+    """Rank 0's ``ParallelState`` (0.5.18+), the object the TP worker hands ``ModelRunner(ps=...)``: its fields are
+    the dataclass's, each read from the resolved record (a size) or 0 (a rank of rank 0); the attention sizes are
+    what SGLang's ``compute_dp_attention_world_info`` returned for that record."""
+    attn = getattr(world, "attention_world", {}) or {}
+    sizes = {"tp_size": "tp_size", "pp_size": "pp_size", "dp_size": "dp_size", "attn_cp_size": "attn_cp_size",
+             "attn_dcp_size": "dcp_size", "moe_ep_size": "ep_size", "moe_dp_size": "moe_dp_size"}
+    module = world.program.module(PARALLEL_STATE)
+    node_cls = module.classes.get("ParallelState") if module else None
+    names = [stmt.target.id for stmt in (node_cls.body if node_cls else []) if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+    attrs: dict = {}
+    for name in names:
+        if name in attn:
+            attrs[name] = attn[name]
+        elif name in sizes:
+            value = record.resolved(sizes[name])
+            attrs[name] = 1 if value is MISSING or value is None else value
+        elif name.endswith("_rank") or name == "gpu_id":
+            attrs[name] = 0
+        else:
+            attrs[name] = Unknown(f"ParallelState.{name}")
+    return Instance(ClassRef(PARALLEL_STATE, "ParallelState"), attrs)

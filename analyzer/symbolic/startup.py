@@ -55,16 +55,14 @@ class Layout:
 
 
 LAYOUTS = (
-    # 0.5.7-0.5.14: the attributes of __init__, model_specific_adjustment, the global server args, init_attention_backend
+    # 0.5.7-0.5.15: the attributes of __init__, model_specific_adjustment, the global server args, init_attention_backend
     Layout("model_specific_adjustment", "model_specific_adjustment", (ast.Assign, ast.AnnAssign),
            ("model_specific_adjustment", "init_attention_backend"), True),
-    # 0.5.18 and newer: __init__ up to the distributed init (its own chunked-prefix-cache gate and the runtime
+    # 0.5.16 and newer: __init__ up to the distributed init (its own chunked-prefix-cache gate and the runtime
     # context it publishes included), then init_attention_backends (model_runner_components/attention_backend_setup.py).
-    # Not evaluated yet: the runner reads the resolved arguments through the runtime context's config bags
-    # (get_schedule().page_size, attention_backends()), which runtime_context.publish projects from the
-    # NS(...) metadata of ServerArgs' Annotated fields (dataclasses.fields, get_type_hints); the interpreter
-    # does not evaluate that projection on its record, so every read would fail with "config namespace ...
-    # not published" (0.5.18) or leave assert_published unknown (0.5.23) -- a wrong prediction, so none is made.
+    # In era B (0.5.19 on) the runner reads the resolved arguments through the runtime context's config bags
+    # (get_schedule().page_size, attention_backends()), which the engine holds as publish leaves them
+    # (analyzer.symbolic.runtime_context.PublishedContext), and get_parallel() as rank 0's.
     Layout("model_runner_components", "init_torch_distributed", (ast.Assign, ast.AnnAssign, ast.Expr, ast.If),
            ("init_attention_backends",), False, evaluated=True),
 )
@@ -97,6 +95,13 @@ def available(program) -> bool:
     return layout is not None and layout.evaluated
 
 
+def evaluated(program, era: str) -> bool:
+    """Whether the engine runs this tree's start-up: an evaluated layout, and in era B a runtime context it holds
+    (the published one of 0.5.21+, or 0.5.19-0.5.20's config bags with rank 0's ``ParallelState``)."""
+    return available(program) and (era == "A" or published_context_available(program)
+                                   or program.module(runtime_context.PARALLEL_STATE) is not None)
+
+
 def _scheduler_arguments(world, record, init: ast.FunctionDef) -> dict[str, Any]:
     """What the scheduler passes to ``ModelRunner(...)`` for rank 0 of the target worker (``tp_worker.py``),
     for the parameters this release's ``__init__`` declares."""
@@ -112,6 +117,9 @@ def _scheduler_arguments(world, record, init: ast.FunctionDef) -> dict[str, Any]
         "is_draft_worker": False,
         "ps": Unknown("the parallel state is built by the distributed init, which the engine does not run"),
     }
+    context = getattr(world, "context", None)
+    if context is not None and context.parallel_state is not None:  # 0.5.19-0.5.20: rank 0's, as the TP worker hands it
+        passed["ps"] = context.parallel_state
     args = init.args
     declared = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     return {name: value for name, value in passed.items() if name in declared}
@@ -242,12 +250,19 @@ def run(interp: Interpreter, world, record) -> None:
         if layout is None or not layout.evaluated:
             return
         if record.era == "B":
-            # 0.5.21+: the runtime context publish fills, read from the tree's namespace declarations
-            namespaces = runtime_context.namespaces_of(interp.program) if published_context_available(interp.program) else None
-            if namespaces is None:
+            program = interp.program
+            if published_context_available(program):
+                # 0.5.21+: the runtime context publish fills, read from the tree's namespace declarations
+                world.context = runtime_context.PublishedContext(world, runtime_context.namespaces_of(program))
+                world.context.publish()
+            elif program.module(runtime_context.PARALLEL_STATE) is not None:
+                # 0.5.19-0.5.20: the config bags over the record, and rank 0's ParallelState (sizes from the record,
+                # the attention sizes from SGLang's compute_dp_attention_world_info), as get_parallel() and ``ps``
+                runtime_context.attention_tp_size(world, record)
+                world.context = runtime_context.PublishedContext(world, runtime_context.namespaces_of(program))
+                world.context.parallel_state = runtime_context.parallel_state(world, record)
+            else:
                 return
-            world.context = runtime_context.PublishedContext(world, namespaces)
-            world.context.publish()
         else:
             publish_for_scheduler(interp, world, record)
         runner = build_runner(interp, world, record, layout)
