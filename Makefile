@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: install demo test lint test-offline bench fuzz clean agreement reports corpus corpus-fixes releases
+.PHONY: install demo test lint test-offline bench fuzz clean agreement reports corpus corpus-fixes corpus-soundness releases
 
 # Bytecode is compiled once here, also where PYTHONDONTWRITEBYTECODE is set: 0.05 s off every run.
 install:
@@ -61,6 +61,12 @@ corpus: install
 # The first fix sgtrace proposes on the same cases, against the fix their maintainers or reporters accepted (a few minutes).
 corpus-fixes: install
 	$(PYTHON) -m analyzer.corpus_fixes tests/cases
+
+# Every fix `sgtrace fix` calls verified on those cases, replayed through SGLang's own code in each release's
+# replay environment (built first with `sgtrace replay-env create`; a release without one is named): exit 1
+# when a verified fix's replay raises.
+corpus-soundness: install
+	$(PYTHON) -m analyzer.corpus_soundness tests/cases
 
 # Speed and memory against the targets (medians of several runs; about 5 minutes). BENCH_ARGS=--quick for a smoke run (1 minute).
 bench: install

@@ -46,6 +46,7 @@ REPLAYED = [
     "qwen35-vision-config-empty-h100-0.5.11",
     "deepseek-v32-h200-tp8-0.5.11",
     "qwen35-layer-types-short-0.5.23",
+    "deepseek-v4-no-sliding-window-h200-tp8-0.5.23",
     "start-up-fa3-on-blackwell-0.5.11",
     "start-up-hybrid-gdn-backend-on-blackwell-0.5.11",
     "start-up-fa3-on-blackwell-0.5.23",

@@ -521,3 +521,29 @@ def test_a_model_type_sglang_does_not_rescue_is_still_read_as_plain_data(tmp_pat
     explanation = explain(ExplainRequest(sglang="0.5.11", args="--model-path /models/x", profile="h100", model_config=str(tmp_path)))
     assert explanation.trace.error is None
     assert any("has no config class for model_type 'nothing_knows_me'" in n and "plain data" in n for n in explanation.trace.notes)
+
+
+@pytest.mark.network
+def test_an_attribute_a_config_class_does_not_give_is_python_s_attribute_error(tmp_path):
+    """0.5.23 loads ``deepseek_v4`` with SGLang's ``_DeepseekV4ConfigAlias`` (DeepseekV3Config's schema), which has no
+    ``sliding_window``; ``ModelConfig._derive_model_shapes`` reads ``hf_config.sliding_window`` directly, so a config.json
+    without it raises AttributeError there, as the replay does. The same file with a model type no class loads is
+    plain data, where a key the file lacks may be the file's omission: unknown, not a raise."""
+    from analyzer.explain import ExplainRequest, explain
+
+    folder = SCENARIO_MODELS / "deepseek-v4-no-sliding-window"
+    args = "--model-path /models/deepseek-v4 --tp 8 --trust-remote-code"
+    error = explain(ExplainRequest(sglang="0.5.23", args=args, profile="h200", model_config=str(folder))).trace.error
+    assert error is not None and error.exc_type == "AttributeError", error
+    assert error.message == "'_DeepseekV4ConfigAlias' object has no attribute 'sliding_window'"
+    assert (error.site.file, error.site.function) == ("sglang/srt/configs/model_config.py", "ModelConfig._derive_model_shapes")
+    with_window = json.loads((folder / "config.json").read_text())
+    with_window.update({"sliding_window": 128, "index_head_dim": 128, "compress_ratios": [128] * with_window["num_hidden_layers"]})
+    (tmp_path / "config.json").write_text(json.dumps(with_window))
+    assert explain(ExplainRequest(sglang="0.5.23", args=args, profile="h200", model_config=str(tmp_path))).trace.error is None
+    plain = json.loads((folder / "config.json").read_text())
+    plain["model_type"] = "deepseek_v4_private"
+    (tmp_path / "config.json").write_text(json.dumps(plain))
+    unknown = explain(ExplainRequest(sglang="0.5.23", args=args, profile="h200", model_config=str(tmp_path))).trace
+    assert unknown.error is None or unknown.error.exc_type != "AttributeError", unknown.error
+    assert any("read as plain data" in n for n in unknown.notes), unknown.notes

@@ -345,7 +345,7 @@ def hf_get_config(interp, args, kwargs, node, frame, ref: FunctionRef | None = N
                 interp.world.note(note)
     overrides = kwargs.get("model_override_args")
     if isinstance(overrides, dict) and overrides:
-        config = ConfigObj({**config.data, **overrides}, config.path)
+        config = ConfigObj({**config.data, **overrides}, config.path, config.loaded)
     return config
 
 
@@ -998,7 +998,7 @@ def _copy(kind: str):
     def call(interp, args, kwargs, node, frame):
         value = args[0] if args else None
         if isinstance(value, ConfigObj):
-            return ConfigObj(copy.deepcopy(value.data), value.path)
+            return ConfigObj(copy.deepcopy(value.data), value.path, value.loaded)
         if isinstance(value, Instance):
             return Instance(value.cls, copy.deepcopy(value.attrs) if kind == "deepcopy" else dict(value.attrs))
         if is_plain_value(value):

@@ -229,7 +229,7 @@ def _transplant(value: Any, memo: dict[int, Any], resolve) -> Any:
         out.attrs.update({k: _transplant(v, memo, resolve) for k, v in value.attrs.items()})
         return out
     elif cls is ConfigObj:
-        out = memo[id(value)] = ConfigObj({}, value.path)
+        out = memo[id(value)] = ConfigObj({}, value.path, value.loaded)  # (the Loaded is never changed: shared)
         out.data = _transplant(value.data, memo, resolve)
         return out
     elif cls is ModelConfigObj:

@@ -278,13 +278,14 @@ class World:
         return loaded
 
     def _model_config(self) -> ModelConfigObj:
+        loaded = None
         if self.model is None:
             data = {}
         elif self.loaded_config is not None and self.loaded_config.data is not None:
-            data = copy.deepcopy(self.loaded_config.data)
+            data, loaded = copy.deepcopy(self.loaded_config.data), self.loaded_config
         else:
             data = dict(self.model.config)
-        return ModelConfigObj(hf_config=ConfigObj(data, "hf_config"), model_path=self.record.fields.get("model_path"))
+        return ModelConfigObj(hf_config=ConfigObj(data, "hf_config", loaded), model_path=self.record.fields.get("model_path"))
 
     # -- events ------------------------------------------------------------------------
     def emit(self, kind: str, frame, node: ast.AST | None, **data) -> Event:
@@ -581,7 +582,23 @@ class World:
         try:
             return self.attribute(obj, attr, node, frame)
         except AttrMissing as missing:
+            if isinstance(obj, ConfigObj):
+                built = self.config_class_name(obj)
+                if built is not None and frame is not None:
+                    # an object of a config class holds every attribute that class gives it (config.json's keys and
+                    # the class's defaults, as analyzer.hfconfig loaded them): Python raises, as SGLang would
+                    raise SGLangError("AttributeError", f"'{built}' object has no attribute '{attr}'",
+                                      SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
             return Unknown(str(missing), "input" if isinstance(obj, ConfigObj) else "unmodeled")
+
+    def config_class_name(self, config: ConfigObj) -> str | None:
+        """The class whose instance ``config`` is, when it is the model's top-level config and was loaded through its
+        config classes (``analyzer.hfconfig``: every attribute it has is in its data); None for plain data, a nested
+        dict, or a config of another path."""
+        loaded = config.loaded
+        if config.path != "hf_config" or loaded is None or loaded.data is None or not loaded.classes:
+            return None
+        return loaded.classes[-1].split(" ")[1] if len(loaded.classes[-1].split(" ")) > 1 else None
 
     def attribute(self, obj: Any, attr: str, node, frame) -> Any:
         """Like ``get_attribute`` but raises ``AttrMissing`` where Python raises AttributeError."""

@@ -1,0 +1,111 @@
+"""Every fix ``sgtrace fix`` calls verified, on the corpus of real cases, replayed through SGLang's own code.
+
+    python -m analyzer.corpus_soundness tests/cases [-k PATTERN] [--release V]
+
+For each case the engine reproduces as a raise, ``fix`` runs as the operator would run it without
+``--replay`` (``analyzer.fix.find_fixes``), and each candidate it prints as verified (the fixes and the
+trade-offs: their engine run resolved with nothing assumed) is replayed in the release's replay
+environment (``analyzer.fix.replay_check``; an environment is never built here). A verified fix whose replay
+raises is unsound: the line says so and the exit code is 1. A release with no replay environment is
+named ("not replayed"), never counted as agreeing. ``make corpus-soundness`` runs it over the whole corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from dataclasses import dataclass, field
+
+from .corpus import CASE_DIR, Case, load_cases, outcome, run
+from .errors import SgtraceError
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    replayed: list[tuple[str, str]] = field(default_factory=list)  # (the fix's changes, the replay's verdict)
+    skipped: str | None = None  # why nothing was replayed
+
+    @property
+    def unsound(self) -> list[tuple[str, str]]:
+        return [(text, verdict) for text, verdict in self.replayed if verdict.startswith("raises")]
+
+
+def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
+    """The case's verified fixes replayed; None when the engine does not reproduce it as a raise."""
+    from .fix import find_fixes, replay_check
+    from .replay import envs
+
+    if case.kind != "raise":
+        return None
+    try:
+        explanation = run(case)
+    except SgtraceError:
+        return None
+    ok, _ = outcome(case, explanation)
+    if not ok:
+        return None
+    result = CaseResult(case)
+    report = find_fixes(case.request(), explanation)
+    verified = [c for c in report.fixes + report.trade_offs if c.verified]
+    if not verified:
+        result.skipped = "no verified fix"
+        return result
+    if envs.env_python(explanation.trace.sglang_version) is None:
+        result.skipped = f"not replayed: no replay environment for {explanation.trace.sglang_version} (sgtrace replay-env create)"
+        return result
+    for candidate in verified:
+        verdict = replay_check(explanation, candidate, timeout_s=timeout_s) or "not replayed"
+        result.replayed.append(("; ".join(c.text() for c in candidate.changes), verdict))
+    return result
+
+
+def sweep(cases: list[Case], out=sys.stdout, timeout_s: float = 120) -> list[CaseResult]:
+    results = []
+    for case in cases:
+        result = check_case(case, timeout_s)
+        if result is None:
+            continue
+        results.append(result)
+        if result.skipped:
+            print(f"{case.slug}: {result.skipped}", file=out, flush=True)
+            continue
+        for text, verdict in result.replayed:
+            mark = "UNSOUND" if verdict.startswith("raises") else ("ok" if verdict == "resolves" else "??")
+            print(f"{case.slug}: [{mark}] {text} -> replay {verdict[:160]}", file=out, flush=True)
+    return results
+
+
+def summary(results: list[CaseResult]) -> str:
+    replayed = [v for r in results for _, v in r.replayed]
+    resolves = sum(1 for v in replayed if v == "resolves")
+    raises = sum(1 for v in replayed if v.startswith("raises"))
+    others = len(replayed) - resolves - raises
+    no_env = sum(1 for r in results if r.skipped and r.skipped.startswith("not replayed"))
+    no_fix = sum(1 for r in results if r.skipped == "no verified fix")
+    return (f"verified fixes replayed: {len(replayed)} over {len(results) - no_env - no_fix} case(s): {resolves} resolve, "
+            f"{raises} raise (unsound), {others} not replayed; {no_fix} case(s) with no verified fix, "
+            f"{no_env} case(s) without a replay environment")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analyzer.corpus_soundness", description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", nargs="?", default=str(CASE_DIR))
+    parser.add_argument("-k", dest="pattern", help="only the cases whose slug contains PATTERN")
+    parser.add_argument("--release", help="only the cases that run on this release")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds per replay")
+    args = parser.parse_args(argv)
+    try:
+        cases = load_cases(Path(args.directory))
+    except SgtraceError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    cases = [c for c in cases if (not args.pattern or args.pattern in c.slug) and (not args.release or c.release == args.release)]
+    results = sweep(cases, timeout_s=args.timeout)
+    print(summary(results))
+    return 1 if any(r.unsound for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
