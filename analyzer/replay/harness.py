@@ -3045,7 +3045,9 @@ def run_start_up(server_args, rec):
     with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
         exec(code, namespace, params)
         for name in sorted(_runner_attributes(cls)):
-            if name not in runner.__dict__ and not hasattr(type(runner), name):
+            # unset, or None as the scheduler passes the pools (init_memory_pool fills them before the backends are
+            # built): what the symbolic engine holds as unknown (startup.build_runner)
+            if runner.__dict__.get(name) is None and not hasattr(type(runner), name):
                 setattr(runner, name, _NotBuilt(name))
         for index, step in enumerate(steps):
             try:
