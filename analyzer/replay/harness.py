@@ -3043,7 +3043,17 @@ def run_start_up(server_args, rec):
     params = {name: value for name, value in params.items() if name == "self" or name in sig.parameters}
     namespace = dict(init.__globals__)
     with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
-        exec(code, namespace, params)
+        try:
+            exec(code, namespace, params)
+        except (AssertionError, ValueError, NotImplementedError) as exc:
+            site, _frame = _raise_site(rec, exc.__traceback__)
+            if _frame is not None and _is_sglang_check(_frame) and not _on_process_state(_frame):
+                raise
+            rec.note("start-up: ModelRunner.__init__ reached code this machine cannot run (%s: %s); not replayed further" % (type(exc).__name__, exc))
+            return
+        except Exception as exc:  # a package the node installs and this machine does not (mooncake for PD), a device
+            rec.note("start-up: ModelRunner.__init__ reached code this machine cannot run (%s: %s); not replayed further" % (type(exc).__name__, str(exc)[:200]))
+            return
         for name in sorted(_runner_attributes(cls)):
             # unset, or None as the scheduler passes the pools (init_memory_pool fills them before the backends are
             # built): what the symbolic engine holds as unknown (startup.build_runner)
