@@ -453,8 +453,6 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
         return diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_patch, snap)
     from .verdict import verdict_of
 
-    if with_memory and as_json:
-        raise SgtraceError("explain --memory has no --json form", hint="sgtrace memory --json prints the plan as JSON")
     started = time.perf_counter()
     explanation = explain(request)
     terminal.progress(f"SGLang {explanation.tree.version} from {explanation.tree.description}: "
@@ -471,6 +469,11 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
     if as_json:
         if with_fix and explanation.raises:
             data["fixes"] = fixes_json(explanation, compute_fixes(request, explanation, replay_with=fix_replay))
+        if with_memory:
+            from .memory.plan import plan_memory
+            from .memory.view import to_json as memory_json
+
+            data["memory"] = memory_json(plan_memory(explanation))
     else:
         rendered = render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request))
         echo(terminal.verdict_only(rendered) if terminal.current().quiet else rendered, nl=False)

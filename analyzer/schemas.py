@@ -225,7 +225,7 @@ def verdict_properties() -> dict:
     }
 
 
-EXPLAIN_OPTIONAL = ("verdict", "field_verdicts", "fields", "fixes", "replay", "comparison")
+EXPLAIN_OPTIONAL = ("verdict", "field_verdicts", "fields", "fixes", "replay", "comparison", "memory")
 
 
 def explain_properties() -> dict:
@@ -244,7 +244,34 @@ def explain_properties() -> dict:
         "fixes": ref("fixes"),
         "replay": {"anyOf": [ref("replay"), ref("replay_failure")]},
         "comparison": ref("comparison"),
+        "memory": memory_document(),  # explain --memory --json
     }
+
+
+def memory_document() -> dict:
+    """``sgtrace memory --json`` (also ``explain --memory --json``'s ``memory``)."""
+    return obj({
+        "schema": {"const": SCHEMA_NUMBERS["memory"]}, "sglang_version": STR, "profile": nullable(STR), "model_arch": nullable(STR),
+        "hybrid": BOOL, "strategy_field": nullable(STR),
+        "inputs": obj({"total_gib": nullable(NUM), "startup_used_gib": NUM, "pre_model_load_gib": nullable(NUM),
+                       "post_model_load_gib": nullable(NUM),
+                       "weights": obj({"bytes": nullable(INT), "how": {"enum": ["index", "headers", "estimate", "given", "unknown"]},
+                                       "detail": STR, "inputs": mapping(ANY), "per_rank_gib": nullable(NUM)}),
+                       "sources": mapping(STR)}),
+        "plans": array(obj({
+            "strategy": nullable(STR), "chosen": BOOL,
+            "numbers": array(obj({"name": STR, "value": ANY, "expr": STR, "site": nullable(ref("site"))})),
+            "resolution_raises": array(obj({"type": STR, "message": STR, "site": nullable(ref("site"))})),
+            "error": nullable(obj({"type": STR, "message": STR, "kind": {"enum": ["does-not-fit", "stopped"]},
+                                   "site": nullable(ref("site"))})),
+            "notes": STRS})),
+        "notes": STRS,
+        "replay": array(obj({"strategy": nullable(STR), "skipped": nullable(STR), "replay_error": nullable(mapping(ANY)),
+                             "numbers": array(obj({"name": STR, "symbolic": ANY, "replay": ANY, "agree": BOOL}))})),
+        "fixes": array(obj({"field": STR, "flag": STR, "value": ANY, "kv_cache_tokens": nullable(INT),
+                            "max_running_requests": nullable(INT)})),
+        "log": array(obj({"number": STR, "logged": STR, "site": STR, "line": STR, "planned": nullable(NUM)})),
+    }, optional=("replay", "fixes", "log"))
 
 
 # -- the documents ---------------------------------------------------------------------------
@@ -343,28 +370,8 @@ def documents() -> dict[str, tuple]:
                                        "values": array(obj({"old_field": nullable(STR), "new_field": nullable(STR),
                                                             "old": ref("value"), "new": ref("value"), "differs": BOOL}))})),
         }), {"outcome": outcome}),
-        "memory": ("sgtrace memory --json: SGLang's pool sizing run on the resolved arguments, each number with its site", obj({
-            "schema": number["memory"], "sglang_version": STR, "profile": nullable(STR), "model_arch": nullable(STR),
-            "hybrid": BOOL, "strategy_field": nullable(STR),
-            "inputs": obj({"total_gib": nullable(NUM), "startup_used_gib": NUM, "pre_model_load_gib": nullable(NUM),
-                           "post_model_load_gib": nullable(NUM),
-                           "weights": obj({"bytes": nullable(INT), "how": {"enum": ["index", "headers", "estimate", "given", "unknown"]},
-                                           "detail": STR, "inputs": mapping(ANY), "per_rank_gib": nullable(NUM)}),
-                           "sources": mapping(STR)}),
-            "plans": array(obj({
-                "strategy": nullable(STR), "chosen": BOOL,
-                "numbers": array(obj({"name": STR, "value": ANY, "expr": STR, "site": nullable(ref("site"))})),
-                "resolution_raises": array(obj({"type": STR, "message": STR, "site": nullable(ref("site"))})),
-                "error": nullable(obj({"type": STR, "message": STR, "kind": {"enum": ["does-not-fit", "stopped"]},
-                                       "site": nullable(ref("site"))})),
-                "notes": STRS})),
-            "notes": STRS,
-            "replay": array(obj({"strategy": nullable(STR), "skipped": nullable(STR), "replay_error": nullable(mapping(ANY)),
-                                 "numbers": array(obj({"name": STR, "symbolic": ANY, "replay": ANY, "agree": BOOL}))})),
-            "fixes": array(obj({"field": STR, "flag": STR, "value": ANY, "kv_cache_tokens": nullable(INT),
-                                "max_running_requests": nullable(INT)})),
-            "log": array(obj({"number": STR, "logged": STR, "site": STR, "line": STR, "planned": nullable(NUM)})),
-        }, optional=("replay", "fixes", "log"))),
+        "memory": ("sgtrace memory --json: SGLang's pool sizing run on the resolved arguments, each number with its site",
+                   memory_document()),
         "sites": ("sgtrace sites --json: every site that writes the field or reads it", obj({
             "schema": number["sites"], "sglang_version": STR, "field": STR, "sites": array(ref("site_record"))})),
         "flags": ("sgtrace flags --json: the flag table as SGLang's argparse parser sees it", obj({

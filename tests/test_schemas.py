@@ -148,6 +148,8 @@ def test_a_site_written_as_text_or_an_unknown_key_fails_validation(mini, capsys)
     ("explain", ["explain", "--sglang", "0.5.23", "--profile", "h200", "--model-config", "DeepSeek-V3",
                  "--args", "--model-path /m/DeepSeek-V3 --tp 8", "--field", "mem_fraction_static", "--json"], (0,)),
     ("explain-error", ["explain", "--sglang", "0.5.11", *P1, "--json", "--error", P1_ERROR], (0,)),
+    ("explain", ["explain", "--sglang", "0.5.18", "--profile", "b200", "--script", str(FIXTURES / "inputs" / "p3.sh"),
+                 "--memory", "--json"], (0,)),
     ("explain-error", ["explain", "--sglang", "0.5.23", "--args", "--model-path /m --pp-size 2", "--json",
                        "--error", "ValueError: DiffusionGemma does not support pipeline parallelism"], (0,)),
     ("fix", ["fix", "--sglang", "0.5.11", *P1, "--json"], (0,)),
