@@ -340,3 +340,33 @@ def test_an_ordering_comparison_with_none_raises_typeerror_as_python_does(tmp_pa
     assert trace.error.site.function == "ServerArgs.__post_init__"
     # a number compares as usual
     assert run(pair, {"model_path": "/m", "speculative_algorithm": "EAGLE", "speculative_eagle_topk": 4, "page_size": 64}).final["page_size"] == 1
+
+
+# -- exploring unknown conditions ---------------------------------------------------------------
+
+
+def test_a_run_with_many_decisions_branches_lazily():
+    # a run that decides 20,000 unknown conditions (a loop over an unknown input): pending paths are kept as
+    # (run, place) and built when taken, so only max_paths prefixes are ever made (building all 20,000 of them
+    # took the square of that: 14 GB on a real launch), in the order they were explored before
+    from analyzer.symbolic.explore import PathResult, run_paths
+
+    made = []
+
+    def run_once(decisions):
+        made.append(list(decisions.prefix))
+        taken = [(f"c{i}", decisions.prefix[i] if i < len(decisions.prefix) else True) for i in range(20_000)]
+        return PathResult(decisions=taken, events=[], final={}, error=None, notes=[], probes={})
+
+    results, truncated = run_paths(run_once, max_paths=3)
+    assert len(results) == 3 and truncated
+    assert made == [[], [False], [False, False]]  # the first condition flipped first, then the next under it
+
+
+def test_past_the_decision_limit_a_condition_is_taken_as_false_and_not_branched_on():
+    from analyzer.symbolic.interp import MAX_DECISIONS, Decisions
+
+    decisions = Decisions([], can_fork=True)
+    assert all(decisions.decide(f"c{i}") is True for i in range(MAX_DECISIONS))
+    assert decisions.decide("sub is not None") is None and decisions.decide("again") is None
+    assert len(decisions.taken) == MAX_DECISIONS and decisions.past_limit == ["sub is not None", "again"]

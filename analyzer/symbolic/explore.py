@@ -38,18 +38,23 @@ class PathResult:
 def run_paths(run_once: Callable[[Decisions], PathResult], max_paths: int = MAX_PATHS) -> tuple[list[PathResult], bool]:
     """Every outcome reachable by deciding the unknown conditions, up to ``max_paths`` runs."""
     results: list[PathResult] = []
-    pending: list[list[bool]] = [[]]
+    # each pending path is (the decisions of the run it branches from, where it branches): its prefix is built
+    # when it is taken, so a run with many decisions costs their number, not its square (a start-up loop that
+    # decides an unknown condition on every turn made tens of thousands)
+    pending: list[tuple[tuple, int]] = [((), -1)]
     truncated = False
     while pending:
-        prefix = pending.pop()
+        taken, index = pending.pop()
+        prefix = [] if index < 0 else [choice for _text, choice in taken[:index]] + [False]
         if len(results) >= max_paths:
             truncated = True
             break
         decisions = Decisions(prefix, can_fork=True)
         result = run_once(decisions)
         results.append(result)
-        for index in range(len(result.decisions) - 1, len(prefix) - 1, -1):
-            pending.append([choice for _text, choice in result.decisions[:index]] + [False])
+        taken = tuple(result.decisions)
+        for index in range(len(taken) - 1, len(prefix) - 1, -1):
+            pending.append((taken, index))
     return results, truncated
 
 

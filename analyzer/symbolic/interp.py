@@ -130,6 +130,9 @@ class Frame:
         return out
 
 
+MAX_DECISIONS = 64  # unknown-input conditions one run branches on (Decisions.decide)
+
+
 class Decisions:
     """The branch taken at each unknown condition, in the order they are met."""
 
@@ -138,9 +141,17 @@ class Decisions:
         self.taken: list[tuple[str, bool]] = []
         self.can_fork = can_fork
         self.unexplored = False  # a condition was decided without a later run for the other branch
+        self.past_limit: list[str] = []  # conditions met after MAX_DECISIONS: taken as false, not branched on
 
-    def decide(self, text: str) -> bool:
+    def decide(self, text: str) -> bool | None:
+        """The branch for this unknown condition; None past ``MAX_DECISIONS`` in one run (the caller takes the
+        false branch and says so): a loop or a recursion over an unknown input (SGLang's sub-config walk over a
+        config.json that is not on this machine) decides at every turn, and only the last few decisions of a run
+        are ever branched on within MAX_PATHS runs."""
         index = len(self.taken)
+        if index >= MAX_DECISIONS:
+            self.past_limit.append(text)
+            return None
         if index < len(self.prefix):
             choice = self.prefix[index]
         else:
@@ -215,10 +226,16 @@ class Interpreter:
     def truth(self, value: Any, node: ast.AST, frame: Frame) -> bool:
         if isinstance(value, Unknown):
             text = _source(node)
+            choice = None
             if value.kind == "input":
                 # an input the user could give: explore both outcomes
                 choice = self.decisions.decide(f"{text}  [{value.reason}]" if value.reason else text)
-            else:
+                if choice is None and len(self.decisions.past_limit) == 1:
+                    self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}: more than {MAX_DECISIONS} conditions on "
+                                    f"unknown inputs in one run; from `{text}` on they are taken as false ({value.reason})")
+            if choice is None and value.kind == "input":
+                choice = False  # past the limit: said once above
+            elif choice is None:
                 # code the evaluator does not model: take the false branch and say so
                 choice = False
                 if self.world.phase == START_UP:
