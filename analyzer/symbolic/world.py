@@ -588,7 +588,7 @@ class World:
                     # an object of a config class holds every attribute that class gives it (config.json's keys and
                     # the class's defaults, as analyzer.hfconfig loaded them): Python raises, as SGLang would
                     raise SGLangError("AttributeError", f"'{built}' object has no attribute '{attr}'",
-                                      SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain())
+                                      SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname), frame.chain()) from None
             return Unknown(str(missing), "input" if isinstance(obj, ConfigObj) else "unmodeled")
 
     def config_class_name(self, config: ConfigObj) -> str | None:
