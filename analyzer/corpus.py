@@ -194,6 +194,17 @@ def run(case: Case):
     return explain(case.request())
 
 
+def reproduced(case: Case, explanation=None):
+    """The engine's explanation of the case when it reproduces the report (``outcome``), else None."""
+    if explanation is None:
+        try:
+            explanation = run(case)
+        except SgtraceError:
+            return None
+    ok, _ = outcome(case, explanation)
+    return explanation if ok else None
+
+
 def outcome(case: Case, explanation) -> tuple[bool, str]:
     """Whether the explanation reproduces the reported outcome, and what it did instead."""
     error = explanation.trace.error

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import CASE_DIR, Case, load_cases, outcome, run
+from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
@@ -107,13 +107,8 @@ def _from_text(text: str, env: dict, flag_dest) -> frozenset:
 
 def row_of(case: Case, explanation=None) -> FixRow | None:
     """One case scored; None when the engine does not reproduce it (nothing to fix there)."""
+    explanation = reproduced(case, explanation)
     if explanation is None:
-        try:
-            explanation = run(case)
-        except SgtraceError:
-            return None
-    ok, _ = outcome(case, explanation)
-    if not ok:
         return None
 
     def flag_dest(option: str, extraction=explanation.extraction):

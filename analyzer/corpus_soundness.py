@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from dataclasses import dataclass, field
 
-from .corpus import CASE_DIR, Case, load_cases, outcome, run
+from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
 
 
@@ -37,14 +37,8 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     from .fix import find_fixes, replay_check
     from .replay import envs
 
-    if case.kind != "raise":
-        return None
-    try:
-        explanation = run(case)
-    except SgtraceError:
-        return None
-    ok, _ = outcome(case, explanation)
-    if not ok:
+    explanation = reproduced(case) if case.kind == "raise" else None
+    if explanation is None:
         return None
     result = CaseResult(case)
     report = find_fixes(case.request(), explanation)

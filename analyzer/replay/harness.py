@@ -3043,16 +3043,7 @@ def run_start_up(server_args, rec):
     params = {name: value for name, value in params.items() if name == "self" or name in sig.parameters}
     namespace = dict(init.__globals__)
     with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
-        try:
-            exec(code, namespace, params)
-        except (AssertionError, ValueError, NotImplementedError) as exc:
-            site, _frame = _raise_site(rec, exc.__traceback__)
-            if _frame is not None and _is_sglang_check(_frame) and not _on_process_state(_frame):
-                raise
-            rec.note("start-up: ModelRunner.__init__ reached code this machine cannot run (%s: %s); not replayed further" % (type(exc).__name__, exc))
-            return
-        except Exception as exc:  # a package the node installs and this machine does not (mooncake for PD), a device
-            rec.note("start-up: ModelRunner.__init__ reached code this machine cannot run (%s: %s); not replayed further" % (type(exc).__name__, str(exc)[:200]))
+        if not _start_up_part(rec, "ModelRunner.__init__", lambda: exec(code, namespace, params)):
             return
         for name in sorted(_runner_attributes(cls)):
             # unset, or None as the scheduler passes the pools (init_memory_pool fills them before the backends are
@@ -3060,20 +3051,32 @@ def run_start_up(server_args, rec):
             if runner.__dict__.get(name) is None and not hasattr(type(runner), name):
                 setattr(runner, name, _NotBuilt(name))
         for index, step in enumerate(steps):
-            try:
+            def run_step(step=step, first=index == 0):
                 with _CudaTensorsOnMeta():
                     getattr(runner, step)()
-                if index == 0 and after:
+                if first and after:
                     exec(compiled(after), namespace, params)
-            except (AssertionError, ValueError, NotImplementedError) as exc:
-                site, _frame = _raise_site(rec, exc.__traceback__)
-                if _frame is not None and _is_sglang_check(_frame) and not _on_process_state(_frame):
-                    raise
-                rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, exc))
+
+            if not _start_up_part(rec, step, run_step):
                 return
-            except Exception as exc:
-                rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (step, type(exc).__name__, str(exc)[:200]))
-                return
+
+
+def _start_up_part(rec, what, run):
+    """Run one part of start-up: SGLang's own check (an assert, ValueError or NotImplementedError at its raise
+    statement, not about process state) propagates as the prediction; anything else is code this machine cannot run
+    (a package the node installs and this machine does not, as mooncake for PD; a device): a note, and False."""
+    try:
+        run()
+    except (AssertionError, ValueError, NotImplementedError) as exc:
+        _site, frame = _raise_site(rec, exc.__traceback__)
+        if frame is not None and _is_sglang_check(frame) and not _on_process_state(frame):
+            raise
+        rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (what, type(exc).__name__, exc))
+        return False
+    except Exception as exc:
+        rec.note("start-up: %s reached code this machine cannot run (%s: %s); not replayed further" % (what, type(exc).__name__, str(exc)[:200]))
+        return False
+    return True
 
 
 def _is_sglang_check(frame):
