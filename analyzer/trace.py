@@ -71,6 +71,20 @@ class Unknown:
         return hash(("Unknown", self.reason))
 
 
+class Decided(Unknown):
+    """An unknown input whose truth this path has decided: what ``a or b`` and ``a and b`` give
+    when ``a`` is an unknown input that decided the expression. Python gives the operand itself,
+    not ``True``/``False``: ``set(architectures or ())`` with an unknown ``architectures`` taken as
+    true is a set of unknown contents, not ``set(True)`` (a TypeError SGLang never raises). A later
+    test of its truth on the same path gives the decided answer, never a second decision."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, value: Unknown, held: bool):
+        super().__init__(value.reason, value.kind)
+        self.held = held
+
+
 def encode_value(value: Any, _depth: int = 0) -> Any:
     """Turn a value into JSON-safe data; non-JSON values become ``{"repr": ...}``."""
     if _depth > 8:

@@ -370,3 +370,50 @@ def test_past_the_decision_limit_a_condition_is_taken_as_false_and_not_branched_
     assert all(decisions.decide(f"c{i}") is True for i in range(MAX_DECISIONS))
     assert decisions.decide("sub is not None") is None and decisions.decide("again") is None
     assert len(decisions.taken) == MAX_DECISIONS and decisions.past_limit == ["sub is not None", "again"]
+
+
+UNKNOWN_OPERAND = '''
+"""A miniature ServerArgs written for sgtrace's tests: a boolean operation whose operand is an unknown input."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import is_sm100_supported
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    page_size: Optional[int] = None
+
+    def __post_init__(self):
+        found = is_sm100_supported() or ()
+        kinds = set(found)
+        if found:
+            self.page_size = 2
+        elif not found:
+            self.page_size = 3
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--page-size", type=int, default=None)
+'''
+
+
+def test_a_boolean_operation_gives_its_unknown_operand_not_true(tmp_path):
+    # `is_sm100_supported() or ()`, unknown on a profile without a compute capability, is the unknown itself,
+    # as Python gives the operand: `set(...)` of it is no TypeError ('bool' object is not iterable), and a
+    # later test of its truth on the same path keeps the decision (page_size 2 where it held, 3 where not)
+    from conftest import miniature_tree
+
+    tree = sources.resolve(str(miniature_tree(tmp_path, UNKNOWN_OPERAND)))
+    profile = tmp_path / "no-cc.toml"
+    profile.write_text('name = "no-cc"\nvendor = "nvidia"\nruntime = "cuda"\ngpu_name = "NVIDIA RTX PRO 6000 Blackwell"\n'
+                       'memory_per_gpu_mib = 97887\ngpu_count = 4\ntorch_cuda_version = "12.9"\n')
+    trace = run((tree, extract_uncached(tree)), {"model_path": "/m"}, profile=profiles.load_profile(str(profile)))
+    outcomes = [trace] + [alt for alt in trace.alternatives]
+    assert all(t.error is None for t in outcomes)
+    # two paths, one per answer: the truth decided once (a second decision would add a path with page_size None)
+    assert sorted(alt.final["page_size"] for alt in trace.alternatives) == [2, 3]

@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import ASSUMED_NOTE, START_UP, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..trace import ASSUMED_NOTE, START_UP, Decided, Event, GuardValue, SiteRef, Unknown, encode_value
 from .objects import (
     MISSING,
     AttrMissing,
@@ -205,6 +205,23 @@ def contains_unknown(value: Any, depth: int = 0) -> bool:
     return False
 
 
+# Expressions that give a value they were handed, not one computed from it: a ``Decided`` stays one
+# (an attribute or item that holds it: ``self.found = x or y``; ``World.attribute`` and ``get_item`` give a
+# plain unknown for an attribute or item *of* a ``Decided``).
+_CARRY_DECIDED = frozenset({ast.BoolOp, ast.NamedExpr, ast.IfExp, ast.Starred, ast.Attribute, ast.Subscript})
+
+
+def _operand_value(value: Any, held: bool) -> Any:
+    """The operand a boolean operation gives, as Python does. An unknown input keeps its unknown value
+    with the truth this path decided (``Decided``); an unknown the engine assumed false stays the
+    ``False`` the assumption names."""
+    if not isinstance(value, Unknown):
+        return value
+    if value.kind == "input":
+        return value if isinstance(value, Decided) else Decided(value, held)
+    return held
+
+
 class Interpreter:
     def __init__(self, program: Program, world, decisions: Decisions):
         self.program = program
@@ -224,6 +241,8 @@ class Interpreter:
         return SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
 
     def truth(self, value: Any, node: ast.AST, frame: Frame) -> bool:
+        if isinstance(value, Decided):
+            return value.held
         if isinstance(value, Unknown):
             text = _source(node)
             choice = None
@@ -701,7 +720,12 @@ class Interpreter:
         handler = _EXPR_HANDLERS.get(node_class)
         if handler is None:
             return Unknown(f"{type(node).__name__} expression not modeled")
-        return handler(self, node, frame)
+        value = handler(self, node, frame)
+        if value.__class__ is Decided and node_class not in _CARRY_DECIDED:
+            # an operation on an unknown input whose truth was decided (``x + 1``, ``'a' in x``, ``x.attr``)
+            # is another unknown: its truth is not the one decided for ``x``
+            return Unknown(value.reason, value.kind)
+        return value
 
     def expr_Constant(self, node: ast.Constant, frame: Frame) -> Any:
         return node.value
@@ -877,14 +901,13 @@ class Interpreter:
     def expr_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Any:
         is_and = isinstance(node.op, ast.And)
         value: Any = None
+        held = is_and
         for operand in node.values:
             value = self.eval(operand, frame)
             held = self.truth(value, operand, frame)
-            if is_and and not held:
-                return value if not isinstance(value, Unknown) else False
-            if not is_and and held:
-                return value if not isinstance(value, Unknown) else True
-        return value if not isinstance(value, Unknown) else (True if is_and else False)
+            if held != is_and:
+                break
+        return _operand_value(value, held)
 
     def expr_UnaryOp(self, node: ast.UnaryOp, frame: Frame) -> Any:
         return self._unary_node(node, self.eval(node.operand, frame), frame)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import Raises
-from ..trace import Unknown
+from ..trace import Decided, Unknown
 from .objects import (
     MISSING,
     ClassRef,
@@ -70,6 +70,8 @@ def fingerprint(value: Any) -> Any:
         return (cls.__name__, frozenset(fingerprint(v) for v in value))
     if cls is Unknown:
         return ("unknown", value.reason, value.kind)
+    if cls is Decided:
+        return ("decided", value.reason, value.kind, value.held)
     if cls is Raises:
         return ("raises", value.exc_type, value.message)
     if cls is Instance and set(value.attrs) == {"name", "value"}:  # an enum member

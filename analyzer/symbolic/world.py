@@ -603,7 +603,7 @@ class World:
     def attribute(self, obj: Any, attr: str, node, frame) -> Any:
         """Like ``get_attribute`` but raises ``AttrMissing`` where Python raises AttributeError."""
         if isinstance(obj, Unknown):
-            return obj
+            return obj if obj.__class__ is Unknown else Unknown(obj.reason, obj.kind)  # (a ``Decided``: not its attribute's truth)
         if obj.__class__ is Instance:  # the most frequent receiver (SGLang's own objects, dataclass fields)
             if attr in obj.attrs:
                 return obj.attrs[attr]
@@ -913,7 +913,7 @@ class World:
 
     def get_item(self, container: Any, key: Any, node, frame) -> Any:
         if isinstance(container, Unknown):
-            return container
+            return container if container.__class__ is Unknown else Unknown(container.reason, container.kind)
         if isinstance(container, EnvironObj):
             if isinstance(key, str):
                 value = self.effective_env().get(key, MISSING)
