@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
+from .trace import same_value
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
 
@@ -37,6 +38,7 @@ class FixRow:
     proposed: frozenset
     proposed_text: str
     match: bool | None
+    equivalent: bool = False  # not the same changes, but the same resolution (``same_resolution``)
 
 
 def accepted_changes(case: Case, flag_dest) -> frozenset | None:
@@ -121,7 +123,57 @@ def row_of(case: Case, explanation=None) -> FixRow | None:
     free = case.kind == "override" and not any(o.given for o in explanation.overrides if o.field == case.expect_field)
     match = None if accepted is None else _same(accepted, proposed, values=not free,
                                                 env_defaults=explanation.extraction.env_defaults)
-    return FixRow(case, accepted, proposed, text, match)
+    equivalent = False
+    if match is False and accepted and proposed:
+        equivalent = match = same_resolution(case, explanation, accepted, proposed)
+    return FixRow(case, accepted, proposed, text, match, equivalent)
+
+
+def same_resolution(case: Case, explanation, accepted: frozenset, proposed: frozenset) -> bool:
+    """The proposed changes resolve to what the accepted ones do (``without --attention-backend`` where
+    SGLang's default is the ``triton`` the maintainers wrote): run both through the engine; equivalent
+    when both end without an error, the accepted one does what the case asks (avoids the raise, or changes
+    the overridden field), and every field the accepted changes name, and the case's field, ends the same."""
+    accepted_run = _run_changes(case, explanation, accepted)
+    proposed_run = _run_changes(case, explanation, proposed)
+    if accepted_run is None or proposed_run is None:
+        return False
+    a, p = accepted_run.trace, proposed_run.trace
+    if a.error is not None or p.error is not None or any(x.error is not None for x in (*a.alternatives, *p.alternatives)):
+        return False
+    names = {name for kind, name, _ in accepted if kind != "env"}
+    if case.kind == "override":
+        if same_value(a.final.get(case.expect_field), explanation.trace.final.get(case.expect_field)):
+            return False  # the accepted fix does not change the field in the engine: nothing to compare with
+        names.add(case.expect_field)
+    return all(same_value(a.final.get(name), p.final.get(name)) for name in names)
+
+
+def _run_changes(case: Case, explanation, items: frozenset):
+    """The case's launch with ``items`` (``corpus_fixes``' changes) applied, explained; None when a change
+    is no flag of this release or carries a placeholder value (``--max-running-requests N``)."""
+    from .explain import explain_with
+    from .fix import Change, apply, with_argv
+
+    changes = []
+    for kind, name, value in sorted(items, key=repr):
+        if kind == "env":
+            changes.append(Change("set-env", name, value or ""))
+            continue
+        flags = [f for f in explanation.extraction.flags_for_dest(name) if not f.deprecated and not f.suppressed]
+        if not flags:
+            return None
+        if kind == "drop":
+            changes.append(Change("drop-flag", explanation.parsed.given_flags.get(name) or flags[0].primary))
+        elif value is not None and re.fullmatch(r"[A-Z]", value):
+            return None
+        else:
+            changes.append(Change("set-flag", flags[0].primary, value))
+    argv, env = apply(explanation, changes)
+    try:
+        return explain_with(case.request(), launch=with_argv(case.request(), argv, explanation, env), base=explanation)
+    except SgtraceError:
+        return None
 
 
 def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
@@ -132,13 +184,15 @@ def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
             continue
         rows.append(row)
         match, text = row.match, row.proposed_text
-        shown = "-" if match is None else ("yes" if match else "NO")
+        shown = "-" if match is None else ("same" if row.equivalent else "yes" if match else "NO")
         print(f"{case.slug[:58]:58}  {shown:4}  proposed: {text[:60]:60}  accepted: {case.fix[:70]}", file=out)
     scored = [r for r in rows if r.match is not None]
     hits = sum(1 for r in scored if r.match)
     share = 100.0 * hits / len(scored) if scored else 0.0
+    same = sum(1 for r in scored if r.equivalent)
     print(f"\nfirst proposed fix = the accepted one in {hits} of {len(scored)} reproduced cases with a readable "
-          f"accepted fix ({share:.0f}%); {len(rows) - len(scored)} more have an accepted fix that is no command-line change", file=out)
+          f"accepted fix ({share:.0f}%; {same} of them resolve the same with other changes, 'same'); "
+          f"{len(rows) - len(scored)} more have an accepted fix that is no command-line change", file=out)
     return rows
 
 

@@ -95,7 +95,7 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
             continue  # the rule itself (SGLang's write): no input of yours
         if cause.kind not in ("field", "env"):
             continue  # hardware and the model are not changed on a command line
-        for alternative in _values(explanation, cause):
+        for alternative in _values(explanation, cause, override):
             if found.tried >= MAX_TRIED + 2 or runner.exhausted():
                 break
             probe = Cause(**{**cause.__dict__, "alternative": alternative})
@@ -174,10 +174,12 @@ class Equivalent(str):
     SGLang adjusts nothing else because of it (``trtllm_mla`` for ``trtllm_mha`` brings ``--page-size 64``)."""
 
 
-def _values(explanation: Explanation, cause) -> list:
+def _values(explanation: Explanation, cause, override: Override) -> list:
     """The cause's alternative, and for a flag of yours with a number or a choice: the bound its condition
     compares with (``topk > 1``: 1), then the choices nearest your value (``fp8_e4m3`` for your
-    ``fp8_e5m2``), a value equivalent for your purpose before one that gives it up."""
+    ``fp8_e5m2``), a value equivalent for your purpose before one that gives it up; then leaving your
+    flag out where SGLang's write tests it for being unset (``decode_attention_backend is None``):
+    SGLang has a branch of its own for that case, before an arbitrary other value."""
     import ast
     import difflib
 
@@ -198,9 +200,22 @@ def _values(explanation: Explanation, cause) -> list:
             others = [c for c in flags[0].choices if str(c) != cause.value]
             near = sorted(others, key=lambda c: -difflib.SequenceMatcher(None, str(c), cause.value).ratio())[:2]
             out += [Equivalent(c) for c in near if difflib.SequenceMatcher(None, str(c), cause.value).ratio() >= 0.7]
+    if cause.kind == "field" and cause.role == "user-flag" and _unset_branch(explanation, override, cause.field):
+        out.append(None)
     if not any(same_value(v, cause.alternative) for v in out):
         out.append(cause.alternative)
     return [v for v in out if not same_value(v, cause.value)]
+
+
+def _unset_branch(explanation: Explanation, override: Override, name: str) -> bool:
+    """Whether the deciding write of ``override`` is guarded by ``<receiver>.name is None`` (false on this
+    launch, as you gave the flag) and the field's default is None: leaving the flag out takes SGLang's
+    own branch for the unset case."""
+    decl = explanation.extraction.fields.get(name)
+    if decl is None or decl.default is not None:
+        return False
+    unset = re.compile(rf"^\w+\.{re.escape(name)}\s+is\s+None$")
+    return any(not g.polarity and unset.match(g.expr.strip()) for g in deciding_write(override).guards)
 
 
 def _env_hints(explanation: Explanation, override: Override) -> list[Change]:
@@ -321,13 +336,22 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
     """For a default SGLang resolved: the flag that states the value you want. The field's flag given
     with the value it had before SGLang's write is run through the engine; when SGLang keeps an
     explicit value (the field ends with it and resolution succeeds) that is the fix, for whatever
-    value you choose. Otherwise the override's causes, as for a flag you gave."""
+    value you choose. Otherwise the override's causes, as for a flag you gave. A default left None for a
+    choice (SGLang picks it) tries those causes first: stating the choice SGLang picked keeps nothing."""
     last = override.writes[-1]
     found = KeepFix(field=override.field, flag=None, given=override.before, sglang_value=override.after, site=last.site)
     flags = [f for f in explanation.extraction.flags_for_dest(override.field) if not f.deprecated and not f.suppressed]
     ordered = _ordering_keep(explanation, override, runner, found)
     if ordered is not None:
         return ordered
+    # a choice left None (a backend that follows another setting unless SGLang picks one): first a change
+    # of another input that keeps SGLang from picking it (HiCache's ``--hicache-io-backend direct``, which
+    # leaves the decode backend to follow yours); stating the backend SGLang picked keeps nothing. A
+    # number left None is a size SGLang computes: stating one is the answer (below). A trade-off of a
+    # flag of yours is no answer here either.
+    kept = keep_fix(explanation, override, runner) if override.before is None and isinstance(override.after, str) else None
+    if kept is not None and (kept.change is not None or kept.env) and not kept.trade_off:
+        return kept
     # the value before SGLang's write; a default left None (computed by SGLang) is tried with the value it computed
     value = override.before if override.before is not None else override.after
     if flags and value is not None and not isinstance(value, (bool, list, dict)) and flags[0].action not in ("store_true", "store_false"):
@@ -338,7 +362,7 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
             found.change = f"{flags[0].primary} {value}"
             found.why = f"SGLang keeps an explicit {flags[0].primary}"
             return found
-    kept = keep_fix(explanation, override, runner)
+    kept = kept or keep_fix(explanation, override, runner)
     if kept.change is None and not kept.env and kept.alternative is None and flags and not runner.exhausted():
         stated = _state_sglangs(explanation, override, runner, kept, flags[0])
         if stated is not None:

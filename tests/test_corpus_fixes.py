@@ -58,8 +58,6 @@ FIRST_FIX_MISSES = {
     "issue33483-l40-cuda-graph-max-bs-default": "the fix sets another field (cuda_graph_max_bs) than the computed config it feeds",
     "issue36532-sm120-gdn-flashinfer-decode-needs-bf16-state": "the second change (prefill backend) is needed by no code the engine runs",
     "issue39515-b200-nextn-page-size-triton": "any explicit backend keeps page 16; nothing in the code prefers trtllm_mha",
-    "pr14560-qwen3next-trtllm-mha-radix-disabled": "leaving the backend to SGLang vs naming triton: records differ (pr8991)",
-    "pr16531-rocm-hicache-overrides-decode-backend": "states the decode backend SGLang computed rather than changing the I/O backend",
     "pr18136-b200-kimi-k2-thinking-int4-flashinfer-trtllm-moe": "a cause (--moe-a2a-backend deepep) before stating the runner",
     "pr25779-lora-disables-piecewise-cuda-graph": "the engine finds --enforce-piecewise-cuda-graph keeps it; the record says no flag does",
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
@@ -70,7 +68,6 @@ FIRST_FIX_MISSES = {
     "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",
     "pr37292-dsv4-deterministic-rejects-dsv4-backend": "the record's first alternative is 'none'; the tool proposes its second",
     "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",
-    "pr8991-fa3-decode-hicache-falls-back-to-direct-io": "naming another backend vs leaving it to SGLang: records differ (pr14560)",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
 
@@ -85,3 +82,21 @@ def test_the_first_fix_is_the_accepted_one(case):
         assert not row.match, f"{case.slug}: the first fix is now the accepted one; drop it from FIRST_FIX_MISSES"
     else:
         assert row.match, f"{case.slug}: proposed {row.proposed_text!r}, accepted {case.fix!r}"
+
+
+@pytest.mark.network
+def test_a_proposal_that_resolves_like_the_accepted_fix_counts_as_the_same():
+    # Qwen3-Next on B200: leaving --attention-backend out gives SGLang's own triton, the backend the PR names
+    by_slug = {c.slug: c for c in SCORED}
+    row = row_of(by_slug["pr14560-qwen3next-trtllm-mha-radix-disabled"])
+    assert row.match and row.equivalent and row.proposed == frozenset({("drop", "attention_backend", None)})
+    # another backend that keeps the page size is not the one the reporter wanted: not the same resolution
+    from analyzer.corpus import reproduced
+    from analyzer.corpus_fixes import same_resolution
+
+    case = by_slug["issue39515-b200-nextn-page-size-triton"]
+    explanation = reproduced(case)
+    assert not same_resolution(case, explanation, frozenset({("set", "attention_backend", "trtllm_mha")}),
+                               frozenset({("set", "attention_backend", "torch_native")}))
+    assert same_resolution(case, explanation, frozenset({("set", "attention_backend", "trtllm_mha")}),
+                           frozenset({("set", "attention_backend", "trtllm_mha")}))
