@@ -299,6 +299,13 @@ def _keep_assumed_files(ctx, param, value):
     return value
 
 
+def _keep_draft_config(ctx, param, value):
+    """``--draft-model-config``, kept on the context for ``build_request``."""
+    if value is not None:
+        ctx.meta["sgtrace.draft_model_config"] = value
+    return value
+
+
 def _keep_check_env(ctx, param, value):
     """``--check-env FILE``, kept on the context for ``build_request``: the profile ``check-env:FILE``."""
     if value is not None:
@@ -316,6 +323,9 @@ def explain_inputs(func):
         click.option("--env", "env_items", multiple=True, metavar="KEY=VALUE", help="An env var for the server; repeatable."),
         click.option("--model-config", help="config.json, a model directory, or a built-in name (sgtrace models).",
                      shell_complete=completion.models),
+        click.option("--draft-model-config", expose_value=False, callback=_keep_draft_config, shell_complete=completion.models,
+                     help="The config.json (or directory, or built-in name) of --speculative-draft-model-path, "
+                          "when that path is not on this machine."),
         click.option("--profile", "profile_name", help="Hardware profile: a built-in name (sgtrace profiles), a TOML file, or check-env:FILE.",
                      shell_complete=completion.profiles),
         click.option("--check-env", "check_env_file", metavar="FILE", expose_value=False, callback=_keep_check_env,
@@ -335,6 +345,7 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
 
     context = click.get_current_context(silent=True)
     assumed = list(context.meta.get("sgtrace.assume_files", ())) if context is not None else []
+    draft_config = context.meta.get("sgtrace.draft_model_config") if context is not None else None
     check_env = context.meta.get("sgtrace.check_env") if context is not None else None
     if check_env is not None:
         if profile_name:
@@ -345,6 +356,7 @@ def build_request(sglang_spec, args_text, cmd_text, service, script, env_items, 
     return ExplainRequest(
         sglang=sglang_spec, args=args_text, cmd=cmd_text, service=service, script=script,
         env=list(env_items), model_config=model_config, profile=profile_name, assume_files=assumed,
+        draft_model_config=draft_config,
     )
 
 

@@ -11,6 +11,7 @@ the maintainers or the reporter established the cause. Each case is a TOML file
     release = "0.5.11"                # the release the case runs on
     profile = "h200"                  # a built-in, or a file relative to the case folder
     model_config = "models/foo.json"  # a file relative to the case folder, or a built-in
+    draft_model_config = "models/d.json"  # optional: the config of --speculative-draft-model-path (--draft-model-config)
     args = "--model-path /models/Foo --tp 8"
     env = ["SGLANG_X=1"]              # optional
     kind = "raise"                    # or "override"
@@ -59,7 +60,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CASE_DIR = REPO_ROOT / "tests" / "cases"
 KINDS = ("raise", "override")
 ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
-_KEYS = {"source", "title", "reported_release", "release", "profile", "model_config", "args", "env", "kind",
+_KEYS = {"source", "title", "reported_release", "release", "profile", "model_config", "draft_model_config", "args", "env", "kind",
          "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note", "heldout", "verdict_miss"}
 
 
@@ -89,12 +90,14 @@ class Case:
     verdict_miss: str = ""  # a known miss of the verdict, and why
     expect_before: Any = None  # the reported values of an override, when the report shows them
     expect_after: Any = None
+    draft_model_config: str | None = None  # the config of the launch's draft model path (--draft-model-config)
 
     def request(self):
         from .explain import ExplainRequest
 
         return ExplainRequest(sglang=self.release, args=self.args, env=list(self.env),
-                              model_config=self.model_config, profile=self.profile)
+                              model_config=self.model_config, profile=self.profile,
+                              draft_model_config=self.draft_model_config)
 
 
 def _local(folder: Path, value: str) -> str:
@@ -140,6 +143,9 @@ def load_case(path: Path) -> Case:
     for key in ("source", "title", "release", "profile", "model_config", "args"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise SgtraceError(f"{path}: {key} must be a non-empty string")
+    draft = data.get("draft_model_config")
+    if draft is not None and (not isinstance(draft, str) or not draft.strip()):
+        raise SgtraceError(f"{path}: draft_model_config must be a non-empty string")
     env = data.get("env", [])
     if not isinstance(env, list) or not all(isinstance(e, str) and "=" in e for e in env):
         raise SgtraceError(f"{path}: env must be a list of \"KEY=VALUE\" strings")
@@ -155,6 +161,7 @@ def load_case(path: Path) -> Case:
         release=str(need(data, "release")),
         profile=_local(folder, need(data, "profile")),
         model_config=_local(folder, need(data, "model_config")),
+        draft_model_config=_local(folder, draft) if draft is not None else None,
         args=need(data, "args"),
         env=tuple(env),
         kind=kind,

@@ -36,6 +36,7 @@ class ExplainRequest:
     model_config: str | None = None
     profile: str | None = None
     assume_files: list[str] = field(default_factory=list)  # --assume-file PATH=KIND (analyzer.node_files)
+    draft_model_config: str | None = None  # --draft-model-config: the config of --speculative-draft-model-path
 
 
 @dataclass
@@ -180,6 +181,28 @@ def pick_model(request: ExplainRequest, parsed, notes: list[str]):
     return None, None
 
 
+def with_draft_config(request: ExplainRequest, parsed, model, notes: list[str]):
+    """``model`` knowing the config.json of the launch's draft model path from ``--draft-model-config``
+    (``ModelInfo.others``): SGLang reads it (the algorithm alias, the draft's architecture) where sgtrace
+    cannot when the path is not on this machine."""
+    import dataclasses
+
+    from . import models
+
+    if not request.draft_model_config:
+        return model
+    path = parsed.values.get("speculative_draft_model_path")
+    if not isinstance(path, str) or not path:
+        raise SgtraceError("--draft-model-config is the config of --speculative-draft-model-path, and the launch gives none",
+                           hint="add --speculative-draft-model-path PATH to the launch, or leave --draft-model-config out")
+    if model is None:
+        raise SgtraceError("--draft-model-config needs the target model's config too",
+                           hint="add --model-config NAME|PATH (see `sgtrace models`)")
+    draft = models.load_model_config(request.draft_model_config)
+    notes.append(f"draft model {path}: config from {draft.source}")
+    return dataclasses.replace(model, others={**dict(model.others), path: draft.config})
+
+
 def pick_profile(name: str | None):
     from . import profiles
 
@@ -244,6 +267,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
     parsed = user_args(parse_launch_argv(argv_module, extraction, launch, env))
     notes: list[str] = []
     model, model_note = pick_model(request, parsed, notes)
+    model = with_draft_config(request, parsed, model, notes)
     profile = node_profile(pick_profile(request.profile), parsed.given, request.assume_files, notes)
     if profile is None:
         notes.append("no hardware profile: every hardware probe is unknown (pass --profile, see `sgtrace profiles`)")

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from analyzer.errors import SgtraceError
 from analyzer.safe_read import read_utf8
@@ -37,6 +37,8 @@ class ModelInfo:
     architecture: str  # architectures[0], the class SGLang dispatches on
     config: dict[str, Any] = field(repr=False)
     source: str  # "builtin:<name>" or the path of the config.json read
+    # the config.json of other model paths of the launch (the draft's, ``--draft-model-config``), by path
+    others: Mapping[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def text_config(self) -> dict[str, Any]:

@@ -62,7 +62,6 @@ FIRST_FIX_MISSES = {
     "pr25779-lora-disables-piecewise-cuda-graph": "the engine finds --enforce-piecewise-cuda-graph keeps it; the record says no flag does",
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
     "pr28053-b200-dsr1-trtllm-mla-disables-prefill-cuda-graph": "the fix sets a flag that feeds the computed config",
-    "pr29506-dflash-rejects-dp-attention": "leaving out DP attention is only plausible (config.json call unmodeled); a verified trade-off comes first",
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
     "pr34326-megamoe-runner-alias-overrides-a2a": "the alias's canonical a2a backend is not derived",
     "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",

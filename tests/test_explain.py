@@ -138,3 +138,26 @@ def test_an_alternative_shows_the_decisions_that_held_not_every_one_on_the_way()
     assert deciding_part(chain) == ("arch == 'D' is true and window is not None is true"
                                     "  (after 3 other condition(s) on the way: --all)")
     assert deciding_part("flag is false") == "flag is false"
+
+
+EAGLE3_0_5_12 = ("--model-path /models/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE3 --speculative-draft-model-path "
+                 "/models/EAGLE3-LLaMA3.1-Instruct-8B --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4")
+
+
+@pytest.mark.network
+def test_the_draft_model_config_answers_what_sglang_reads_of_the_draft(capsys, fixtures_dir):
+    # 0.5.12 reads the draft's architectures (a Gemma4 assistant draft refuses EAGLE3): with the draft's config.json
+    # not on this machine both outcomes are alternatives; --draft-model-config answers it
+    draft = str(fixtures_dir.parent / "tests" / "cases" / "models" / "EAGLE3-LLaMA3.1-Instruct-8B.json")
+    common = ["--sglang", "0.5.12", "--profile", "h100", "--model-config", "Llama-3.1-8B-Instruct", "--args", EAGLE3_0_5_12]
+    code, unknown = explain_json(capsys, *common)
+    assert any(a["error"] and "Gemma4AssistantForCausalLM" in a["error"]["message"] for a in unknown["alternatives"])
+    code, known = explain_json(capsys, *common, "--draft-model-config", draft)
+    assert code == 0 and known["error"] is None and known["alternatives"] == []
+    assert any(n == f"draft model /models/EAGLE3-LLaMA3.1-Instruct-8B: config from {draft}" for n in known["notes"])
+
+
+def test_a_draft_model_config_without_a_draft_path_is_one_line(capsys):
+    code, _, err = run(capsys, "explain", "--sglang", "0.5.11", "--model-config", "Llama-3.1-8B-Instruct", "--args", "--model-path /m",
+                       "--draft-model-config", "Llama-3.1-8B-Instruct")
+    assert code == 2 and err.count("\n") == 1 and "--speculative-draft-model-path" in err

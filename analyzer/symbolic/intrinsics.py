@@ -365,7 +365,8 @@ def _config_at(world, path) -> ConfigObj | Unknown:
     record = world.record
     if not isinstance(path, str) or path in (record.fields.get("model_path"), record.resolved("model_path")):
         return world.model_config.hf_config
-    local = _local_config(path)
+    given = world.model.others.get(path) if world.model is not None else None
+    local = copy.deepcopy(given) if given is not None else _local_config(path)
     if local is None:
         return Unknown(f"the config.json of {path} (not on this machine)", "input")
     loaded = hfconfig.load(world.program.root, local, tree_hash=world.extraction.content_hash)
