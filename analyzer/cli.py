@@ -390,6 +390,8 @@ def same_inputs_command(command: str, request) -> str:
         words += ["--profile", request.profile]
     if request.model_config:
         words += ["--model-config", request.model_config]
+    if request.draft_model_config:
+        words += ["--draft-model-config", request.draft_model_config]
     for option in ("args", "cmd", "service", "script"):
         value = getattr(request, option)
         if value is not None:
