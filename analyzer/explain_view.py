@@ -61,9 +61,7 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
         raising = [a for a in trace.alternatives if a.error is not None]
         if not raising:
             return ["Resolution: succeeds (no error predicted)."]
-        from .verdict import open_inputs
-
-        lines = [f"Resolution: may raise, depending on {open_inputs(explanation, raising)}:"]
+        lines = ["Resolution: may raise, depending on inputs the profile or the model config leave open:"]
         for alternative in raising:
             lines.append(f"  {alternative.error.exc_type}: {alternative.error.message}")
             for condition in alternative.condition[:3]:
