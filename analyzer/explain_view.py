@@ -61,7 +61,9 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
         raising = [a for a in trace.alternatives if a.error is not None]
         if not raising:
             return ["Resolution: succeeds (no error predicted)."]
-        lines = ["Resolution: may raise, depending on inputs the profile or the model config leave open:"]
+        from .verdict import open_inputs
+
+        lines = [f"Resolution: may raise, depending on {open_inputs(explanation, raising)}:"]
         for alternative in raising:
             lines.append(f"  {alternative.error.exc_type}: {alternative.error.message}")
             for condition in alternative.condition[:3]:

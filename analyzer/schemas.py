@@ -134,7 +134,8 @@ def definitions() -> dict[str, dict]:
         "idiom": nullable(STR),
         "phase": {"enum": list(PHASES)},
     }, optional=("phase",), description="One thing resolution did: a write, an env write, a warning, a raise, a probe.")
-    defs["alternative"] = obj({"condition": STRS, "final": mapping(ref("value")), "error": nullable(ref("event"))})
+    defs["alternative"] = obj({"condition": STRS, "final": mapping(ref("value")), "error": nullable(ref("event")), "inputs": STRS},
+                              optional=("inputs",))
     defs["trace"] = obj(trace_properties(), description="A Trace: what resolution did, from either engine.")
     defs["site_record"] = obj({
         "kind": {"enum": [k.value for k in SiteKind]},

@@ -185,6 +185,9 @@ class Alternative:
     condition: list[str]  # assumptions, e.g. ["is_sm100_supported() == True"]
     final: dict[str, Any] = dataclasses.field(default_factory=dict)  # fields that differ from Trace.final
     error: Event | None = None
+    # what the engine could not know that the conditions test: each unknown input's reason
+    # ("the config.json of /models/d (not on this machine)", "is_sm100_supported() is not in the profile")
+    inputs: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclass
@@ -280,6 +283,7 @@ class Trace:
                 condition=a["condition"],
                 final={k: decode_value(v) for k, v in a.get("final", {}).items()},
                 error=event(a.get("error")),
+                inputs=[str(i) for i in a.get("inputs", []) if isinstance(i, str)],
             )
             for a in data.get("alternatives", [])
         ]

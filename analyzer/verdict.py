@@ -1370,13 +1370,26 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
               + ", ".join(f"{o.field} {o.before!r} -> {o.after!r}" for o in switched[:SHOWN_SWITCHES])
               + ("" if len(switched) <= SHOWN_SWITCHES else ", ...") + "." if switched else "")
     if raising:
-        verdict.summary = f"Resolution may raise {raising[0].error.exc_type}, depending on inputs the profile or the model config leave open."
+        verdict.summary = f"Resolution may raise {raising[0].error.exc_type}, depending on {open_inputs(explanation, raising)}."
     elif given:
         verdict.summary = f"Resolves; SGLang changed {len(given)} of your arguments." + turned
     else:
         verdict.summary = "Resolves; SGLang kept every argument you gave." + turned
     verdict.runs = runner.runs
     return verdict
+
+
+def open_inputs(explanation: Explanation, alternatives) -> str:
+    """In words, what the engine could not know that these outcomes depend on (``Alternative.inputs``), with
+    the option that answers a draft model's config.json; the general words where the engine names none."""
+    inputs = list(dict.fromkeys(i for a in alternatives for i in getattr(a, "inputs", [])))
+    if not inputs:
+        return "inputs the profile or the model config leave open"
+    words = "; ".join(inputs[:2]) + (f"; and {len(inputs) - 2} more" if len(inputs) > 2 else "")
+    draft = explanation.parsed.values.get("speculative_draft_model_path") if explanation.parsed is not None else None
+    if isinstance(draft, str) and any(i.startswith(f"the config.json of {draft} ") for i in inputs):
+        words += "; give it with --draft-model-config FILE"
+    return words
 
 
 def diagnosis_verdict(diagnosis) -> Verdict | None:

@@ -151,7 +151,10 @@ def test_the_draft_model_config_answers_what_sglang_reads_of_the_draft(capsys, f
     draft = str(fixtures_dir.parent / "tests" / "cases" / "models" / "EAGLE3-LLaMA3.1-Instruct-8B.json")
     common = ["--sglang", "0.5.12", "--profile", "h100", "--model-config", "Llama-3.1-8B-Instruct", "--args", EAGLE3_0_5_12]
     code, unknown = explain_json(capsys, *common)
-    assert any(a["error"] and "Gemma4AssistantForCausalLM" in a["error"]["message"] for a in unknown["alternatives"])
+    raising = [a for a in unknown["alternatives"] if a["error"] and "Gemma4AssistantForCausalLM" in a["error"]["message"]]
+    assert raising and all("the config.json of /models/EAGLE3-LLaMA3.1-Instruct-8B (not on this machine)" in a["inputs"] for a in raising)
+    assert "--draft-model-config FILE" in unknown["verdict"]["summary"]
+    assert "the config.json of /models/EAGLE3-LLaMA3.1-Instruct-8B" in unknown["verdict"]["summary"]
     code, known = explain_json(capsys, *common, "--draft-model-config", draft)
     assert code == 0 and known["error"] is None and known["alternatives"] == []
     assert any(n == f"draft model /models/EAGLE3-LLaMA3.1-Instruct-8B: config from {draft}" for n in known["notes"])

@@ -34,6 +34,11 @@ class PathResult:
     def conditions(self) -> list[str]:
         return [f"{text.split('  [')[0]} is {'true' if choice else 'false'}" for text, choice in self.decisions]
 
+    def inputs(self) -> list[str]:
+        """The reasons of the unknown inputs its conditions decided (``Interpreter.truth`` keys a decision
+        as ``text  [reason]``)."""
+        return [text.split("  [", 1)[1][:-1] for text, _ in self.decisions if "  [" in text and text.endswith("]")]
+
 
 def run_paths(run_once: Callable[[Decisions], PathResult], max_paths: int = MAX_PATHS) -> tuple[list[PathResult], bool]:
     """Every outcome reachable by deciding the unknown conditions, up to ``max_paths`` runs."""
@@ -137,7 +142,8 @@ def fold(paths: list[PathResult], trace: Trace, truncated: bool) -> Trace:
             path = group[0]
             differing = {n: path.final.get(n) for n in names if isinstance(trace.final.get(n), Unknown)}
             conditions = [" and ".join(p.conditions()) or "(no assumption)" for p in group]
-            trace.alternatives.append(Alternative(condition=conditions, final=differing, error=path.error))
+            inputs = list(dict.fromkeys(i for p in group for i in p.inputs()))
+            trace.alternatives.append(Alternative(condition=conditions, final=differing, error=path.error, inputs=inputs))
     notes = []
     for path in paths:
         for note in path.notes:
