@@ -149,3 +149,31 @@ def test_real_modules_are_the_same_tree(tree, tmp_path, monkeypatch, rel):
     deferred = [n for n in lazy_bodies._definitions(lazy) if "_load_body" in n.__dict__]
     assert len(deferred) >= 20  # most definitions of these modules wait until they are read
     assert dump(lazy) == dump(whole)
+
+
+DECORATED_FIRST = textwrap.dedent('''\
+    from contextlib import contextmanager
+
+
+    def examples():
+        @contextmanager
+        def assert_throws(message):
+            try:
+                yield
+            except Exception as exc:
+                assert message in str(exc)
+        with assert_throws("x"):
+            pass
+    ''').encode()
+
+
+def test_a_body_that_opens_with_a_decorator_is_parsed_with_its_module(tmp_path, own_cache):
+    """The first statement's ``lineno`` is its ``def`` line, below the decorator: a span from there left
+    ``@contextmanager`` above the skeleton's ``pass`` (a syntax error), and every run parsed the file whole
+    and wrote the same entry again (SGLang 0.5.11's environ.py)."""
+    whole = ast.parse(DECORATED_FIRST)
+    assert dump(parse_module(DECORATED_FIRST, "m.py")) == dump(whole)
+    [entry] = entry_files(tmp_path)
+    assert json.loads(entry.read_bytes()) == []
+    second = parse_module(DECORATED_FIRST, "m.py")
+    assert dump(second) == dump(whole)
