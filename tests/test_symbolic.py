@@ -417,3 +417,31 @@ def test_a_boolean_operation_gives_its_unknown_operand_not_true(tmp_path):
     assert all(t.error is None for t in outcomes)
     # two paths, one per answer: the truth decided once (a second decision would add a path with page_size None)
     assert sorted(alt.final["page_size"] for alt in trace.alternatives) == [2, 3]
+
+
+@pytest.mark.network
+def test_a_method_read_through_a_view_is_the_server_args_own(tree, monkeypatch):
+    """Every view class of SGLang falls through with ``getattr(server_args, name)``: ``view.get_model_config()``
+    is the server args' method, whose ``self.model_config`` caches the ModelConfig for the rest of the run.
+    0.5.17's resolution passes call it on views four times a run; ModelConfig is built once, as in SGLang
+    (bound to the view, it was interpreted again each time)."""
+    from analyzer.explain import ExplainRequest, explain_with
+    from analyzer.symbolic import interp as interp_module
+    from analyzer.symbolic.objects import View
+
+    built, bound_to_views = [], []
+    original = interp_module.Interpreter.call_function
+
+    def counting(self, ref, args, kwargs, caller, call_node=None):
+        if ref.qualname == "ModelConfig.from_server_args":
+            built.append(ref)
+        if ref.qualname == "ServerArgs.get_model_config" and isinstance(ref.bound, View):
+            bound_to_views.append(ref)
+        return original(self, ref, args, kwargs, caller, call_node)
+
+    monkeypatch.setattr(interp_module.Interpreter, "call_function", counting)
+    tree("0.5.17")
+    e = explain_with(ExplainRequest(sglang="0.5.17", profile="b200",
+                                    args="--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algorithm EAGLE"))
+    assert e.model.architecture == "Qwen3_5MoeForConditionalGeneration"
+    assert bound_to_views == [] and len(built) == 1

@@ -621,10 +621,10 @@ class World:
                 return obj.overlay[attr]
             value = obj.record.resolved(attr)
             if value is MISSING:
-                method = self._server_args_method(attr)
-                if method is not None:
-                    return self._bind_or_property(method, obj, frame, node)
-                raise AttrMissing(f"ServerArgs has no attribute {attr!r}")
+                # every view class of SGLang falls through with ``getattr(server_args, name)``: a method or a
+                # property is the server args' own, bound to them (``view.get_model_config()`` is the record's,
+                # its model config made once a run, not again for each view)
+                return self._record_attribute(obj.record, attr, node, frame)
             return value
         if isinstance(obj, ConfigObj):
             return self._config_attribute(obj, attr)
