@@ -344,6 +344,9 @@ class Interpreter:
             intrinsic = self.world.intrinsic_for(func)
             if intrinsic is not None:
                 return intrinsic.fn(self, args, kwargs, node, frame)
+            if (len(args) == 1 and not kwargs and args[0].__class__ is ClassRef and func.bound is MISSING and func.closure is None
+                    and func.node is None):
+                return self.program.memo.call(self.world, func, args, node, frame)  # a function of a class alone: shared
             return self.call_function(func, args, dict(kwargs), frame, node)
         if isinstance(func, ClassRef):
             return self.world.instantiate(func, args, kwargs, node, frame)

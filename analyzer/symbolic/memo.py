@@ -45,6 +45,7 @@ from .objects import (
 )
 
 MAX_ENTRIES = 32  # results kept per Program (a verdict needs a handful)
+CLASS_FUNCTION = "function of a class alone"  # the first item of such a call's key (symbolic.class_functions)
 _ABSENT = ("absent",)
 _SCALARS = frozenset({type(None), bool, int, str, bytes})
 _SHARED_TYPES = (ClassRef, ModuleRef, ExternalRef, Opaque, PathObj, EnvVar, EnvsObj, EnvironObj, LoggerObj, PlatformObj,
@@ -183,7 +184,7 @@ class _Placeholder:
 
 
 class _Entry:
-    __slots__ = ("profile", "reads", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
+    __slots__ = ("class_function", "profile", "reads", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
                  "assumptions", "probes", "steps", "values_read", "journal", "origins")
 
 
@@ -276,10 +277,9 @@ class CallMemo:
     # -- the call -----------------------------------------------------------------------------------
     def call(self, world, ref: FunctionRef, args: list, node, frame) -> Any:
         """``world.interp.call(ref, args, {}, node, frame)``, shared with earlier runs whose recorded inputs are equal."""
-        interp = world.interp
         key = self._key(world, ref, args, frame)
         if key is None:
-            return interp.call(ref, args, {}, node, frame)
+            return self._invoke(world, ref, args, node, frame)
         for entry in self._entries.get(key, ()):
             if self._matches(entry, world):
                 self._entries.move_to_end(key)
@@ -288,16 +288,36 @@ class CallMemo:
         self.misses += 1
         return self._record(key, world, ref, args, node, frame)
 
+    @staticmethod
+    def _invoke(world, ref: FunctionRef, args: list, node, frame) -> Any:
+        """The call itself. A function of a class is entered directly: the interpreter sends such calls here
+        (``Interpreter.call``), and would send this one back."""
+        if len(args) == 1 and args[0].__class__ is ClassRef:
+            return world.interp.call_function(ref, list(args), {}, frame, node)
+        return world.interp.call(ref, args, {}, node, frame)
+
     def _key(self, world, ref: FunctionRef, args: list, frame) -> tuple | None:
-        """Everything but the record's fields the call can see, as one key; None where the call cannot be shared."""
+        """Everything but the record's fields the call can see, as one key; None where the call cannot be shared.
+        The one argument is the record (or a plain view of it), or a class: a function of a class alone
+        (0.5.16-0.5.18's ``namespace_of(type(server_args))``, 40 ms over ServerArgs' fields, twice a run)
+        reads the class's code, which the tree's content hash covers, and whatever else it reads is recorded
+        like any call's."""
         record, interp, extraction = world.record, world.interp, world.extraction
         if (world.journal is not None or interp.handling or not getattr(extraction, "content_hash", "") or frame is None
-                or len(args) != 1 or not (args[0] is record or (isinstance(args[0], View) and args[0].record is record and not args[0].overlay
-                                                                 and args[0].written is None))):
+                or len(args) != 1):
+            return None
+        arg = args[0]
+        if arg.__class__ is ClassRef:
+            if world.program.reads_only_its_class(ref.id):
+                return (CLASS_FUNCTION, ref.id, fingerprint(arg), extraction.content_hash, extraction.version, extraction.era)
+            kind = fingerprint(arg)
+        elif arg is record or (isinstance(arg, View) and arg.record is record and not arg.overlay and arg.written is None):
+            kind = type(arg).__name__
+        else:
             return None
         try:
             return (
-                ref.id, type(args[0]).__name__, extraction.content_hash, extraction.version, extraction.era, id(world.profile),
+                ref.id, kind, extraction.content_hash, extraction.version, extraction.era, id(world.profile),
                 fingerprint(sorted(world.user_env.items())), fingerprint(world.env), "probes: see _matches",
                 fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
                 fingerprint(record.extra), fingerprint(record.stash), fingerprint(record.fallbacks), interp.depth,
@@ -306,7 +326,7 @@ class CallMemo:
             return None
 
     def _matches(self, entry: _Entry, world) -> bool:
-        if entry.profile is not world.profile or world.interp.steps + entry.steps > _max_steps():
+        if (entry.profile is not world.profile and not entry.class_function) or world.interp.steps + entry.steps > _max_steps():
             return False
         fields = world.record.fields
         try:
@@ -351,7 +371,7 @@ class CallMemo:
                   set(world._globals), set(world._enum_members), set(world.probes), len(world._origins),
                   len(hooks.passed) if hooks is not None else 0, getattr(hooks, "stopped", False), config_paths)
         try:
-            result = interp.call(ref, args, {}, node, frame)
+            result = self._invoke(world, ref, args, node, frame)
             try:
                 self._store(key, world, journal, log, before, result, frame)
             except Unsupported:
@@ -376,9 +396,14 @@ class CallMemo:
         new_events = world.events[events_at:]
         if any(e.kind in (EventKind.WRITE, EventKind.ENV_WRITE) for e in new_events):
             return False
-        after = self._key_after(world, key)
-        if after is None or key[:9] + key[10:] != after[:9] + after[10:]:
+        class_function = key[0] == CLASS_FUNCTION
+        if class_function and (log.reads or journal.probes_asked or journal.globals_read):
+            return False  # it read more than its class after all: not shared on the class alone
+        after = None if class_function else self._key_after(world, key)
+        if not class_function and (after is None or key[:9] + key[10:] != after[:9] + after[10:]):
             return False  # the call changed what it could see (the env, the record's bookkeeping): not replayable
+        if class_function:
+            config_paths = {}  # it read no config.json: another run's (another model's) is left as it is
         chain = frame.chain()
         events = []
         for event in new_events:
@@ -398,6 +423,7 @@ class CallMemo:
             memo[id(member)] = _Placeholder(("enum", enum_key))
         keep = lambda p: p  # noqa: E731  (a placeholder stays one until the replay)
         entry = _Entry()
+        entry.class_function = class_function
         entry.profile = world.profile
         entry.reads = dict(log.reads)
         entry.globals_read = {name: fingerprint(value) for name, value in journal.globals_read.items() if name in globals_at}

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .class_functions import reads_only_its_class
 from .lazy_bodies import parse_module
 from .memo import CallMemo
 from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, read_source, resolve_relative
@@ -169,6 +170,7 @@ class Program:
         self._assignments: dict[str, dict[str, list[tuple[int, str]]]] = {}  # function id -> local name -> (line, value source)
         self._calls_by_line: dict[str, dict[int, list[ast.Call]]] = {}  # function id -> line -> the calls there
         self.memo = CallMemo()  # calls shared between evaluations, keyed on the inputs each read (analyzer.symbolic.memo)
+        self._class_functions: dict[str, bool] = {}  # function id -> whether it reads only its class argument
 
     @property
     def problems(self) -> list[str]:
@@ -249,6 +251,16 @@ class Program:
 
     def has_module(self, dotted: str) -> bool:
         return self.rel_of(dotted) is not None
+
+    def reads_only_its_class(self, function_id: str) -> bool:
+        """Whether the top-level function ``function_id`` reads nothing but its one (class) argument
+        (``symbolic.class_functions``), answered once per function."""
+        known = self._class_functions.get(function_id)
+        if known is None:
+            found = self.function(function_id)
+            known = found is not None and "." not in function_id.split("::", 1)[1] and reads_only_its_class(*found)
+            self._class_functions[function_id] = known
+        return known
 
     def function(self, function_id: str) -> tuple[Module, ast.FunctionDef] | None:
         rel, qualname = function_id.split("::", 1)
