@@ -27,6 +27,7 @@ from pathlib import Path
 from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
 from .trace import same_value
+from .verdict import resolves
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
 
@@ -139,7 +140,7 @@ def same_resolution(case: Case, explanation, accepted: frozenset, proposed: froz
     if accepted_run is None or proposed_run is None:
         return False
     a, p = accepted_run.trace, proposed_run.trace
-    if a.error is not None or p.error is not None or any(x.error is not None for x in (*a.alternatives, *p.alternatives)):
+    if not (resolves(a) and resolves(p)):
         return False
     names = {name for kind, name, _ in accepted if kind != "env"}
     if case.kind == "override":

@@ -1382,7 +1382,7 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
 def open_inputs(explanation: Explanation, alternatives) -> str:
     """In words, what the engine could not know that these outcomes depend on (``Alternative.inputs``), with
     the option that answers a draft model's config.json; the general words where the engine names none."""
-    inputs = list(dict.fromkeys(i for a in alternatives for i in getattr(a, "inputs", [])))
+    inputs = list(dict.fromkeys(i for a in alternatives for i in a.inputs))
     if not inputs:
         return "inputs the profile or the model config leave open"
     words = "; ".join(inputs[:2]) + (f"; and {len(inputs) - 2} more" if len(inputs) > 2 else "")
