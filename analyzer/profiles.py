@@ -114,7 +114,7 @@ class Profile:
         if name in self.probes:
             return self.probes[name]
         try:
-            return spec.derive(_Ask(self, env or {}, name))
+            return spec.derive(_Ask(self, {} if env is None else env, name))  # (no truth test: a memo's ReadLog notes it as a whole read)
         except Missing as missing:
             return Unknown(missing.reason, "input")
         except (TypeError, ValueError, AttributeError, IndexError, KeyError, ArithmeticError) as exc:

@@ -94,6 +94,26 @@ def test_an_env_var_modelconfig_reads_is_part_of_the_key(base):
 
 
 @pytest.mark.network
+def test_an_env_var_modelconfig_does_not_read_and_a_copy_of_the_profile_keep_it_shared(base):
+    """Only the env vars the call looked up are compared (a fix that adds SGLANG_ENABLE_SPEC_V2 reuses it), and
+    the profile is compared by value (each explanation of a fix builds its own copy of the same profile)."""
+    program = Program(base.tree.root)
+    first = run(base, program, env={ALLOW_LONGER: "1"})
+    assert first.error is None and len(program.memo) == 1
+    other_env = {ALLOW_LONGER: "1", "SGLANG_ENABLE_SPEC_V2": "1"}
+    copied = dataclasses.replace(base.profile)
+    assert copied is not base.profile and copied == base.profile
+    values = {**base.parsed.values, "context_length": 200000}
+    shared = evaluate(base.extraction, base.tree.root, values, other_env, copied, base.model, program=program)
+    assert program.memo.hits == 1
+    assert outcome(shared) == alone(base, env=other_env)
+    # another profile is another key
+    other = dataclasses.replace(base.profile, gpu_count=8)
+    evaluate(base.extraction, base.tree.root, values, other_env, other, base.model, program=program)
+    assert program.memo.hits == 1 and len(program.memo) == 2
+
+
+@pytest.mark.network
 def test_a_config_json_value_modelconfig_reads_is_part_of_the_key(base):
     program = Program(base.tree.root)
     roomy = longer_context(base, 400000)

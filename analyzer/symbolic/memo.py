@@ -52,6 +52,14 @@ _SHARED_TYPES = (ClassRef, ModuleRef, ExternalRef, Opaque, PathObj, EnvVar, Envs
                  ProbedObject, Unknown)
 
 
+def _profile_key(profile) -> str | None:
+    """The hardware profile by value: each explanation of a ``fix`` or a verdict builds its own copy of the
+    same profile (``explain.node_profile``), which an identity key never found again (10 of the 12
+    ModelConfig interpretations of ``fix`` on P1). A profile is a frozen dataclass; its repr names every
+    fact and answer, so equal reprs are equal profiles (equal profiles with other reprs only miss)."""
+    return None if profile is None else repr(profile)
+
+
 class Unsupported(Exception):
     """A value the memo cannot compare or carry over to another run: the call is not shared."""
 
@@ -152,6 +160,29 @@ class ReadLog(dict):
     del _all, _write
 
 
+class EffectiveEnvLog(ReadLog):
+    """``World.effective_env()`` while a shared call runs: the launch's env with what resolution set over it,
+    whose lookups are noted in both logs they come from (a probe's rule reads a variable or two of it)."""
+
+    def reading(self, sources: tuple) -> "EffectiveEnvLog":
+        self.sources = sources
+        return self.start()
+
+    def _note(self, key):
+        for source in self.sources:
+            source._note(key)
+
+    @property
+    def whole(self) -> bool:
+        return any(source.whole for source in self.sources)
+
+    @whole.setter
+    def whole(self, value: bool) -> None:
+        if value:
+            for source in self.sources:
+                source.whole = True
+
+
 class Journal:
     """What the interpreted call did that the run's state does not show afterwards (``World.journal``)."""
 
@@ -163,6 +194,7 @@ class Journal:
         self.entered: set[str] = set()  # functions called
         self.globals_read: dict[tuple[str, str], Any] = {}  # module constants found already evaluated -> value
         self.probes_asked: dict[str, bool] = {}  # probes asked -> whether the run had asked it before (no second event)
+        self.env_logs: tuple = ()  # (the launch's env, the env resolution set) as ReadLogs while the call runs
 
 
 class _InertHooks:
@@ -184,7 +216,7 @@ class _Placeholder:
 
 
 class _Entry:
-    __slots__ = ("class_function", "profile", "reads", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
+    __slots__ = ("class_function", "profile", "reads", "env_reads", "env_whole", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
                  "assumptions", "probes", "steps", "values_read", "journal", "origins")
 
 
@@ -317,8 +349,8 @@ class CallMemo:
             return None
         try:
             return (
-                ref.id, kind, extraction.content_hash, extraction.version, extraction.era, id(world.profile),
-                fingerprint(sorted(world.user_env.items())), fingerprint(world.env), "probes: see _matches",
+                ref.id, kind, extraction.content_hash, extraction.version, extraction.era, _profile_key(world.profile),
+                "env: see _matches", "env set: see _matches", "probes: see _matches",
                 fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
                 fingerprint(record.extra), fingerprint(record.stash), fingerprint(record.fallbacks), interp.depth,
             )
@@ -326,13 +358,22 @@ class CallMemo:
             return None
 
     def _matches(self, entry: _Entry, world) -> bool:
-        if (entry.profile is not world.profile and not entry.class_function) or world.interp.steps + entry.steps > _max_steps():
+        if (not entry.class_function and entry.profile != world.profile) or world.interp.steps + entry.steps > _max_steps():
             return False
         fields = world.record.fields
         try:
             for name, print_ in entry.reads.items():
                 if (fingerprint(fields[name]) if name in fields else _ABSENT) != print_:
                     return False
+            if entry.env_whole is not None:
+                if entry.env_whole != (fingerprint(sorted(world.user_env.items())), fingerprint(world.env)):
+                    return False
+            else:
+                envs = {"launch": world.user_env, "set": world.env}
+                for (which, name), print_ in entry.env_reads.items():
+                    env = envs[which]
+                    if (fingerprint(env[name]) if name in env else _ABSENT) != print_:
+                        return False
             for name, print_ in entry.globals_read.items():
                 if name not in world._globals or fingerprint(world._globals[name]) != print_:
                     return False
@@ -365,6 +406,9 @@ class CallMemo:
             world.hooks = _InertHooks()  # the interpreter then reports conditions and returns to the journal
         fields = record.fields
         log = record.fields = ReadLog(fields).start()
+        # the launch's env and what resolution set there, read like the fields: each name it looked up noted
+        journal.env_logs = (ReadLog(world.user_env).start(), ReadLog(world.env).start())
+        world.user_env, world.env = journal.env_logs
         config_paths: dict[tuple, Any] = {}
         _model_config_paths(world.model_config.hf_config.data, (), config_paths)
         before = (len(world.events), len(world.assumptions), len(interp.decisions.taken), interp.steps, world._module_values_read,
@@ -381,13 +425,15 @@ class CallMemo:
             world.journal = None
             world.hooks = hooks
             record.fields = dict.copy(log)
+            world.user_env, world.env = (dict.copy(env_log) for env_log in journal.env_logs)
 
     def _store(self, key, world, journal: Journal, log: ReadLog, before, result, frame) -> bool:
         interp, record = world.interp, world.record
         (events_at, assumptions_at, decisions_at, steps_at, values_at, globals_at, enums_at, probes_at, origins_at, passed_at,
          stopped_at, config_paths) = before
         hooks = world.hooks
-        if log.whole or log.written or len(interp.decisions.taken) != decisions_at:
+        user_env_log, env_log = journal.env_logs
+        if log.whole or log.written or user_env_log.written or env_log.written or len(interp.decisions.taken) != decisions_at:
             return False
         if hooks is not None and not isinstance(hooks, _InertHooks) and (len(hooks.passed) != passed_at or hooks.stopped != stopped_at):
             return False
@@ -426,6 +472,13 @@ class CallMemo:
         entry.class_function = class_function
         entry.profile = world.profile
         entry.reads = dict(log.reads)
+        if user_env_log.whole or env_log.whole:  # (the whole env: for a probe, os.environ) equal as a whole
+            entry.env_reads = None
+            entry.env_whole = (fingerprint(sorted(dict.items(user_env_log))), fingerprint(dict.copy(env_log)))
+        else:
+            entry.env_reads = {**{("launch", k): v for k, v in user_env_log.reads.items()},
+                               **{("set", k): v for k, v in env_log.reads.items()}}
+            entry.env_whole = None
         entry.globals_read = {name: fingerprint(value) for name, value in journal.globals_read.items() if name in globals_at}
         entry.globals_added = {name: _transplant(world._globals[name], memo, keep) for name in set(world._globals) - globals_at}
         entry.enums = {k: _transplant(dict(member.attrs), memo, keep) for k, member in world._enum_members.items()}
@@ -459,7 +512,7 @@ class CallMemo:
         """The key again once the call returned (the fields restored to a plain dict are not part of it)."""
         try:
             return key[:6] + (
-                fingerprint(sorted(world.user_env.items())), fingerprint(world.env), key[8],
+                key[6], key[7], key[8],
                 fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
                 fingerprint(world.record.extra), fingerprint(world.record.stash), fingerprint(world.record.fallbacks), world.interp.depth,
             )

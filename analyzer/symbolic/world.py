@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
 from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value
-from . import intrinsics
+from . import intrinsics, memo
 from .intrinsics import module_frame
 from ..knowledge import env_values
 from ..knowledge.probes import PROBES, Raises
@@ -519,9 +519,11 @@ class World:
 
     # -- env -------------------------------------------------------------------------------
     def effective_env(self) -> dict[str, str]:
-        env = dict(self.user_env)
-        for name, value in self.env.items():
+        env = dict(dict.items(self.user_env))
+        for name, value in dict.items(self.env):
             env[name] = str(value)
+        if self.journal is not None and self.journal.env_logs:
+            return memo.EffectiveEnvLog(env).reading(self.journal.env_logs)  # a shared call notes what it looks up
         return env
 
     def env_get(self, name: str) -> Any:
