@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -198,15 +197,13 @@ def run_symbolic(scenario: Scenario):
 
 
 def run_replay(scenario: Scenario, explanation, timeout_s: float = REPLAY_TIMEOUT_S):
-    """SGLang's own resolution of the same launch, with the model's config.json in a temporary directory."""
-    from . import models
-    from .replay.runner import replay
+    """SGLang's own resolution of the same launch in the scenario's release, with the model's config.json in a
+    temporary directory (``replay.launch_replay``); the Trace and that directory's path."""
+    from .replay.launch_replay import replay_launch
 
-    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as model_dir:
-        models.materialize(explanation.model, model_dir)
-        trace = replay(list(explanation.launch.argv), explanation.env, explanation.profile,
-                       version=scenario.version, model_dir=model_dir, timeout_s=timeout_s)
-        return trace, model_dir
+    done = replay_launch(explanation.launch.argv, explanation.env, explanation.profile, explanation.model,
+                         {"version": scenario.version}, timeout_s=timeout_s, create_missing=True)
+    return done.trace, done.model_dir
 
 
 def check_expectation(scenario: Scenario, trace) -> list[str]:

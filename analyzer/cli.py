@@ -661,30 +661,19 @@ def ensure_replay_env(place: dict) -> None:
 
 
 def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib: int | None = DEFAULT_MEMORY_MIB):
-    """Replay ``run``'s launch and fill in its trace. A known model config goes with it (a temporary
-    model directory locally, its content over ssh), except on a native ssh replay without
-    --model-config (``model_given``): the node reads its own."""
-    import tempfile
-
-    from .replay.runner import replay
+    """Replay ``run``'s launch and fill in its trace (``replay.launch_replay``: a known model config goes
+    with it, except on a native ssh replay without --model-config, ``model_given``: the node reads its own)."""
+    from .replay.launch_replay import replay_launch, sends_model
     from .replay_view import NODE_MODEL_NOTE, describe_place
 
-    native = run.profile is None or getattr(run.profile, "native", False)
-    if place["ssh"] is not None and native and not model_given:
+    if run.model is not None and not sends_model(run.model, run.profile, place, model_given):
         run.model, run.model_note = None, NODE_MODEL_NOTE
     ensure_replay_env(place)
     run.where = describe_place(place)
-    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp:
-        model_kwargs = {}
-        if run.model is not None and place["ssh"] is None:
-            from .models import materialize
-
-            run.model_dir = model_kwargs["model_dir"] = str(materialize(run.model, tmp))
-        elif run.model is not None:
-            model_kwargs["model_config"] = run.model.config
-        with terminal.step(f"replaying the launch through SGLang's own code in {run.where} (at most {timeout_s:.0f} s)"):
-            run.trace = replay(list(run.launch.argv), run.env, run.profile, timeout_s=timeout_s, memory_mib=memory_mib,
-                               create_missing=False, **place, **model_kwargs)
+    with terminal.step(f"replaying the launch through SGLang's own code in {run.where} (at most {timeout_s:.0f} s)"):
+        done = replay_launch(run.launch.argv, run.env, run.profile, run.model, place, timeout_s=timeout_s,
+                             memory_mib=memory_mib, model_given=model_given)
+    run.trace, run.model_dir = done.trace, done.model_dir
     return run
 
 
@@ -1015,12 +1004,14 @@ def profiles_cmd(check_env_file: str | None) -> None:
 @click.option("--since", metavar="VERSION", help="The release this launch works on now: a flag the target rejects is traced back to the release that removed it.")
 @click.option("--replay", "run_replay", is_flag=True, help="Replay the launch through SGLang's own code and say whether it confirms the prediction.")
 @click.option("--replay-trace", type=click.Path(dir_okay=False, exists=True), help="A replay Trace (JSON) recorded earlier, to compare instead of replaying.")
+@replay_target_options
 @click.option("--error", "error_text", help="An error you saw: the report says whether these inputs produce it, and which inputs do.")
 @click.option("--no-redact", "keep_secrets", is_flag=True,
               help="Keep secrets in the report (env vars named like HF_TOKEN, the values of --api-key and the like, "
                    "hf_.../sk-... tokens); by default they are written as <redacted>.")
 def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name,
-               output, fmt, fields, since, run_replay, replay_trace, error_text, keep_secrets):
+               output, fmt, fields, since, run_replay, replay_trace, python_path, ssh_target, ssh_config, timeout_s, memory_mib,
+               error_text, keep_secrets):
     """Write a report of the launch for a GitHub issue: summary, environment, overrides, the error and its cause,
     a Mermaid diagram of the chain, the full trace; every site a permalink to the release.
 
@@ -1033,14 +1024,19 @@ def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
         raise SgtraceError(f"--since {since!r} is not a version number", hint="e.g. --since 0.5.11")
     if run_replay and replay_trace:
         raise SgtraceError("give --replay or --replay-trace, not both", hint="--replay runs it now; --replay-trace reads one recorded earlier")
+    check_replay_options(run_replay, python_path, ssh_target, ssh_config, None)
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    place = None
+    if run_replay:
+        place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, sources.resolve(request.sglang).version)
     report = report_module.build_report(request, fields=list(fields), since=since, observed_error=error_text,
-                                        replay_fixes=run_replay)
+                                        replay_fixes=run_replay, replay_place=place, replay_timeout_s=timeout_s,
+                                        replay_memory_mib=memory_mib)
     if report.explanation is not None:
         for name in fields:
             check_field(report.explanation.extraction, name)
         if run_replay:
-            report.replay = report_replay.run(report.explanation)
+            report.replay = report_replay.run(report.explanation, timeout_s, place, memory_mib)
         elif replay_trace:
             report.replay = report_replay.compare(report.explanation, report_replay.load_trace(replay_trace))
     if output == "-":

@@ -634,28 +634,21 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
     """Replay a verified candidate through SGLang's own code: on ``ssh``, in ``python``, else in the
     replay environment of ``version`` (default: the explained release). None when there is no such
     environment (it is never built here)."""
-    import tempfile
-
     from .errors import SgtraceError
-    from .models import materialize
     from .replay import envs
+    from .replay.launch_replay import replay_launch
     from .replay.process import DEFAULT_MEMORY_MIB
-    from .replay.runner import replay
 
     version = version or explanation.trace.sglang_version
     if python is None and ssh is None and envs.env_python(version) is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="sgtrace-fix-") as model_dir:
-        if explanation.model is not None:
-            materialize(explanation.model, model_dir)
-        try:
-            trace = replay(candidate.argv, candidate.env, explanation.profile, python=python, ssh=ssh,
-                           version=None if (python or ssh) else version,
-                           model_dir=model_dir if explanation.model is not None and ssh is None else None,
-                           timeout_s=timeout_s, memory_mib=memory_mib if memory_mib is not None else DEFAULT_MEMORY_MIB,
-                           create_missing=False)
-        except SgtraceError as exc:
-            return f"not replayed ({exc.message})"
+    place = {"ssh": ssh, "python": python, "version": None if (python or ssh) else version}
+    try:
+        trace = replay_launch(candidate.argv, candidate.env, explanation.profile, explanation.model, place, timeout_s=timeout_s,
+                              memory_mib=memory_mib if memory_mib is not None else DEFAULT_MEMORY_MIB,
+                              model_given=bool(explanation.request.model_config)).trace
+    except SgtraceError as exc:
+        return f"not replayed ({exc.message})"
     if trace.error is not None:
         return f"raises {trace.error.exc_type}: {trace.error.message}"
     return "resolves"

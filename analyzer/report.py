@@ -74,7 +74,8 @@ class Report:
         return RESOLVES
 
 
-def find_fixes(explanation: Explanation, replay: bool = False):
+def find_fixes(explanation: Explanation, replay: bool = False, place: dict | None = None, timeout_s: float = 120,
+               memory_mib: int | None = None):
     """Verified fixes for the predicted error (``analyzer.fix``), or None: no error, or no fix module (optional section).
 
     Fixes are replayed only when the report is (``replay``): a report must not
@@ -87,7 +88,8 @@ def find_fixes(explanation: Explanation, replay: bool = False):
     except ImportError:
         return None
     if "replay" in inspect.signature(fix.find_fixes).parameters:
-        return fix.find_fixes(explanation.request, explanation, replay=replay)
+        where = {} if place is None else {key: place.get(key) for key in ("python", "ssh", "version")}
+        return fix.find_fixes(explanation.request, explanation, replay=replay, timeout_s=timeout_s, memory_mib=memory_mib, **where)
     return fix.find_fixes(explanation.request, explanation)
 
 
@@ -106,13 +108,17 @@ def build_report(
     replay: ReplayOutcome | None = None,
     observed_error: str | None = None,
     replay_fixes: bool = False,
+    replay_place: dict | None = None,
+    replay_timeout_s: float = 120,
+    replay_memory_mib: int | None = None,
 ) -> Report:
     """Everything a report states about one launch on one SGLang release.
 
     ``since``: the release the command works on now; a flag the target lacks is
     traced back between the two. ``replay``: a replay's verdict to state.
     ``observed_error``: an error the user saw, held against these inputs.
-    ``replay_fixes``: also replay the verified fixes (``analyzer.fix``).
+    ``replay_fixes``: also replay the verified fixes (``analyzer.fix``), at ``replay_place`` when given
+    (``--python``/``--ssh``; else the release's replay environment, never built for them).
     Bad input (a missing file, an unknown profile) raises ``SgtraceError``; a
     command line the release's parser rejects becomes the report's subject.
     """
@@ -142,7 +148,8 @@ def build_report(
         from .diagnose import diagnose, read_error
 
         report.diagnosis = diagnose(request, read_error(text=observed_error))
-    report.fixes = find_fixes(report.explanation, replay=replay_fixes)
+    report.fixes = find_fixes(report.explanation, replay=replay_fixes, place=replay_place, timeout_s=replay_timeout_s,
+                              memory_mib=replay_memory_mib)
     return report
 
 

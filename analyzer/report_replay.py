@@ -8,7 +8,6 @@ Explanation (or reads a Trace it recorded) and compares the two traces with
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,31 +100,32 @@ def load_trace(path: str | Path) -> Trace:
     return Trace.from_dict(data)
 
 
-def replay_trace(explanation: Explanation, timeout_s: float = 180) -> Trace:
-    """Replay the explained launch through SGLang's own code, emulating the profile (native without one).
-
-    The model's config.json goes to a temporary directory that stands in for ``--model-path``.
-    """
+def replay_trace(explanation: Explanation, timeout_s: float = 180, place: dict | None = None,
+                 memory_mib: int | None = None) -> Trace:
+    """Replay the explained launch through SGLang's own code, emulating the profile (native without one):
+    at ``place`` (``--python``/``--ssh``, see ``replay.launch_replay``), by default in the replay environment
+    of the explained release (built when missing), or this interpreter for the installed SGLang."""
     try:
-        from .replay.runner import replay
+        from .replay.launch_replay import replay_launch
+        from .replay.process import DEFAULT_MEMORY_MIB
+        from .replay_view import describe_place
     except ImportError:
         raise SgtraceError("replay is not available in this sgtrace", hint="run without --replay") from None
-    from .models import materialize
     from .terminal import progress, step
 
     profile = explanation.profile
     emulated = None if profile is None or getattr(profile, "native", False) else profile
-    target = {"version": explanation.tree.version} if explanation.tree.origin != "installed" else {}
-    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as model_dir:
-        if explanation.model is not None:
-            materialize(explanation.model, model_dir)
-            target["model_dir"] = model_dir
-        where = f"the replay environment of SGLang {target['version']}" if "version" in target else "this interpreter"
-        with step(f"replaying the launch through SGLang's own code in {where} (at most {timeout_s:.0f} s)"):
-            return replay(list(explanation.launch.argv), explanation.env, emulated, timeout_s=timeout_s, log=progress,
-                          **target)
+    if place is None:
+        place = {"ssh": None, "python": None,
+                 "version": explanation.tree.version if explanation.tree.origin != "installed" else None}
+    where = describe_place(place)
+    with step(f"replaying the launch through SGLang's own code in {where} (at most {timeout_s:.0f} s)"):
+        return replay_launch(explanation.launch.argv, explanation.env, emulated, explanation.model, place, timeout_s=timeout_s,
+                             memory_mib=memory_mib if memory_mib is not None else DEFAULT_MEMORY_MIB,
+                             model_given=bool(explanation.request.model_config), create_missing=place.get("version") is not None,
+                             log=progress).trace
 
 
-def run(explanation: Explanation, timeout_s: float = 180) -> ReplayOutcome:
-    """Replay the explained launch and compare the replay with the prediction."""
-    return compare(explanation, replay_trace(explanation, timeout_s))
+def run(explanation: Explanation, timeout_s: float = 180, place: dict | None = None, memory_mib: int | None = None) -> ReplayOutcome:
+    """Replay the explained launch (at ``place``, see ``replay_trace``) and compare the replay with the prediction."""
+    return compare(explanation, replay_trace(explanation, timeout_s, place, memory_mib))

@@ -333,3 +333,25 @@ def test_report_replay_confirms_p1(scenario_reports):
     finally:
         report.replay = None
     assert "Confirmed: the replay through SGLang 0.5.11's own code agrees (emulated profile rtx-pro-6000-blackwell" in text
+
+
+def test_report_replay_options_need_replay(tmp_path, capsys):
+    out = tmp_path / "r.md"
+    assert main(["report", "--sglang", "0.5.11", "--args", "--model-path /m", "--python", "/nowhere/python", "-o", str(out)]) == 2
+    assert "--python, --ssh and --ssh-config choose where --replay runs" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.replay
+def test_report_replay_runs_where_python_says(replay_env, tmp_path):
+    """report --replay --python PATH replays there (it used the release's replay environment, whatever was given),
+    through the one replay launcher every command uses (analyzer/replay/launch_replay.py)."""
+    from analyzer.replay import envs
+
+    replay_env("0.5.11")
+    python = str(envs.env_python("0.5.11"))
+    out = tmp_path / "r.json"
+    assert main(["report", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", "fixtures/inputs/p1.service",
+                 "--replay", "--python", python, "--timeout", "300", "-o", str(out), "--format", "json"]) == 0
+    replay = json.loads(out.read_text())["report"]["replay"]
+    assert replay["where"] == python and replay["how"] == "emulated" and replay["confirmed"], replay["differences"]

@@ -1,0 +1,63 @@
+"""One replay of a launch, wherever it runs: what every command that replays calls.
+
+``explain --replay`` and ``replay``, ``fix --replay``, ``report --replay`` and ``make agreement``
+replay a launch the same way: SGLang's own code on the launch's argv and env, with the hardware
+profile emulated (or the node's own, natively), and the model's config.json standing in for
+``--model-path``. Where it runs is a *place*: the runner's keywords ``ssh``, ``python`` and
+``version`` (the replay environment of that release), as ``cli.replay_place`` makes them from
+``--ssh``/``--python``/``--sglang``. The model's config.json goes as a temporary model directory
+locally and as its content over ssh, except on a native replay over ssh without
+``--model-config``: the node reads its own at ``--model-path``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..trace import Trace
+from .process import DEFAULT_MEMORY_MIB
+
+PLACE_KEYS = ("ssh", "python", "version")
+
+
+@dataclass
+class LaunchReplay:
+    """What one replay gave: its Trace, and the directory that stood in for ``--model-path`` (removed since;
+    the comparison maps its path back to the user's)."""
+
+    trace: Trace
+    model_dir: str | None = None
+    model_sent: bool = False  # False: the node's own config.json (a native replay over ssh)
+
+
+def sends_model(model, profile, place: Mapping[str, Any], model_given: bool) -> bool:
+    """Whether the model's config.json goes with the replay (see the module docstring)."""
+    native = profile is None or getattr(profile, "native", False)
+    return model is not None and not (place.get("ssh") is not None and native and not model_given)
+
+
+def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, place: Mapping[str, Any], *,
+                  timeout_s: float = 120, memory_mib: int | None = DEFAULT_MEMORY_MIB, model_given: bool = True,
+                  create_missing: bool = False, log: Callable[[str], None] | None = None) -> LaunchReplay:
+    """Replay ``argv`` with ``env`` at ``place`` (``ssh``/``python``/``version``), emulating ``profile`` (None or a
+    native profile: the target's own hardware), with ``model``'s config.json (``models.ModelInfo``) standing in
+    for the launch's model. ``create_missing`` builds a missing replay environment; the runner's errors
+    (``ReplayError``, ``SgtraceError``) propagate."""
+    from ..models import materialize
+    from .runner import replay
+
+    where = {key: place.get(key) for key in PLACE_KEYS}
+    send = sends_model(model, profile, where, model_given)
+    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp:
+        model_kwargs: dict[str, Any] = {}
+        model_dir = None
+        if send and where["ssh"] is None:
+            model_dir = model_kwargs["model_dir"] = str(materialize(model, tmp))
+        elif send:
+            model_kwargs["model_config"] = model.config
+        trace = replay(list(argv), env, profile, timeout_s=timeout_s, memory_mib=memory_mib, create_missing=create_missing,
+                       log=log, **where, **model_kwargs)
+    return LaunchReplay(trace, model_dir, send)
