@@ -428,9 +428,9 @@ def replay_target_options(func):
         click.option("--ssh-config", type=click.Path(dir_okay=False, exists=True), help="An ssh_config file for --ssh (ssh -F FILE)."),
         click.option("--timeout", "timeout_s", type=SECONDS, default=120.0, show_default=True,
                      help=f"Seconds before the replay is stopped ({SECONDS.min:g} to {SECONDS.max:g})."),
-        click.option("--memory-limit", "memory_mib", type=click.IntRange(min=256), default=DEFAULT_MEMORY_MIB,
-                     show_default=True, metavar="MIB",
-                     help="Address space a replay may map, in MiB (RLIMIT_AS; over --ssh: ulimit -v)."),
+        click.option("--memory-limit", "memory_mib", type=click.IntRange(min=256), default=None, metavar="MIB",
+                     help=f"Address space a replay may map, in MiB (RLIMIT_AS; over --ssh: ulimit -v). Default: {DEFAULT_MEMORY_MIB} "
+                          "for an emulated profile; none for a native replay (a real GPU's CUDA driver maps more when it starts)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -635,7 +635,7 @@ def model_path_in(argv) -> str | None:
     return None
 
 
-def replay_request(request, place: dict, timeout_s: float, memory_mib: int | None = DEFAULT_MEMORY_MIB):
+def replay_request(request, place: dict, timeout_s: float, memory_mib: int | None = None):
     """``sgtrace replay``: read the launch, env, profile and model as explain does, then replay."""
     from types import SimpleNamespace
 
@@ -660,7 +660,7 @@ def ensure_replay_env(place: dict) -> None:
         envs.create_env(place["version"], log=progress)
 
 
-def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib: int | None = DEFAULT_MEMORY_MIB):
+def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib: int | None = None):
     """Replay ``run``'s launch and fill in its trace (``replay.launch_replay``: a known model config goes
     with it, except on a native ssh replay without --model-config, ``model_given``: the node reads its own)."""
     from .replay.launch_replay import replay_launch, sends_model
@@ -696,7 +696,7 @@ def run_replay_or_fail(job, as_json: bool, data: dict | None = None):
 
 
 def replay_and_compare(request, explanation, place: dict, timeout_s: float, data: dict | None,
-                       memory_mib: int | None = DEFAULT_MEMORY_MIB) -> bool:
+                       memory_mib: int | None = None) -> bool:
     """explain --replay: replay the explained launch, print (or add to ``data``) the agreement; True when it agrees."""
     from .compare import compare, render_comparison
     from .replay_view import ReplayRun, agreement_heading, comparison_json, replay_json
@@ -722,7 +722,7 @@ class FixReplay:
 
     place: dict
     timeout_s: float = 120.0
-    memory_mib: int | None = DEFAULT_MEMORY_MIB
+    memory_mib: int | None = None
 
 
 def compute_fixes(request, explanation, message=None, guards=None, replay_with: FixReplay | None = None):

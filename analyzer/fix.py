@@ -637,7 +637,6 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
     from .errors import SgtraceError
     from .replay import envs
     from .replay.launch_replay import replay_launch
-    from .replay.process import DEFAULT_MEMORY_MIB
 
     version = version or explanation.trace.sglang_version
     if python is None and ssh is None and envs.env_python(version) is None:
@@ -645,7 +644,7 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
     place = {"ssh": ssh, "python": python, "version": None if (python or ssh) else version}
     try:
         trace = replay_launch(candidate.argv, candidate.env, explanation.profile, explanation.model, place, timeout_s=timeout_s,
-                              memory_mib=memory_mib if memory_mib is not None else DEFAULT_MEMORY_MIB,
+                              memory_mib=memory_mib,
                               model_given=bool(explanation.request.model_config)).trace
     except SgtraceError as exc:
         return f"not replayed ({exc.message})"

@@ -107,7 +107,6 @@ def replay_trace(explanation: Explanation, timeout_s: float = 180, place: dict |
     of the explained release (built when missing), or this interpreter for the installed SGLang."""
     try:
         from .replay.launch_replay import replay_launch
-        from .replay.process import DEFAULT_MEMORY_MIB
         from .replay_view import describe_place
     except ImportError:
         raise SgtraceError("replay is not available in this sgtrace", hint="run without --replay") from None
@@ -121,7 +120,7 @@ def replay_trace(explanation: Explanation, timeout_s: float = 180, place: dict |
     where = describe_place(place)
     with step(f"replaying the launch through SGLang's own code in {where} (at most {timeout_s:.0f} s)"):
         return replay_launch(explanation.launch.argv, explanation.env, emulated, explanation.model, place, timeout_s=timeout_s,
-                             memory_mib=memory_mib if memory_mib is not None else DEFAULT_MEMORY_MIB,
+                             memory_mib=memory_mib,
                              model_given=bool(explanation.request.model_config), create_missing=place.get("version") is not None,
                              log=progress).trace
 

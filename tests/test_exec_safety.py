@@ -255,8 +255,15 @@ def test_local_replay_runs_under_a_memory_limit(capsys, tmp_path):
     code, _out, err = run(capsys, "replay", "--args", "--model-path m", "--python", python, "--timeout", "5", "--memory-limit", "3000")
     assert code == 2 and err.count("\n") == 1  # the fake prints no trace
     assert seen.read_text().strip() == str(3000 * 1024)  # KiB
-    code, _out, _err = run(capsys, "replay", "--args", "--model-path m", "--python", python, "--timeout", "5")
+    # not given: the default for an emulated profile; none for a native replay, whose real CUDA driver maps more
+    # address space when it starts than any such cap (on an H200 under 8192 MiB torch found no CUDA device)
+    code, _out, _err = run(capsys, "replay", "--args", "--model-path m", "--python", python, "--timeout", "5", "--profile", "h200")
     assert seen.read_text().strip() == str(process.DEFAULT_MEMORY_MIB * 1024)
+    code, _out, _err = run(capsys, "replay", "--args", "--model-path m", "--python", python, "--timeout", "5")
+    assert seen.read_text().strip() == "unlimited"
+    code, _out, _err = run(capsys, "replay", "--args", "--model-path m", "--python", python, "--timeout", "5", "--profile", "native",
+                           "--memory-limit", "4096")
+    assert seen.read_text().strip() == str(4096 * 1024)  # given, it holds for a native replay too
 
 
 def test_ssh_remote_command_caps_memory():

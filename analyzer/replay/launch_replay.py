@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..trace import Trace
-from .process import DEFAULT_MEMORY_MIB
+from .limits import address_space_limit
 
 PLACE_KEYS = ("ssh", "python", "version")
 
@@ -33,22 +33,28 @@ class LaunchReplay:
     model_sent: bool = False  # False: the node's own config.json (a native replay over ssh)
 
 
+def is_native(profile) -> bool:
+    """No profile, or ``--profile native``: the target's own hardware answers."""
+    return profile is None or bool(getattr(profile, "native", False))
+
+
 def sends_model(model, profile, place: Mapping[str, Any], model_given: bool) -> bool:
     """Whether the model's config.json goes with the replay (see the module docstring)."""
-    native = profile is None or getattr(profile, "native", False)
-    return model is not None and not (place.get("ssh") is not None and native and not model_given)
+    return model is not None and not (place.get("ssh") is not None and is_native(profile) and not model_given)
 
 
 def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, place: Mapping[str, Any], *,
-                  timeout_s: float = 120, memory_mib: int | None = DEFAULT_MEMORY_MIB, model_given: bool = True,
+                  timeout_s: float = 120, memory_mib: int | None = None, model_given: bool = True,
                   create_missing: bool = False, log: Callable[[str], None] | None = None) -> LaunchReplay:
     """Replay ``argv`` with ``env`` at ``place`` (``ssh``/``python``/``version``), emulating ``profile`` (None or a
     native profile: the target's own hardware), with ``model``'s config.json (``models.ModelInfo``) standing in
-    for the launch's model. ``create_missing`` builds a missing replay environment; the runner's errors
-    (``ReplayError``, ``SgtraceError``) propagate."""
+    for the launch's model. ``memory_mib``: ``--memory-limit``, None when not given (``limits.address_space_limit``:
+    the default for an emulated replay, none for a native one). ``create_missing`` builds a missing replay
+    environment; the runner's errors (``ReplayError``, ``SgtraceError``) propagate."""
     from ..models import materialize
     from .runner import replay
 
+    memory_mib = address_space_limit(memory_mib, is_native(profile))
     where = {key: place.get(key) for key in PLACE_KEYS}
     send = sends_model(model, profile, where, model_given)
     with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp:
