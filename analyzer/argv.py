@@ -38,13 +38,11 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import difflib
 import json
 import re
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +109,8 @@ def human_readable_int(value: str) -> int:
     iec_multiplier = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
     if match:
+        from decimal import Decimal  # a suffixed value only (a warm run imports neither decimal nor difflib)
+
         number, suffix = match.groups()
         if suffix in iec_multiplier:
             if "." in number:
@@ -906,6 +906,8 @@ def _choice_hint(message: str) -> str:
         return "pick one of the listed choices"
     value = _unquote(match.group(1))
     choices = [_unquote(c.strip()) for c in match.group(2).split(",")]
+    import difflib  # a refused value only
+
     close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]}? (choices: {', '.join(choices)})"
@@ -947,6 +949,8 @@ def _unrecognized(
 
 def _unknown_hint(parser: argparse.ArgumentParser, typed: str, known_elsewhere: Mapping[str, str] | None) -> str:
     """Did-you-mean over every option string of the version, and what is known of the flag elsewhere."""
+    import difflib  # an unknown flag only
+
     options = [o for a in parser._actions for o in a.option_strings]
     close = list(dict.fromkeys(_prefix_matches(options, typed) + difflib.get_close_matches(typed, options, n=MAX_SUGGESTIONS, cutoff=0.6)))
     close = close[:MAX_SUGGESTIONS]

@@ -13,7 +13,6 @@ Exit codes:
 from __future__ import annotations
 
 import codecs
-import difflib
 import gc
 import math
 import os
@@ -74,6 +73,8 @@ def check_field(extraction: Extraction, name: str) -> None:
     known = set(extraction.fields) | {s.field for s in extraction.sites if s.field}
     if name in known:
         return
+    import difflib  # only for a name that is not known: a warm run does not import it
+
     close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(close)}?" if close else "`sgtrace flags` lists the flags and the fields they set"
     raise UnknownFieldError(f"SGLang {extraction.version} has no field {name!r}", hint=hint)

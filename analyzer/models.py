@@ -13,7 +13,6 @@ written; the symbolic engine holds it as that release's config classes load it
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from importlib import resources
@@ -92,6 +91,8 @@ def _builtin_name(name: str) -> str | None:
 
 def _unknown_model(name: str, match: str) -> SgtraceError:
     names = sorted(_builtin_files())
+    import difflib  # a name that is not known only
+
     close = difflib.get_close_matches(match, names, n=1, cutoff=0.5)
     hint = f"did you mean {close[0]!r}? " if close else ""
     hint += f"built-in models: {', '.join(names)}; or give a config.json or a model directory"

@@ -35,7 +35,6 @@ hundred MiB, and the value feeds SGLang's ``mem_fraction_static`` arithmetic.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import re
 import tomllib
@@ -260,6 +259,8 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 def _did_you_mean(word: str, choices: Iterable[str], listing: str | None = None) -> str:
     """A hint with the closest choice, then ``listing`` (default: every choice)."""
     choices = sorted(choices)
+    import difflib  # a name that is not known only
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
     known = listing or f"known: {', '.join(choices)}"
     return f"did you mean {close[0]!r}? {known}" if close else known

@@ -86,12 +86,14 @@ def tree_stamp(root: Path) -> str:
     """A hash of the tree's path and of the names, sizes and mtimes of the files ``tree_hash``
     reads: a stat per file, no reading."""
     digest = hashlib.sha256(str(Path(root).resolve()).encode() + b"\0")
+    lines = []
     for rel, path, entry in _hashed_entries(root):
         try:
             info = entry.stat() if entry is not None else os.stat(path)  # both follow a link, like ``tree_hash``'s read
         except OSError:
             continue
-        digest.update(f"{rel}\0{info.st_mtime_ns}\0{info.st_size}\n".encode("utf-8", "surrogateescape"))
+        lines.append(f"{rel}\0{info.st_mtime_ns}\0{info.st_size}\n")
+    digest.update("".join(lines).encode("utf-8", "surrogateescape"))  # the same bytes as one update a file
     return digest.hexdigest()[:32]
 
 

@@ -112,6 +112,25 @@ def nesting_depth(tree: ast.AST, stop: int) -> int:
     return depth
 
 
+def ast_nodes(tree: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(tree))``: the same nodes in the same order (breadth first, children in field order),
+    without a generator per node: twice as fast over SGLang's long functions, which the verdict walks for
+    each condition it reads (``Program.calls_at``, ``Program.local_assignments``)."""
+    node_type = ast.AST
+    found = [tree]
+    add = found.append
+    for node in found:  # the list grows while it is read: a queue that keeps what it served
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        add(item)
+            elif isinstance(value, node_type):
+                add(value)
+    return found
+
+
 def _lazy_import(name: str):
     """``name`` imported on first attribute access (``importlib.util.LazyLoader``).
 

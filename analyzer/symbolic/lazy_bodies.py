@@ -29,7 +29,7 @@ import sys
 
 from ..cache import write_atomic
 from ..errors import SgtraceError
-from ..extract.parse import SourceProblem, parse_python, parse_unchecked
+from ..extract.parse import SourceProblem, fewer_collections, parse_python, parse_unchecked
 from ..safe_read import read_file
 from ..sources import cache_root
 
@@ -228,7 +228,8 @@ def _loader(lines: list[bytes], first: int, last: int, end_col: int, rel: str, k
     def load() -> list:
         text = b"\n" * (first - 2) + b"if 1:\n" + b"\n".join(lines[first - 1: last]) + b"\n"
         try:
-            wrapper = parse_unchecked(text, rel).body[0]
+            with fewer_collections():  # as the module's own parse: a collection here walks the whole heap of the run
+                wrapper = parse_unchecked(text, rel).body[0]
         except (SourceProblem, SyntaxError, ValueError, RecursionError, MemoryError):
             wrapper = None
         if isinstance(wrapper, ast.If) and wrapper.body and wrapper.body[0].lineno == first and (wrapper.body[-1].end_lineno, wrapper.body[-1].end_col_offset) == (last, end_col):

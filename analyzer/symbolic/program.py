@@ -21,7 +21,7 @@ from pathlib import Path
 from .class_functions import reads_only_its_class
 from .lazy_bodies import parse_module
 from .memo import CallMemo
-from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, read_source, resolve_relative
+from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, read_source, resolve_relative, ast_nodes
 
 
 @dataclass
@@ -103,7 +103,7 @@ MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "add", "po
 
 
 def _mutates(stmt: ast.stmt, name: str) -> bool:
-    for node in ast.walk(stmt):
+    for node in ast_nodes(stmt):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
             if isinstance(node.func.value, ast.Name) and node.func.value.id == name:
                 return True
@@ -277,7 +277,7 @@ class Program:
             found = self.function(function_id)
             table: dict[int, list[ast.Call]] = {}
             if found is not None:
-                for node in ast.walk(found[1]):
+                for node in ast_nodes(found[1]):
                     if isinstance(node, ast.Call):
                         table.setdefault(node.lineno, []).append(node)
             self._calls_by_line[function_id] = table
@@ -290,7 +290,7 @@ class Program:
             table: dict[str, list[tuple[int, str]]] = {}
             if found is not None:
                 module, node = found
-                for child in ast.walk(node):
+                for child in ast_nodes(node):
                     if isinstance(child, ast.Assign):
                         for target in child.targets:
                             # ``a, b = f(x)``: each name is built from the whole right-hand side
