@@ -488,6 +488,9 @@ def test_native_replay_sees_no_gpu(fake_era_a):
     assert trace.profile == "native"
     assert trace.final["attention_backend"] == "triton"
     assert trace.final["gpu_mem"] is None
+    # SGLang's own probes answered on this machine, and say so (not "on the emulated node")
+    hows = {p["how"] for p in trace.probes if p["how"].startswith("SGLang's ")}
+    assert hows and all(h.endswith(" on this machine (native)") for h in hows), hows
 
 
 def test_user_env_reaches_the_replay_and_outside_sglang_vars_do_not(fake_era_a, monkeypatch):

@@ -329,6 +329,7 @@ class Recorder:
         self._probe_keys = set()
         self._notes = set()
         self.suppress = 0  # >0: hooks do not record (our own calls, nested recorders)
+        self.node = "the emulated node"  # where SGLang's probes ran, in words: this machine in a native replay
 
     # -- transport -----------------------------------------------------------
     def send(self, obj):
@@ -1747,7 +1748,7 @@ def _probe_wrapper(modname, name, fn, rec, override=None):
                 raise answer.exception()
         else:
             answer = fn(*args, **kwargs)
-            how = "SGLang's %s.%s() on the emulated node" % (modname.rsplit(".", 1)[-1], name)
+            how = "SGLang's %s.%s() on %s" % (modname.rsplit(".", 1)[-1], name, rec.node)
         if rec.suppress == 0:
             label = name + "(" + ", ".join([_safe_repr(a) for a in args] + ["%s=%r" % kv for kv in kwargs.items()]) + ")"
             rec.probe(label, answer, how)
@@ -2555,6 +2556,7 @@ def main(input_text):
                     ctx["smi_log"] = install_fake_binaries(profile, rec, tmp)
                 install_node_files(profile.get("files"), rec)
             else:
+                rec.node = "this machine (native)"
                 rec.note("native replay: the hardware of the machine the replay runs on answers every probe")
 
             # -- hooks that must be in place before SGLang's modules run
@@ -2709,7 +2711,7 @@ def hook_platform(mod, rec, overrides):
     def __getattr__(self, name):
         value = orig(self, name)
         if rec.suppress == 0 and not name.startswith("_"):
-            rec.probe("get_platform()." + name, value, "SGLang's runtime_context.get_platform() on the emulated node")
+            rec.probe("get_platform()." + name, value, "SGLang's runtime_context.get_platform() on %s" % rec.node)
         return value
 
     ctx_cls.__getattr__ = __getattr__
