@@ -92,34 +92,20 @@ def parse_unchecked(source, filename: str = "<unknown>") -> ast.Module:
 
 def nesting_depth(tree: ast.AST, stop: int) -> int:
     """The depth of ``tree``, level by level without recursion; counting stops past ``stop``."""
-    node_type = ast.AST
     level = [tree]
     depth = 0
     while level and depth <= stop:
         depth += 1
         below: list = []
-        add = below.append
-        for node in level:
-            for name in node._fields:
-                value = getattr(node, name, None)
-                if isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, node_type):
-                            add(item)
-                elif isinstance(value, node_type):
-                    add(value)
+        _add_children(level, below.append)
         level = below
     return depth
 
 
-def ast_nodes(tree: ast.AST) -> list[ast.AST]:
-    """``list(ast.walk(tree))``: the same nodes in the same order (breadth first, children in field order),
-    without a generator per node: twice as fast over SGLang's long functions, which the verdict walks for
-    each condition it reads (``Program.calls_at``, ``Program.local_assignments``)."""
+def _add_children(nodes, add) -> None:
+    """``add`` each child node of each of ``nodes``, in field order (``ast.iter_child_nodes``' order)."""
     node_type = ast.AST
-    found = [tree]
-    add = found.append
-    for node in found:  # the list grows while it is read: a queue that keeps what it served
+    for node in nodes:
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
@@ -128,6 +114,18 @@ def ast_nodes(tree: ast.AST) -> list[ast.AST]:
                         add(item)
             elif isinstance(value, node_type):
                 add(value)
+
+
+def ast_nodes(tree: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(tree))``: the same nodes in the same order (breadth first, children in field order),
+    without a generator per node: twice as fast over SGLang's long functions, which the verdict walks for
+    each condition it reads (``Program.calls_at``, ``Program.local_assignments``)."""
+    found = [tree]
+    start = 0
+    while start < len(found):  # level by level: the order of ast.walk's queue
+        end = len(found)
+        _add_children(found[start:end], found.append)
+        start = end
     return found
 
 
