@@ -1,6 +1,6 @@
 """Functions of a class alone: whether a function's result follows from its class argument and code.
 
-0.5.16-0.5.18 build the runtime context's config bags with ``namespace_of(type(server_args))``,
+0.5.17-0.5.19 build the runtime context's config bags with ``namespace_of(type(server_args))``,
 which walks ServerArgs' ~400 field annotations (``dataclasses.fields``, ``get_type_hints``,
 ``get_args``) twice a run: 40 ms of interpreted code whose result is the same for every
 launch of the release. ``Program.memo`` shares such a call between runs on a key of the

@@ -331,7 +331,7 @@ class CallMemo:
     def _key(self, world, ref: FunctionRef, args: list, frame) -> tuple | None:
         """Everything but the record's fields the call can see, as one key; None where the call cannot be shared.
         The one argument is the record (or a plain view of it), or a class: a function of a class alone
-        (0.5.16-0.5.18's ``namespace_of(type(server_args))``, 40 ms over ServerArgs' fields, twice a run)
+        (0.5.17-0.5.19's ``namespace_of(type(server_args))``, 40 ms over ServerArgs' fields, twice a run)
         reads the class's code, which the tree's content hash covers, and whatever else it reads is recorded
         like any call's."""
         record, interp, extraction = world.record, world.interp, world.extraction
