@@ -52,6 +52,16 @@ _SHARED_TYPES = (ClassRef, ModuleRef, ExternalRef, Opaque, PathObj, EnvVar, Envs
                  ProbedObject, Unknown)
 
 
+_STATE_ITEMS = ("model_path", "record.extra", "record.stash", "record.fallbacks", "depth")
+
+
+def _state(world) -> tuple:
+    """What a call could change of what a later run's key reads (``_STATE_ITEMS``): the last items of the key,
+    compared again when the call returns. config.json is left out there: transformers' config objects add keys."""
+    return (fingerprint(world.model_config.model_path), fingerprint(world.record.extra), fingerprint(world.record.stash),
+            fingerprint(world.record.fallbacks), world.interp.depth)
+
+
 def _profile_key(profile) -> str | None:
     """The hardware profile by value: each explanation of a ``fix`` or a verdict builds its own copy of the
     same profile (``explain.node_profile``), which an identity key never found again (10 of the 12
@@ -348,12 +358,9 @@ class CallMemo:
         else:
             return None
         try:
-            return (
-                ref.id, kind, extraction.content_hash, extraction.version, extraction.era, _profile_key(world.profile),
-                "env: see _matches", "env set: see _matches", "probes: see _matches",
-                fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
-                fingerprint(record.extra), fingerprint(record.stash), fingerprint(record.fallbacks), interp.depth,
-            )
+            # (the env, the probes and the fields are compared by what the call read: ``_matches``)
+            return (ref.id, kind, extraction.content_hash, extraction.version, extraction.era, _profile_key(world.profile),
+                    fingerprint(world.model_config.hf_config.data), *_state(world))
         except Unsupported:
             return None
 
@@ -445,9 +452,13 @@ class CallMemo:
         class_function = key[0] == CLASS_FUNCTION
         if class_function and (log.reads or journal.probes_asked or journal.globals_read):
             return False  # it read more than its class after all: not shared on the class alone
-        after = None if class_function else self._key_after(world, key)
-        if not class_function and (after is None or key[:9] + key[10:] != after[:9] + after[10:]):
-            return False  # the call changed what it could see (the env, the record's bookkeeping): not replayable
+        if not class_function:
+            try:
+                changed = _state(world) != key[-len(_STATE_ITEMS):]
+            except Unsupported:
+                changed = True
+            if changed:
+                return False  # the call changed what it could see (the record's bookkeeping): not replayable
         if class_function:
             config_paths = {}  # it read no config.json: another run's (another model's) is left as it is
         chain = frame.chain()
@@ -507,17 +518,6 @@ class CallMemo:
             if not self._entries[oldest]:
                 del self._entries[oldest]
         return True
-
-    def _key_after(self, world, key: tuple) -> tuple | None:
-        """The key again once the call returned (the fields restored to a plain dict are not part of it)."""
-        try:
-            return key[:6] + (
-                key[6], key[7], key[8],
-                fingerprint(world.model_config.hf_config.data), fingerprint(world.model_config.model_path),
-                fingerprint(world.record.extra), fingerprint(world.record.stash), fingerprint(world.record.fallbacks), world.interp.depth,
-            )
-        except Unsupported:
-            return None
 
     # -- replaying ---------------------------------------------------------------------------------------
     def _replay(self, entry: _Entry, world, frame) -> Any:
