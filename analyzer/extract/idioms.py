@@ -140,6 +140,33 @@ class AttributeAssign(Recognizer):
         return found
 
 
+class NestedAttributeAssign(Recognizer):
+    """``self.cuda_graph_config.prefill.backend = v``: an edit inside the object a field holds (0.5.14 on, every
+    CUDA-graph decision is one), a write of that field at the attribute path ``prefill.backend``."""
+
+    EXAMPLES = (
+        ("self.cuda_graph_config.prefill.backend = Backend.DISABLED", [(SiteKind.WRITE, "cuda_graph_config")]),
+        ("server_args.cuda_graph_config.decode.max_bs = 8", [(SiteKind.WRITE, "cuda_graph_config")]),
+        ("self._locked.backend = 1", []),
+        ("other.cuda_graph_config.decode.max_bs = 8", []),
+    )
+
+    def match(self, node, ctx):
+        found = []
+        for target, value, _ in _assign_pairs(node):
+            path: list[str] = []
+            inner = target
+            while isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Attribute):
+                path.append(inner.attr.value)
+                inner = inner.value
+            if not path or not isinstance(inner, cst.Attribute) or not _scope(ctx).is_receiver(inner.value):
+                continue
+            name = inner.attr.value
+            if name in _scope(ctx).field_names:
+                found.append(Found(SiteKind.WRITE, "nested-attr", node, field=name, value=value, path=".".join(reversed(path))))
+        return found
+
+
 class AugmentedAssign(Recognizer):
     """``self.f += v``."""
 
@@ -390,6 +417,7 @@ class LogMessage(Recognizer):
 
 STATEMENT_RECOGNIZERS: tuple[Recognizer, ...] = (
     AttributeAssign(),
+    NestedAttributeAssign(),
     AugmentedAssign(),
     InPlaceMutation(),
     DictKeyWrite(),
@@ -475,7 +503,8 @@ def to_site(item: Found, guards: list[Guard], ctx: FunctionContext) -> Site:
         field=item.field,
         env=item.env,
         value=value_text,
-        literal=literal_value(item.value) if item.kind in (SiteKind.WRITE, SiteKind.ENV_WRITE) else NOT_LITERAL,
+        # the value of the field itself: an edit at an attribute path (``prefill.backend``) writes part of it
+        literal=literal_value(item.value) if item.kind in (SiteKind.WRITE, SiteKind.ENV_WRITE) and item.path is None else NOT_LITERAL,
         guards=all_guards,
         reads=guard_reads.merge(value_reads),
         guard_reads=guard_reads,
