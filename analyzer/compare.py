@@ -65,10 +65,12 @@ class Comparison:
 
 def _sites(trace: Trace, name: str) -> list[str]:
     """The functions that wrote the field, in order (file and function: the replay records some
-    declarations at the line of the function that returned them, the symbolic engine at the dict key)."""
+    declarations at the line of the function that returned them, the symbolic engine at the dict key).
+    An edit inside the field's object (``Event.path``) is left out: the replay sees the record's own
+    attribute writes only, and the final value already compares the object."""
     out = []
     for event in trace.events:
-        if event.kind == EventKind.WRITE and event.field == name and event.site is not None:
+        if event.kind == EventKind.WRITE and event.field == name and event.site is not None and event.path is None:
             where = f"{event.site.file}:{event.site.function.split('.')[-1]}"
             if not out or out[-1] != where:
                 out.append(where)

@@ -7,7 +7,7 @@ import shlex
 from typing import Any
 
 from .explain import Explanation, switched_features
-from .trace import Event, Unknown, encode_value
+from .trace import Event, Unknown, change_of, encode_value
 from .knowledge.kinds import EventKind
 
 
@@ -233,7 +233,9 @@ def _fired_lines(fired, words: "_TermWords", show_all: bool) -> list[str]:
     conditional = "" if event.certain else "  (only on some outcomes)"
     decisions = fired.decisions if show_all else fired.decisions[-FIELD_DECISIONS_SHOWN:]
     earlier = f"  (after {len(fired.decisions) - len(decisions)} more condition(s): --all)" if len(fired.decisions) > len(decisions) else ""
-    lines = [f"  set at {where(event.site)}: {show(event.old)} -> {show(event.new)}{conditional}{earlier}"]
+    what, old, new = change_of(event)
+    change = f"{show(old)} -> {show(new)}" if what == event.field else f"{what}: {show(old)} -> {show(new)}"
+    lines = [f"  set at {where(event.site)}: {change}{conditional}{earlier}"]
     for condition in decisions:
         lines.append(f"      {'because' if condition is decisions[0] else 'and'} `{_one_line(condition.expr, 90)}` is {_truth(condition.held)}" + words.of_terms(condition.terms))
     if fired.value_expr is not None:
@@ -409,7 +411,8 @@ def all_events(explanation: Explanation) -> list[str]:
     for event in explanation.trace.events:
         place = event.site.short() if event.site else ""
         if event.kind == EventKind.WRITE:
-            lines.append(f"  write {event.field}: {show(event.old)} -> {show(event.new)}  ({place} {event.site.function if event.site else ''})")
+            what, old, new = change_of(event)
+            lines.append(f"  write {what}: {show(old)} -> {show(new)}  ({place} {event.site.function if event.site else ''})")
         elif event.kind == EventKind.ENV_WRITE:
             lines.append(f"  env {event.field}: {show(event.old)} -> {show(event.new)}  ({place})")
         elif event.kind == EventKind.WARNING:

@@ -122,6 +122,7 @@ def definitions() -> dict[str, dict]:
         "kind": {"enum": [k.value for k in EventKind]},
         "site": nullable(ref("site")),
         "field": nullable(STR),
+        "path": nullable(STR),
         "old": ref("value"),
         "new": ref("value"),
         "guards": array(ref("guard")),
@@ -133,7 +134,7 @@ def definitions() -> dict[str, dict]:
         "source": nullable(STR),
         "idiom": nullable(STR),
         "phase": {"enum": list(PHASES)},
-    }, optional=("phase",), description="One thing resolution did: a write, an env write, a warning, a raise, a probe.")
+    }, optional=("phase", "path"), description="One thing resolution did: a write, an env write, a warning, a raise, a probe.")
     defs["alternative"] = obj({"condition": STRS, "final": mapping(ref("value")), "error": nullable(ref("event")), "inputs": STRS},
                               optional=("inputs",))
     defs["trace"] = obj(trace_properties(), description="A Trace: what resolution did, from either engine.")

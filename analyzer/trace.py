@@ -165,6 +165,9 @@ class Event:
     kind: str  # one of EVENT_KINDS
     site: SiteRef | None = None
     field: str | None = None  # field written (write) or env var (env_write) or probe name (probe)
+    # a write inside the object the field holds: the attribute path changed (``prefill.backend`` of
+    # ``cuda_graph_config``); ``old``/``new`` are still the whole field's value before and after
+    path: str | None = None
     old: Any = None
     new: Any = None
     guards: list[GuardValue] = dataclasses.field(default_factory=list)
@@ -176,6 +179,28 @@ class Event:
     source: str | None = None  # declare_resolution source, model override, etc.
     idiom: str | None = None
     phase: str = RESOLUTION  # one of PHASES (in JSON only when not resolution)
+
+
+def value_at_path(value: Any, path: str) -> tuple[bool, Any]:
+    """The part of a field's value (objects as dicts, as events and final values hold them) at an
+    attribute path (``prefill.backend``), and whether it is there."""
+    for attr in path.split("."):
+        if not isinstance(value, dict) or attr not in value:
+            return False, None
+        value = value[attr]
+    return True, value
+
+
+def change_of(event: Event) -> tuple[str, Any, Any]:
+    """What a write changed, for the operator: the field and its old and new value; for an edit inside
+    the object a field holds (``Event.path``), that attribute and its values there
+    (``cuda_graph_config.prefill.backend``, ``'breakable'``, ``'disabled'``)."""
+    if event.path:
+        found_old, old = value_at_path(event.old, event.path)
+        found_new, new = value_at_path(event.new, event.path)
+        if found_new:
+            return f"{event.field}.{event.path}", old if found_old else None, new
+    return event.field or "", event.old, event.new
 
 
 @dataclass
@@ -243,6 +268,8 @@ class Trace:
         for ev_data in [*data["events"], data["error"], *(a["error"] for a in data["alternatives"])]:
             if ev_data is not None and ev_data.get("phase") == RESOLUTION:
                 del ev_data["phase"]  # the usual case: JSON as before engine checks were evaluated
+            if ev_data is not None and ev_data.get("path") is None:
+                ev_data.pop("path", None)  # a write of the field itself
         return data
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -1275,8 +1275,10 @@ def deciding_write(override: Override) -> Event:
     """The write that decided the final value: the first of the last writes that all wrote it. A
     later write of the same value only passes the decision on (a declared default copied into the
     record by ``materialize_declarations``, a helper that re-asserts it); the decision, its
-    conditions and the inputs of its value are at the first."""
-    writes = override.writes
+    conditions and the inputs of its value are at the first. A field that holds an object SGLang then
+    edits in place (``cuda_graph_config``) is decided by the writes of the field itself: each edit
+    (``Event.path``) decides one attribute, and its conditions are shown with it, not taken for the whole."""
+    writes = [w for w in override.writes if w.path is None] or override.writes
     index = len(writes) - 1
     while index > 0 and same_value(writes[index - 1].new, writes[-1].new):
         index -= 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown
+from .trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
 from .verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
@@ -118,10 +118,25 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
     return lines
 
 
+def shown_change(override, top=None) -> tuple[str, Any, Any]:
+    """What an override changed, in the operator's terms: the field's values, or for a field that holds an
+    object SGLang edits in place (``cuda_graph_config``) the attribute the top cause decided: the first edit
+    under the cause's condition, else the first in the cause's function
+    (``cuda_graph_config.prefill.backend: 'breakable' -> 'disabled'``)."""
+    edits = [w for w in override.writes if w.path]
+    site = top.site if top is not None else None
+    if edits and site is not None and isinstance(override.after, dict):
+        chosen = (next((w for w in edits if any((g.file, g.line) == (site.file, site.line) for g in w.guards)), None)
+                  or next((w for w in edits if w.site is not None and (w.site.file, w.site.function) == (site.file, site.function)), None))
+        if chosen is not None:
+            return change_of(chosen)
+    return override.flag or override.field, override.before, override.after
+
+
 def override_line(verdict: Verdict, override) -> str:
-    label = override.flag or override.field
     top = verdict.causes[0] if verdict.causes else None
-    head = f"  {label}: {short(override.before)} -> {short(override.after)}"
+    label, before, after = shown_change(override, top)
+    head = f"  {label}: {short(before)} -> {short(after)}"
     if top is None:
         return head
     if top.field == override.field and top.role == "sglang-default":

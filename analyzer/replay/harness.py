@@ -254,7 +254,9 @@ class ProbeNames:
 
 
 def encode_value(value, _depth=0):
-    """The same encoding as ``analyzer.trace.encode_value`` (kept in step by a test)."""
+    """The same encoding as ``analyzer.trace.encode_value`` (kept in step by a test), and an object SGLang
+    builds from one of its dataclasses (0.5.14's ``CudaGraphConfig``) as its attributes: the form the
+    symbolic engine's final values hold it in, so the two compare."""
     if _depth > 8:
         return {"repr": "..."}
     if value is None or isinstance(value, (bool, int, str)):
@@ -276,8 +278,25 @@ def encode_value(value, _depth=0):
             return [encode_value(v, _depth + 1) for v in sorted(value)]
         except TypeError:
             return [encode_value(v, _depth + 1) for v in value]
+    attributes = _dataclass_attributes(value)
+    if attributes is not None:
+        return {"dict": {k: encode_value(v, _depth + 1) for k, v in attributes.items()}}
     # enums: their value is what comparisons care about, the repr keeps the name
     return {"repr": _safe_repr(value)[:500]}
+
+
+def _dataclass_attributes(value):
+    """The attributes of an instance of one of SGLang's dataclasses (what its ``__init__`` and
+    ``__post_init__`` set on it), else None. Only SGLang's own: a dataclass of the standard library or
+    a dependency stays a repr, as in the symbolic engine (which builds SGLang's classes only)."""
+    cls = type(value)
+    if not hasattr(cls, "__dataclass_fields__") or not str(getattr(cls, "__module__", "")).startswith("sglang."):
+        return None
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None  # a slotted dataclass
+    return dict(attributes) if all(isinstance(k, str) for k in attributes) else None
 
 
 _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")

@@ -18,9 +18,9 @@ from ..trace import ENGINE_CHECK, Trace, Unknown
 from . import startup as startup_phase
 from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter
-from .objects import MISSING, FunctionRef, Record
+from .objects import MISSING, FunctionRef, Instance, Record
 from .program import Program, shared_program
-from .world import World
+from .world import World, _snapshot as snapshot
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 ENGINE_CHECK_ENTRY = "ServerArgs.check_server_args"  # called by the engine after prepare_server_args
@@ -80,10 +80,19 @@ def make_record(extraction: Extraction, values: dict[str, Any]) -> Record:
 
 
 def final_values(record: Record) -> dict[str, Any]:
-    """Each field's resolved value: era B reads through the declarations (``resolution_result``);
+    """Each field's resolved value, an object SGLang built (``CudaGraphConfig``) as its attributes (the
+    form write events hold it in): era B reads through the declarations (``resolution_result``);
     era A reads the fields, overlaid with declarations SGLang had not yet applied (0.5.15-0.5.18
     apply them in ``materialize_declarations`` at the end of ``__post_init__``; a raise before
     that leaves them pending, and they are still what resolution decided)."""
+    out = _final_values(record)
+    for name, value in out.items():
+        if isinstance(value, Instance):
+            out[name] = snapshot(value)
+    return out
+
+
+def _final_values(record: Record) -> dict[str, Any]:
     if record.era == "B":
         out = {}
         if not all(type(declared) is dict for _source, declared in record.stash):

@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
-from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value
+from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value, value_at_path
 from . import intrinsics, memo
 from .intrinsics import module_frame
 from ..knowledge import env_values
@@ -127,6 +127,9 @@ class World:
         self._enum_members: dict[tuple, Instance] = {}
         # where each key of a declaration dict was written: (id(dict), key) -> (dict, SiteRef, guards, idiom)
         self._origins: dict[tuple[int, str], tuple] = {}
+        # the objects a field holds, edited in place later (``self.cuda_graph_config.prefill.backend = ...``):
+        # id(object) -> (object, field, attribute path inside the field's value)
+        self._held: dict[int, tuple[Instance, str, str]] = {}
         self.call_origins: dict[str, tuple] = {}
         self.watched: set[str] = set()  # function ids whose conditions are recorded
         self.observed: dict[str, list[tuple]] = {}
@@ -310,7 +313,53 @@ class World:
             value = replace[(site.file, site.line, name)]
         self.events.append(Event(kind=EventKind.WRITE, site=site, guards=guards, field=name, old=old, new=_snapshot(value),
                                  idiom=f"{how} via {idiom}" if how else idiom, source=source, phase=self.phase))
+        if isinstance(value, Instance):
+            self._hold(value, name, "")
         return value
+
+    # -- edits inside the object a field holds ---------------------------------------------
+    def _hold(self, value: Any, name: str, path: str, depth: int = 0) -> None:
+        """Remember that field ``name`` holds ``value`` (an object the evaluator built) at ``path``, and the
+        objects in its attributes below it: a later ``obj.attr = v`` on one of them is a write of the field."""
+        if not isinstance(value, Instance) or depth > HELD_DEPTH:
+            return
+        self._held[id(value)] = (value, name, path)
+        for attr, inner in value.attrs.items():
+            self._hold(inner, name, f"{path}.{attr}".lstrip("."), depth + 1)
+
+    def _field_value(self, name: str) -> Any:
+        value = self.record.resolved(name) if self.record.era == "B" else self.record.fields.get(name, MISSING)
+        return None if value is MISSING else value
+
+    def held_by_field(self, obj: Instance) -> tuple[str, str] | None:
+        """(field, path) where the record holds ``obj`` now (``("cuda_graph_config", "prefill")``), else None: an
+        object a field held once and no longer does is an object like any other."""
+        held = self._held.get(id(obj))
+        if held is None or held[0] is not obj:
+            return None
+        _obj, name, path = held
+        current = self._field_value(name)
+        for attr in path.split(".") if path else ():
+            current = current.attrs.get(attr) if isinstance(current, Instance) else None
+        return (name, path) if current is obj else None
+
+    def write_inside_field(self, obj: Instance, attr: str, value: Any, held: tuple[str, str], stmt, frame) -> None:
+        """``obj.attr = value`` where field ``held[0]`` holds ``obj`` at ``held[1]``: a write event of the field, its
+        ``path`` the attribute changed, ``old``/``new`` the whole field's value before and after (as for any write)."""
+        name, path = held[0], f"{held[1]}.{attr}".lstrip(".")
+        site = SiteRef(frame.module.rel, getattr(stmt, "lineno", 0), frame.qualname) if frame is not None else None
+        replace = self.replace_writes
+        if replace and site is not None and (site.file, site.line, name) in replace:
+            # a counterfactual run keeps what the field held before this write: the attribute's value there
+            found, earlier = value_at_path(replace[(site.file, site.line, name)], path)
+            if found:
+                value = earlier
+        old = _snapshot(self._field_value(name))
+        obj.attrs[attr] = value
+        self.events.append(Event(kind=EventKind.WRITE, site=site, guards=frame.chain() if frame is not None else [],
+                                 field=name, path=path, old=old, new=_snapshot(self._field_value(name)),
+                                 idiom="nested-attr", phase=self.phase))
+        self._hold(value, name, path)
 
     def remember_origin(self, container: dict, key: str, node, frame, how: str) -> None:
         site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
@@ -880,7 +929,11 @@ class World:
             else:
                 obj.overlay[attr] = value
         elif isinstance(obj, Instance):
-            obj.attrs[attr] = value
+            held = self.held_by_field(obj) if self._held else None
+            if held is not None:
+                self.write_inside_field(obj, attr, value, held, stmt, frame)
+            else:
+                obj.attrs[attr] = value
         elif isinstance(obj, ConfigObj):
             obj.data[attr] = value
 
@@ -1112,6 +1165,9 @@ def _wrap(value: Any, path: str) -> Any:
     if isinstance(value, dict):
         return ConfigObj(value, path)
     return value
+
+
+HELD_DEPTH = 4  # how deep below a field's object edits are followed (cuda_graph_config.prefill.backend is 2)
 
 
 def _snapshot(value: Any) -> Any:
