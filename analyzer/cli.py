@@ -69,8 +69,27 @@ def load_extraction(spec: str) -> Extraction:
     return extraction
 
 
-def check_field(extraction: Extraction, name: str) -> None:
+def check_field(extraction: Extraction, name: str, final: dict | None = None) -> None:
+    """A field of this release, or ``field.attr.attr`` of the object a field holds on this launch
+    (``cuda_graph_config.prefill.backend``; ``final``: the launch's final values)."""
     known = set(extraction.fields) | {s.field for s in extraction.sites if s.field}
+    if "." in name and final is not None:
+        from .trace import split_target, value_at_path
+
+        field_name, path = split_target(name)
+        if field_name not in known:
+            name = field_name  # said below, with the close names
+        elif not all(part.isidentifier() for part in path.split(".")) or not isinstance(final.get(field_name), dict):
+            raise UnknownFieldError(f"{field_name} holds no object with attributes on this launch (final: {final.get(field_name)!r:.60})",
+                                    hint=f"--field {field_name} shows how it was decided")
+        elif not value_at_path(final[field_name], path)[0]:
+            parent = path.rpartition(".")[0]
+            inner = value_at_path(final[field_name], parent)[1] if parent else final[field_name]
+            attributes = ", ".join(sorted(inner)) if isinstance(inner, dict) else "none"
+            raise UnknownFieldError(f"{field_name} has no attribute {path!r} on this launch",
+                                    hint=f"the attributes of {field_name + ('.' + parent if parent else '')}: {attributes}")
+        else:
+            return
     if name in known:
         return
     import difflib  # only for a name that is not known: a warm run does not import it
@@ -473,7 +492,7 @@ def explain_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mo
     terminal.progress(f"SGLang {explanation.tree.version} from {explanation.tree.description}: "
                       f"{len(explanation.trace.events)} events evaluated in {_ms(started)}", detail=True)
     for name in fields:
-        check_field(explanation.extraction, name)
+        check_field(explanation.extraction, name, explanation.trace.final)
     started = time.perf_counter()
     verdict = verdict_of(explanation)
     terminal.progress(f"verdict: {len(verdict.causes)} decisive cause(s), {verdict.runs} engine run(s), in {_ms(started)}", detail=True)
@@ -927,8 +946,10 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
 @click.option("--replay", "with_replay", is_flag=True, help="Also replay the first fixes through SGLang's own code (one progress line each).")
 @replay_target_options
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--field", "fields", multiple=True, shell_complete=completion.fields,
+              help="How to decide this field yourself (a value SGLang changed or resolved; FIELD.ATTR for an object it builds); repeatable.")
 def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name, error_text, write_patch,
-            with_replay, python_path, ssh_target, ssh_config, timeout_s, memory_mib, as_json):
+            with_replay, python_path, ssh_target, ssh_config, timeout_s, memory_mib, as_json, fields):
     """Propose changes to flags and env that avoid the error, each verified by running resolution again.
 
     Nothing is replayed unless --replay is given. Exit code 0 when a fix is found, 3 when none is, 2 on bad input.
@@ -942,6 +963,11 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
     explanation = explain(request)
     from .schemas import stamp
 
+    if fields:
+        if with_replay or write_patch or error_text is not None:
+            raise SgtraceError("--field answers for the launch as given; it does not combine with --replay, --write or --error",
+                               hint="run `sgtrace fix --field F` alone, then give the change it proposes")
+        return fix_fields(explanation, fields, as_json)
     if not explanation.raises and error_text is None:
         from .keep_fix import keep_fixes, keep_lines
 
@@ -962,6 +988,36 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
     else:
         print_fixes(request, explanation, write_patch, report, snap=snap)
     if not report.fixes:
+        raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
+
+
+def fix_fields(explanation, fields, as_json: bool) -> None:
+    """``fix --field``: for each field, the change that decides it your way (``keep_fix`` for a flag of yours SGLang
+    changed, ``keep_default`` for a value SGLang resolved); exit 3 when one has none."""
+    from .explain import override_of
+    from .keep_fix import field_keep_lines, keep_default, keep_fix
+    from .render import dumps
+    from .schemas import stamp
+    from .trace import encode_value, target_value
+    from .verdict import Runner
+
+    for name in fields:
+        check_field(explanation.extraction, name, explanation.trace.final)
+    found: dict[str, object] = {}
+    for name in fields:
+        override = override_of(explanation, name)
+        runner = Runner(explanation)
+        found[name] = None if override is None else (
+            keep_fix(explanation, override, runner) if override.given else keep_default(explanation, override, runner))
+    if as_json:
+        echo(dumps(stamp("fix", {"resolves": not explanation.raises, "fixes": [], "trade_offs": [], "plausible": [],
+                                 "fields": {name: (k.to_dict() if k is not None else {"final": encode_value(target_value(explanation.trace.final, name))})
+                                            for name, k in found.items()}})))
+    else:
+        for name, kept in found.items():
+            for line in field_keep_lines(name, kept, target_value(explanation.trace.final, name)):
+                echo(line)
+    if any(k is not None and k.change is None and not k.env for k in found.values()):
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)
 
 

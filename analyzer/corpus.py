@@ -21,7 +21,7 @@ the maintainers or the reporter established the cause. Each case is a TOML file
     verdict_miss = "..."              # optional: why the verdict's first cause is not the established one (a known miss)
     [expect]
     error = "a substring of the error message"   # kind = "raise"
-    field = "page_size"                          # kind = "override"
+    field = "page_size"                          # kind = "override" (FIELD.ATTR: an attribute of an object SGLang builds)
     before = "layer_first"                       # optional (override): the values the report shows;
     after = "page_first_direct"                  #   when given, the engine's override must match them
     [cause]
@@ -55,6 +55,7 @@ from typing import Any
 
 from .errors import SgtraceError
 from .safe_read import read_utf8
+from .trace import target_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CASE_DIR = REPO_ROOT / "tests" / "cases"
@@ -224,15 +225,17 @@ def outcome(case: Case, explanation) -> tuple[bool, str]:
         return False, f"raises another {error.exc_type}: {message[:80]}"
     if error is not None:
         return False, f"raises {error.exc_type}: {(error.message or '')[:80]}"
-    for override in explanation.overrides:
-        if override.field == case.expect_field:
-            what = f"{override.field}: {override.before!r} -> {override.after!r}"
-            for key, reported, engine in (("before", case.expect_before, override.before),
-                                          ("after", case.expect_after, override.after)):
-                if reported is not None and reported != engine:
-                    return False, f"{what}, not the reported {key} {reported!r}"
-            return True, what
-    final = explanation.trace.final.get(case.expect_field)
+    from .explain import override_of  # (a field, or an attribute of the object a field holds)
+
+    override = override_of(explanation, case.expect_field) if case.expect_field else None
+    if override is not None:
+        what = f"{override.field}: {override.before!r} -> {override.after!r}"
+        for key, reported, engine in (("before", case.expect_before, override.before),
+                                      ("after", case.expect_after, override.after)):
+            if reported is not None and reported != engine:
+                return False, f"{what}, not the reported {key} {reported!r}"
+        return True, what
+    final = target_value(explanation.trace.final, case.expect_field or "")
     return False, f"{case.expect_field} not overridden (final {final!r})"
 
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
-from .trace import same_value
+from .explain import override_of
+from .trace import same_value, target_value
 from .verdict import resolves
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
@@ -87,7 +88,7 @@ def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str
             else:
                 items.add(("set", flag_dest(change.option) or change.option, change.value))
         return frozenset(items), "; ".join(c.text() for c in first.changes)
-    override = next(o for o in explanation.overrides if o.field == case.expect_field)
+    override = override_of(explanation, case.expect_field)
     if override.given:
         kept = keep_fix(explanation, override, Runner(explanation))
         text = " ".join(p for p in (kept.change, " ".join(f"{k}={v}" for k, v in kept.env.items())) if p) or "-"
@@ -121,7 +122,7 @@ def row_of(case: Case, explanation=None) -> FixRow | None:
     accepted = accepted_changes(case, flag_dest)
     proposed, text = proposed_changes(case, explanation, flag_dest)
     # a default SGLang resolved: the value wanted is the operator's (the docs', the reporter's); the flag is the fix
-    free = case.kind == "override" and not any(o.given for o in explanation.overrides if o.field == case.expect_field)
+    free = case.kind == "override" and not getattr(override_of(explanation, case.expect_field), "given", False)
     match = None if accepted is None else _same(accepted, proposed, values=not free,
                                                 env_defaults=explanation.extraction.env_defaults)
     equivalent = False
@@ -144,10 +145,10 @@ def same_resolution(case: Case, explanation, accepted: frozenset, proposed: froz
         return False
     names = {name for kind, name, _ in accepted if kind != "env"}
     if case.kind == "override":
-        if same_value(a.final.get(case.expect_field), explanation.trace.final.get(case.expect_field)):
+        if same_value(target_value(a.final, case.expect_field), target_value(explanation.trace.final, case.expect_field)):
             return False  # the accepted fix does not change the field in the engine: nothing to compare with
         names.add(case.expect_field)
-    return all(same_value(a.final.get(name), p.final.get(name)) for name in names)
+    return all(same_value(target_value(a.final, name), target_value(p.final, name)) for name in names)
 
 
 def _run_changes(case: Case, explanation, items: frozenset):

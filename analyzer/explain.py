@@ -19,7 +19,7 @@ from . import guard_reads, sources
 from .errors import SgtraceError
 from .knowledge.kinds import EventKind
 from .model import NOT_LITERAL, Extraction
-from .trace import Event, GuardValue, Trace, Unknown, same_value
+from .trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
 
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
 PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")
@@ -336,6 +336,38 @@ def silent_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Overr
         out.append(Override(name, given, before, after, writes, parsed.given_flags.get(name) if given else None))
     out.sort(key=lambda o: (not o.given, trace.events.index(o.writes[0])))
     return out
+
+
+def override_of(explanation: Explanation, name: str) -> Override | None:
+    """The override of a field, or of an attribute of the object a field holds (``cuda_graph_config.prefill.backend``):
+    the writes that changed it, from the value it started with (yours, the declared default, or the one the
+    object was built with) to its final value; None when nothing changed it."""
+    if "." not in name:
+        return next((o for o in explanation.overrides if o.field == name), None)
+    field_name, path = split_target(name)
+    trace, parsed = explanation.trace, explanation.parsed
+    writes = trace.writes(name)
+    if not writes:
+        return None
+    given = field_name in parsed.given
+    if given:
+        before = value_at_path(_snapshot_of(parsed.given[field_name]), path)[1]
+    else:
+        existed, before = value_at_path(writes[0].old, path)
+        if not existed:  # the write that built the object: the value it was built with is where SGLang started
+            before = value_at_path(writes[0].new, path)[1]
+    after = target_value(trace.final, name)
+    if same_value(before, after):
+        return None
+    return Override(name, given, before, after, writes, parsed.given_flags.get(field_name) if given else None)
+
+
+def _snapshot_of(value: Any) -> Any:
+    """A value as events hold it (an object as its attributes), for a value parsed from a flag."""
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict) and hasattr(type(value), "__dataclass_fields__"):
+        return {k: _snapshot_of(v) for k, v in attributes.items()}
+    return value
 
 
 def switched_features(explanation: Explanation) -> list[Override]:

@@ -7,7 +7,7 @@ import shlex
 from typing import Any
 
 from .explain import Explanation, switched_features
-from .trace import Event, Unknown, change_of, encode_value
+from .trace import Event, Unknown, change_of, encode_value, split_target
 from .knowledge.kinds import EventKind
 
 
@@ -199,10 +199,14 @@ def field_section(explanation: Explanation, name: str, show_all: bool = False, w
 
     why = why if why is not None else field_why(explanation, name)
     words = _TermWords()
-    lines = [f"{name}: {show(explanation.trace.final.get(name))} (final)"]
+    lines = [f"{name}: {show(why.final)} (final)"]
     given = explanation.parsed.given
-    if name in given:
-        lines.append(f"  you gave {show(given[name])} with {explanation.parsed.given_flags.get(name)}")
+    field_name, path = split_target(name)
+    if field_name in given:
+        lines.append(f"  you gave {show(given[field_name])} with {explanation.parsed.given_flags.get(field_name)}"
+                     + (f" (for {field_name} as a whole)" if path else ""))
+    elif path:
+        lines.append(f"  not given; an attribute of the object SGLang builds for {field_name}")
     else:
         lines.append(f"  not given; starts as {show(explanation.parsed.values.get(name))}")
     if why.alternatives > 1:
@@ -210,7 +214,7 @@ def field_section(explanation: Explanation, name: str, show_all: bool = False, w
     if not why.fired:
         lines.append("  no write on the way")
     for fired in why.fired:
-        lines += _fired_lines(fired, words, show_all)
+        lines += _fired_lines(fired, words, show_all, name)
     groups = _skipped_groups(why.skipped, name, {f.event.site.function for f in why.fired if f.event.site})
     if groups:
         shown = groups if show_all else groups[:FIELD_SKIPPED_SHOWN]
@@ -228,13 +232,13 @@ FIELD_DECISIONS_SHOWN = 3  # conditions of the writing function, by default (the
 FIELD_TERMS_SHOWN = 4
 
 
-def _fired_lines(fired, words: "_TermWords", show_all: bool) -> list[str]:
+def _fired_lines(fired, words: "_TermWords", show_all: bool, target: str | None = None) -> list[str]:
     event = fired.event
     conditional = "" if event.certain else "  (only on some outcomes)"
     decisions = fired.decisions if show_all else fired.decisions[-FIELD_DECISIONS_SHOWN:]
     earlier = f"  (after {len(fired.decisions) - len(decisions)} more condition(s): --all)" if len(fired.decisions) > len(decisions) else ""
-    what, old, new = change_of(event)
-    change = f"{show(old)} -> {show(new)}" if what == event.field else f"{what}: {show(old)} -> {show(new)}"
+    what, old, new = change_of(event, target if target and "." in target else None)
+    change = f"{show(old)} -> {show(new)}" if what in (event.field, target) else f"{what}: {show(old)} -> {show(new)}"
     lines = [f"  set at {where(event.site)}: {change}{conditional}{earlier}"]
     for condition in decisions:
         lines.append(f"      {'because' if condition is decisions[0] else 'and'} `{_one_line(condition.expr, 90)}` is {_truth(condition.held)}" + words.of_terms(condition.terms))

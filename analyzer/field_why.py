@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Site
-from .trace import Event, Trace, decode_value, encode_value
+from .trace import Event, Trace, decode_value, encode_value, target_value
 from .knowledge.kinds import EventKind, SiteKind
 
 MAX_DEPTH = 3  # how far a local is followed back through the statements that built it
@@ -143,7 +143,8 @@ def function_id(site: Site) -> str:
 
 
 def write_sites(extraction, name: str) -> list[Site]:
-    return [s for s in extraction.sites if s.kind == SiteKind.WRITE and s.field == name]
+    """The write sites of a field, or of an attribute of its object (``Extraction.sites_for``)."""
+    return extraction.sites_for(name, SiteKind.WRITE)
 
 
 def watched_functions(extraction, sites: list[Site]) -> set[str]:
@@ -197,7 +198,7 @@ class _Reader:
 
     def read(self, name: str) -> FieldWhy:
         sites = write_sites(self.extraction, name)
-        events = [e for e in self.trace.events if e.kind == EventKind.WRITE and e.field == name]
+        events = self.trace.writes(name)
         fired_at = {(e.site.file, e.site.line) for e in events if e.site is not None}
         fired = [self.fired(event) for event in events]  # in order; the last one made the final value
         skipped: dict[tuple, Skipped] = {}
@@ -215,7 +216,7 @@ class _Reader:
                 skipped[key].sites.append(site)
             else:
                 skipped[key] = Skipped(site.location.function, [site], condition, reason)
-        return FieldWhy(name, self.trace.final.get(name), fired, list(skipped.values()), not_reached,
+        return FieldWhy(name, target_value(self.trace.final, name), fired, list(skipped.values()), not_reached,
                         max(1, len(self.trace.alternatives)))
 
     # -- a write that fired ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .explain import Explanation, Override
-from .trace import SiteRef, encode_value, new_assumptions, same_value
+from .trace import SiteRef, encode_value, new_assumptions, same_value, target_value
 from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
 
 # The causes tried for one override (each is one engine run).
@@ -152,7 +152,7 @@ def _try(explanation: Explanation, override: Override, runner: Runner, found: Ke
 def _keeps(explanation: Explanation, override: Override, trace) -> bool:
     if trace.error is not None or any(a.error is not None for a in trace.alternatives):
         return False
-    final = trace.final.get(override.field)
+    final = target_value(trace.final, override.field)
     if override.given:
         if not same_value(final, override.before):
             return False
@@ -280,7 +280,7 @@ def _scaled(explanation: Explanation, override: Override, runner: Runner, found:
         return None  # a fraction stays a fraction (``mem_fraction_static`` 1.12 is no memory budget)
     found.tried += 1
     trace, _ = runner.run([Change("field", override.field, value)])
-    final = trace.final.get(override.field)
+    final = target_value(trace.final, override.field)
     if (trace.error is not None or any(a.error is not None for a in trace.alternatives) or new_assumptions(explanation.trace, trace)
             or not isinstance(final, (int, float)) or abs(final - before) > 0.01 * abs(before)):
         return None
@@ -358,16 +358,91 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
         found.tried += 1
         trace, _ = runner.run([Change("field", override.field, value)])
         if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-                and same_value(trace.final.get(override.field), value) and not new_assumptions(explanation.trace, trace)):
+                and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace)):
             found.change = f"{flags[0].primary} {value}"
             found.why = f"SGLang keeps an explicit {flags[0].primary}"
             return found
+    if not flags and "." in override.field and value is not None and not runner.exhausted():
+        fed = _feeding_flag_keep(explanation, override, runner, found, value)
+        if fed is not None:
+            return fed
     kept = kept or keep_fix(explanation, override, runner)
     if kept.change is None and not kept.env and kept.alternative is None and flags and not runner.exhausted():
         stated = _state_sglangs(explanation, override, runner, kept, flags[0])
         if stated is not None:
             return stated
     return kept
+
+
+def feeding_flags(explanation: Explanation, override: Override) -> list:
+    """For an attribute of the object a field holds (``cuda_graph_config.decode.max_bs``): the flags of the
+    fields that the function which built the object reads (``_parse_cuda_graph_config`` reads
+    ``self.cuda_graph_max_bs_decode``), in the order it reads them; value flags only, not deprecated."""
+    from .knowledge.receivers import RECEIVERS
+    from .symbolic.program import shared_program
+    from .extract.parse import ast_nodes
+    from .trace import split_target
+
+    field_name = split_target(override.field)[0]
+    built = next((w for w in override.writes if w.path is None and w.site is not None), None)
+    if built is None:
+        return []
+    found = shared_program(explanation.tree.root).function(f"{built.site.file}::{built.site.function}")
+    if found is None:
+        return []
+    read: list[str] = []
+    for node in ast_nodes(found[1]):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
+                and node.attr != field_name and node.attr in explanation.extraction.fields and node.attr not in read):
+            read.append(node.attr)
+    read.sort(key=lambda name: min((n.lineno, n.col_offset) for n in ast_nodes(found[1])
+                                   if isinstance(n, ast.Attribute) and n.attr == name))
+    out = []
+    for name in read:
+        out += [f for f in explanation.extraction.flags_for_dest(name)
+                if not f.deprecated and not f.suppressed and f.action == "store"]
+    return out
+
+
+def _feeding_flag_keep(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, value) -> KeepFix | None:
+    """An attribute SGLang set in the object it built from your flags: the flag the build reads that, given
+    ``value`` (the attribute's value before SGLang's change, or the one SGLang computed), leaves the
+    attribute at it, resolution succeeding (``--cuda-graph-backend-prefill breakable`` keeps the prefill
+    graph the DeepSeek trtllm_mla rule would disable: SGLang honours a phase setting you gave)."""
+    if isinstance(value, (bool, list, dict)) or not isinstance(value, (str, int, float)):
+        return None
+    for flag in feeding_flags(explanation, override):
+        if flag.choices is not None and value not in flag.choices:
+            continue
+        if runner.exhausted():
+            return None
+        if all(_lands(explanation, override, runner, found, flag, v) for v in (value, _another_value(flag, value))):
+            kept = KeepFix(**{**found.__dict__})
+            kept.change = f"{flag.primary} {value}"
+            kept.why = f"SGLang builds {override.field.partition('.')[0]} from {flag.primary} and keeps a value you give"
+            return kept
+    return None
+
+
+def _another_value(flag, value):
+    """A second value for ``flag`` than ``value`` (another of its choices, the next number), or None."""
+    if flag.choices is not None:
+        return next((c for c in flag.choices if c != value and type(c) is type(value)), None)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + 1
+    return None
+
+
+def _lands(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, flag, value) -> bool:
+    """``flag`` given ``value`` leaves the attribute at ``value``, resolution succeeding with nothing newly assumed.
+    Checked for two values: a flag that only happens to avoid SGLang's change for one (another feature's
+    flag that the build also reads) is not the one that feeds the attribute."""
+    if value is None or runner.exhausted():
+        return False
+    found.tried += 1
+    trace, _ = runner.run([Change("field", flag.dest, value)])
+    return (trace.error is None and not any(a.error is not None for a in trace.alternatives)
+            and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace))
 
 
 def _ordering_keep(explanation: Explanation, override: Override, runner: Runner, found: KeepFix) -> KeepFix | None:
@@ -410,7 +485,7 @@ def _state_sglangs(explanation: Explanation, override: Override, runner: Runner,
     found.tried += 1
     trace, _ = runner.run([Change("field", override.field, value)])
     if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-            and same_value(trace.final.get(override.field), value) and not new_assumptions(explanation.trace, trace)):
+            and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace)):
         stated = KeepFix(**{**found.__dict__})
         stated.change = f"{flag.primary} {value}"
         stated.why = f"no change keeps {override.before!r}; stated, {flag.primary} {value} is what SGLang runs"
@@ -475,3 +550,29 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         if fix.trade_off:
             lines.append(f"    it {fix.trade_off}")
     return lines
+
+
+def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
+    """``sgtrace fix --field F``: how to decide F yourself (a flag you gave SGLang changed, a default it
+    resolved, an attribute of an object it built), each change verified by the engine."""
+    if fix is None:
+        return [f"{name} keeps {final!r}: no write changed it on this launch; nothing to fix."]
+    where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
+    lines = [f"{name}: SGLang sets {fix.sglang_value!r}{where} (it was {fix.given!r})"]
+    if fix.change is None and not fix.env:
+        lines.append(f"  no change of one input decides it on this release ({fix.tried} tried); "
+                     "`sgtrace explain --field` shows the conditions that did")
+        return lines
+    parts = ([fix.change] if fix.change else []) + (["env " + " ".join(f"{k}={v}" for k, v in fix.env.items())] if fix.env else [])
+    words = " with ".join(parts)
+    if fix.stated or fix.given is None:
+        lines.append(f"  give it yourself: {words} (verified by the engine with the value SGLang resolved: SGLang keeps it, "
+                     "resolution succeeds; put the value you want)")
+    else:
+        kind = "trade-off" if fix.trade_off else "fix"
+        lines.append(f"  {kind} (verified by the engine: it stays {fix.given!r}, resolution succeeds): {words}"
+                     + (f"; {fix.why}" if fix.why else ""))
+        if fix.trade_off:
+            lines.append(f"  it {fix.trade_off}")
+    return lines
+

@@ -166,6 +166,11 @@ class Site:
         return f"{self.kind}:{self.location.file}:{self.location.line}:{self.location.col}:{what}"
 
 
+def _paths_meet(one: str, other: str) -> bool:
+    """One attribute path is the other or lies inside it (``prefill`` and ``prefill.backend``)."""
+    return one == other or one.startswith(other + ".") or other.startswith(one + ".")
+
+
 @dataclass
 class Call:
     """One ordered call on the resolution path."""
@@ -244,12 +249,19 @@ class Extraction:
         return index.get(function_id, [])
 
     def sites_for(self, field_name: str, kind: str | None = None) -> list[Site]:
-        """Writes to the field, and (unless ``kind`` is write) the sites whose guards or values read it."""
+        """Writes to the field, and (unless ``kind`` is write) the sites whose guards or values read it.
+        ``field.path`` names an attribute of the object the field holds: the writes of the field itself and
+        the edits at that path, above it or below it (``prefill`` for ``prefill.backend``)."""
+        field_name, _, path = field_name.partition(".")
         out = []
         for site in self.sites:
             if kind and site.kind != kind:
                 continue
-            if site.field == field_name or (kind != SiteKind.WRITE and field_name in site.reads.fields):
+            if site.field == field_name:
+                if path and site.path is not None and not _paths_meet(site.path, path):
+                    continue
+                out.append(site)
+            elif kind != SiteKind.WRITE and field_name in site.reads.fields:
                 out.append(site)
         return out
 

@@ -35,7 +35,7 @@ from .report_doc import (
     merge_text,
 )
 from .report_mermaid import error_flowchart, fields_flowchart
-from .trace import Event, GuardValue, SiteRef
+from .trace import Event, GuardValue, SiteRef, change_of
 from .knowledge.kinds import EventKind
 
 PERMALINK = "https://github.com/sgl-project/sglang/blob/v{version}/python/{path}#L{line}"
@@ -526,9 +526,11 @@ def fields_section(report) -> Section | None:
             head.append(fill(words.FIELD_NOT_GIVEN, value=Code(show(story.start))))
         items = []
         for event in story.writes:
+            target, old, new = change_of(event)  # an edit inside the field's object: the attribute, named
+            old_text = show(old) if target == event.field else f"{target}: {show(old)}"
             item = list(fill(words.FIELD_WRITE, site=site_link(report.version, event.site),
                              function=Code(event.site.function if event.site else "?"),
-                             old=Code(show(event.old)), new=Code(show(event.new))))
+                             old=Code(old_text), new=Code(show(new))))
             guards = shown_guards(event, FIELD_GUARDS)
             hidden = len([g for g in event.guards if not g.expr.startswith(("for ", "except "))]) - len(guards)
             if hidden:
@@ -609,7 +611,8 @@ def _event_conditions(event: Event, detail: str) -> tuple:
 
 def _event_row(index: int, event: Event, version: str, detail: str) -> tuple:
     if event.kind in (EventKind.WRITE, EventKind.ENV_WRITE):
-        what = fill(words.EVENT_WRITE, field=Code(event.field or "?"), old=Code(show(event.old)), new=Code(show(event.new)))
+        target, old, new = change_of(event)  # an edit inside a field's object: the attribute it changed
+        what = fill(words.EVENT_WRITE, field=Code(target or "?"), old=Code(show(old)), new=Code(show(new)))
     elif event.kind == EventKind.PROBE:
         what = (Code(f"{event.field}() = {show(event.new)}"),)
     else:

@@ -191,15 +191,42 @@ def value_at_path(value: Any, path: str) -> tuple[bool, Any]:
     return True, value
 
 
-def change_of(event: Event) -> tuple[str, Any, Any]:
+def split_target(name: str) -> tuple[str, str | None]:
+    """``cuda_graph_config.prefill.backend`` -> (``cuda_graph_config``, ``prefill.backend``): a field, and an
+    attribute path inside the object it holds (None: the field itself)."""
+    field_name, _, path = name.partition(".")
+    return field_name, path or None
+
+
+def target_value(final: dict, name: str) -> Any:
+    """The final value of a field, or of an attribute inside the object a field holds (None when absent)."""
+    field_name, path = split_target(name)
+    value = final.get(field_name)
+    return value if path is None else value_at_path(value, path)[1]
+
+
+def changes_target(event: Event, name: str) -> bool:
+    """A write of ``name``'s field that changed ``name``: any write of a plain field; for an attribute,
+    a write after which its value there differs (its creation, an edit of it or of an object above it)."""
+    field_name, path = split_target(name)
+    if event.kind != EventKind.WRITE or event.field != field_name:
+        return False
+    if path is None:
+        return True
+    return value_at_path(event.old, path) != value_at_path(event.new, path)
+
+
+def change_of(event: Event, target: str | None = None) -> tuple[str, Any, Any]:
     """What a write changed, for the operator: the field and its old and new value; for an edit inside
     the object a field holds (``Event.path``), that attribute and its values there
-    (``cuda_graph_config.prefill.backend``, ``'breakable'``, ``'disabled'``)."""
-    if event.path:
-        found_old, old = value_at_path(event.old, event.path)
-        found_new, new = value_at_path(event.new, event.path)
+    (``cuda_graph_config.prefill.backend``, ``'breakable'``, ``'disabled'``). ``target``: the attribute
+    asked about (``--field cuda_graph_config.prefill.backend``), shown whatever the write's own path."""
+    path = split_target(target)[1] if target else event.path
+    if path:
+        found_old, old = value_at_path(event.old, path)
+        found_new, new = value_at_path(event.new, path)
         if found_new:
-            return f"{event.field}.{event.path}", old if found_old else None, new
+            return f"{event.field}.{path}", old if found_old else None, new
     return event.field or "", event.old, event.new
 
 
@@ -238,6 +265,10 @@ class Trace:
 
     # -- convenience -------------------------------------------------------
     def writes(self, field_name: str | None = None) -> list[Event]:
+        """Every write, or those of one field; ``field.path`` (an attribute of the object the field holds):
+        the writes that changed it (``changes_target``)."""
+        if field_name is not None and "." in field_name:
+            return [e for e in self.events if changes_target(e, field_name)]
         return [e for e in self.events if e.kind == EventKind.WRITE and (field_name is None or e.field == field_name)]
 
     def warnings(self) -> list[Event]:

@@ -30,12 +30,13 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, switched_features
+from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .trace import RESOLUTION, START_UP, Event, GuardValue, SiteRef, Trace, Unknown, encode_value, new_assumptions, same_value
+from .trace import (RESOLUTION, START_UP, Event, GuardValue, SiteRef, Trace, Unknown, changes_target, encode_value, new_assumptions,
+                    same_value, split_target, target_value)
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -541,8 +542,8 @@ class Runner:
         model = e.model
         replace = {}
         for change in changes:
-            if change.kind == "write" and change.site is not None:
-                replace[(change.site.file, change.site.line, change.name)] = change.value
+            if change.kind == "write" and change.site is not None:  # (an attribute's write: its field's site)
+                replace[(change.site.file, change.site.line, split_target(change.name)[0])] = change.value
             if change.kind == "field":
                 values[change.name] = change.value
                 given[change.name] = change.value
@@ -1156,7 +1157,7 @@ def skipped_write_candidates(explanation: Explanation, name: str, limit: int, ex
     meant for what you asked for that did not apply, not one of the many for other choices."""
     trace = explanation.trace
     fired = {(e.site.file, e.site.line) for e in trace.writes(name) if e.site is not None}
-    final = trace.final.get(name)
+    final = target_value(trace.final, name)
     yours = {v for v in explanation.parsed.given.values() if isinstance(v, str)}
     wanted: list[tuple[Any, list[tuple[str, int, str, bool]]]] = []
     for site in explanation.extraction.sites_for(name, "write"):
@@ -1226,7 +1227,7 @@ def skipped_default_cause(explanation: Explanation, override: Override, decisive
     if not against or runner.exhausted():
         return None
     changed, _ = runner.run([Change("write", name, decisive.old, decisive.site)])
-    final = changed.final.get(name)
+    final = target_value(changed.final, name)
     if isinstance(final, Unknown) or same_value(final, override.after) or changed.error is not None:
         return None
     now = {(e.site.file, e.site.line) for e in changed.writes(name) if e.site is not None}
@@ -1278,7 +1279,7 @@ def deciding_write(override: Override) -> Event:
     conditions and the inputs of its value are at the first. A field that holds an object SGLang then
     edits in place (``cuda_graph_config``) is decided by the writes of the field itself: each edit
     (``Event.path``) decides one attribute, and its conditions are shown with it, not taken for the whole."""
-    writes = [w for w in override.writes if w.path is None] or override.writes
+    writes = override.writes if "." in override.field else [w for w in override.writes if w.path is None] or override.writes
     index = len(writes) - 1
     while index > 0 and same_value(writes[index - 1].new, writes[-1].new):
         index -= 1
@@ -1299,7 +1300,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     def avoided(t: Trace) -> bool:
         if not base_raises and t.error is not None:
             return False
-        final = t.final.get(name)
+        final = target_value(t.final, name)
         if isinstance(final, Unknown):
             return False
         return same_value(final, override.before) if override.given else not same_value(final, override.after)
@@ -1307,12 +1308,12 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     candidates = (candidates_of(explanation, last.guards, limit, {name}) + value_candidates(explanation, last, limit, {name})
                   + helper_probe_candidates(explanation, last, limit, runner))
     def decided_otherwise(t: Trace) -> bool:
-        final = t.final.get(name)
+        final = target_value(t.final, name)
         return not isinstance(final, Unknown) and (same_value(final, override.before) if override.given else not same_value(final, override.after))
 
     def effect(t: Trace) -> int:
         # 0: SGLang's write at that site does not happen; 1: it happens with another value
-        return int(any(e.kind == EventKind.WRITE and e.field == name and e.site == last.site for e in t.events))
+        return int(any(changes_target(e, name) and e.site == last.site for e in t.events))
 
     def effect_of(t: Trace, hooks) -> int:
         return effect(t)
@@ -1355,9 +1356,9 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     """The verdict of the predicted raise (``field`` None), or of why ``field`` ended with its final value."""
     runner = Runner(explanation)
     if field is not None:
-        override = next((o for o in explanation.overrides if o.field == field), None)
+        override = override_of(explanation, field)
         if override is None:
-            final = explanation.trace.final.get(field)
+            final = target_value(explanation.trace.final, field)
             return Verdict("kept", f"{field} keeps {final!r}: no write changed it on this launch.", target=field)
         return override_verdict(explanation, override, runner)
     if explanation.trace.error is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
+from .explain import override_of
 from .verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
@@ -119,6 +120,12 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
 
 
 def shown_change(override, top=None) -> tuple[str, Any, Any]:
+    if "." in override.field:  # an attribute asked for by name: its own values
+        return override.field, override.before, override.after
+    return _shown_change(override, top)
+
+
+def _shown_change(override, top=None) -> tuple[str, Any, Any]:
     """What an override changed, in the operator's terms: the field's values, or for a field that holds an
     object SGLang edits in place (``cuda_graph_config``) the attribute the top cause decided: the first edit
     under the cause's condition, else the first in the cause's function
@@ -171,7 +178,7 @@ def block(explanation, verdict: Verdict, fix_command: str, field_verdicts=()) ->
     else:
         lines = resolve_block(verdict)
     for name, sub in field_verdicts:
-        override = next((o for o in explanation.overrides if o.field == name), None)
+        override = override_of(explanation, name)
         lines += [f"Why {name}:"] + field_block(sub, override)
     return lines
 

@@ -55,13 +55,11 @@ from analyzer.corpus_fixes import row_of  # noqa: E402
 # The cases whose first fix is not the accepted one, and why (issue 15's closing note has the account).
 # Each is asserted to stay a miss: the day the tool gets one right, the test says to drop it here.
 FIRST_FIX_MISSES = {
-    "issue33483-l40-cuda-graph-max-bs-default": "the fix sets another field (cuda_graph_max_bs) than the computed config it feeds",
     "issue36532-sm120-gdn-flashinfer-decode-needs-bf16-state": "the second change (prefill backend) is needed by no code the engine runs",
     "issue39515-b200-nextn-page-size-triton": "any explicit backend keeps page 16; nothing in the code prefers trtllm_mha",
     "pr18136-b200-kimi-k2-thinking-int4-flashinfer-trtllm-moe": "a cause (--moe-a2a-backend deepep) before stating the runner",
     "pr25779-lora-disables-piecewise-cuda-graph": "the engine finds --enforce-piecewise-cuda-graph keeps it; the record says no flag does",
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
-    "pr28053-b200-dsr1-trtllm-mla-disables-prefill-cuda-graph": "the fix sets a flag that feeds the computed config",
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
     "pr34326-megamoe-runner-alias-overrides-a2a": "the alias's canonical a2a backend is not derived",
     "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",

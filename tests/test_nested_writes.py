@@ -42,20 +42,30 @@ class GraphConfig:
 class ServerArgs:
     model_path: str
     attention_backend: Optional[str] = None
+    graph_backend_prefill: Optional[str] = None
     graph_config: Optional[GraphConfig] = None
 
     def __post_init__(self):
-        self.graph_config = GraphConfig()
+        self._build_graph_config()
         self.graph_config.decode.max_bs = 64
         detached = PhaseConfig()
         detached.backend = "never a field's"
-        if self.attention_backend == "mla":
+        if self.attention_backend == "mla" and self.graph_backend_prefill is None:
             self.graph_config.prefill.backend = "disabled"
+
+    def _build_graph_config(self):
+        config = GraphConfig()
+        if self.attention_backend == "none":
+            config.decode.backend = "disabled"
+        if self.graph_backend_prefill is not None:
+            config.prefill.backend = self.graph_backend_prefill
+        self.graph_config = config
 
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
         parser.add_argument("--model-path", type=str, required=True)
         parser.add_argument("--attention-backend", type=str, default=None)
+        parser.add_argument("--graph-backend-prefill", type=str, choices=["full", "breakable", "disabled"], default=None)
 ''' + PREPARE_SERVER_ARGS
 
 
@@ -69,10 +79,10 @@ def test_an_edit_inside_a_fields_object_is_a_write_site_of_the_field_with_its_pa
     _tree, extraction = graph_tree
     sites = {(s.location.line, s.path, s.idiom) for s in extraction.sites_for("graph_config", "write")}
     paths = {path for _line, path, _idiom in sites}
-    assert paths == {None, "decode.max_bs", "prefill.backend"}
+    assert paths == {None, "decode.max_bs", "prefill.backend"}  # (config.x = v before the object is the field's: no site)
     edit = next(s for s in extraction.sites_for("graph_config", "write") if s.path == "prefill.backend")
     assert edit.idiom == "nested-attr" and edit.value == '"disabled"'
-    assert [g.expr for g in edit.guards] == ['self.attention_backend == "mla"']
+    assert [g.expr for g in edit.guards] == ['self.attention_backend == "mla" and self.graph_backend_prefill is None']
     from analyzer.model import NOT_LITERAL
     assert edit.literal == NOT_LITERAL  # "disabled" is the attribute's value, not the field's
 
@@ -84,14 +94,14 @@ def test_the_engine_records_the_edit_as_a_write_of_the_field(graph_tree):
     assert trace.error is None
     writes = trace.writes("graph_config")
     assert [(w.path, w.site.function) for w in writes] == [
-        (None, "ServerArgs.__post_init__"), ("decode.max_bs", "ServerArgs.__post_init__"),
+        (None, "ServerArgs._build_graph_config"), ("decode.max_bs", "ServerArgs.__post_init__"),
         ("prefill.backend", "ServerArgs.__post_init__")]
     assert [change_of(w) for w in writes[1:]] == [("graph_config.decode.max_bs", None, 64),
                                                   ("graph_config.prefill.backend", "breakable", "disabled")]
     # old and new stay the whole field's value, as for any write of it
     assert writes[2].old["prefill"] == {"backend": "breakable", "max_bs": None}
     assert writes[2].new["prefill"] == {"backend": "disabled", "max_bs": None}
-    assert [g.expr for g in writes[2].guards][-1] == "self.attention_backend == 'mla'"
+    assert [g.expr for g in writes[2].guards][-1] == "self.attention_backend == 'mla' and self.graph_backend_prefill is None"
     # the final value is the object's attributes, as the replay's encoding gives it
     assert trace.final["graph_config"] == {"decode": {"backend": "full", "max_bs": 64},
                                            "prefill": {"backend": "disabled", "max_bs": None}}
@@ -117,6 +127,59 @@ def test_a_counterfactual_that_keeps_the_earlier_value_replaces_only_that_attrib
     again = evaluate(extraction, tree.root, values, {}, profiles.load_profile("h100"), None, hooks=hooks)
     assert again.final["graph_config"]["prefill"] == {"backend": "breakable", "max_bs": None}
     assert again.final["graph_config"]["decode"] == {"backend": "full", "max_bs": 64}
+
+
+@pytest.fixture(scope="module")
+def graph_root(graph_tree):
+    return str(graph_tree[0].root)
+
+
+def explained(root: str, args: str):
+    from analyzer.explain import ExplainRequest, explain
+
+    return explain(ExplainRequest(sglang=root, args=args, profile="h100"))
+
+
+def test_an_attribute_of_a_fields_object_is_asked_for_by_name(graph_root):
+    from analyzer.explain import override_of
+    from analyzer.verdict import verdict_of
+
+    explanation = explained(graph_root, "--model-path /m --attention-backend mla")
+    override = override_of(explanation, "graph_config.prefill.backend")
+    assert (override.before, override.after, override.given) == ("breakable", "disabled", False)  # the value it was built with
+    assert [w.site.function for w in override.writes] == ["ServerArgs._build_graph_config", "ServerArgs.__post_init__"]
+    assert override_of(explanation, "graph_config.decode.backend") is None  # built 'full', never changed
+    verdict = verdict_of(explanation, "graph_config.prefill.backend")
+    # either input flips the condition of the edit: the default left unset and your backend
+    assert {(c.field, c.role) for c in verdict.causes[:2]} == {("graph_backend_prefill", "default"), ("attention_backend", "user-flag")}
+    assert [w.path for w in explanation.trace.writes("graph_config.decode.max_bs")] == [None, "decode.max_bs"]
+
+
+def test_the_flag_that_feeds_an_attribute_keeps_it_and_a_flag_that_only_avoids_the_change_does_not(graph_root):
+    from analyzer.explain import override_of
+    from analyzer.keep_fix import feeding_flags, keep_default
+    from analyzer.verdict import Runner
+
+    explanation = explained(graph_root, "--model-path /m --attention-backend mla")
+    override = override_of(explanation, "graph_config.prefill.backend")
+    # the build reads both; --attention-backend breakable also leaves 'breakable', but the attribute does not follow it
+    assert [f.dest for f in feeding_flags(explanation, override)] == ["attention_backend", "graph_backend_prefill"]
+    kept = keep_default(explanation, override, Runner(explanation))
+    assert kept.change == "--graph-backend-prefill breakable"
+
+
+def test_fix_field_says_how_to_decide_an_attribute_and_refuses_a_path_the_object_lacks(graph_root, capsys):
+    from analyzer.cli import main
+
+    args = ["fix", "--sglang", graph_root, "--profile", "h100", "--args", "--model-path /m --attention-backend mla"]
+    assert main([*args, "--field", "graph_config.prefill.backend"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("graph_config.prefill.backend: SGLang sets 'disabled' at sglang/srt/server_args.py:")
+    assert out[1].endswith(": --graph-backend-prefill breakable; SGLang builds graph_config from --graph-backend-prefill and keeps a value you give")
+    assert main([*args, "--field", "graph_config.prefill.nope"]) == 2
+    err = capsys.readouterr().err
+    assert "graph_config has no attribute 'prefill.nope' on this launch" in err and "backend, max_bs" in err
+    assert main([*args, "--field", "graph_config.prefill.backend", "--replay"]) == 2
 
 
 def test_the_agreement_compares_the_record_s_own_write_sites_only():

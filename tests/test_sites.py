@@ -7,6 +7,7 @@ import pytest
 from analyzer import sources
 from analyzer.extract import extract_uncached
 from analyzer.knowledge.kinds import SiteKind
+from analyzer.model import NOT_LITERAL
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +155,8 @@ def test_declare_resolution_forms(era_b):
     declared = one(era_b.sites, field="cuda_graph_config", idiom="declare")
     assert declared.source == "handle_memory"
     edit = one(era_b.sites, field="cuda_graph_config", idiom="copy-edit")
-    assert edit.path == "decode.max_bs" and edit.literal == 8
+    # the literal is the attribute's, not the field's: the site keeps its value text only
+    assert edit.path == "decode.max_bs" and edit.value == "8" and edit.literal == NOT_LITERAL
 
 
 def test_model_overrides_table_and_foreign_defaults(era_b):
