@@ -282,6 +282,10 @@ def memory_document() -> dict:
 def documents() -> dict[str, tuple]:
     """document -> (title, the root schema, and definitions of its own when it has some)."""
     number = {k: {"const": v} for k, v in SCHEMA_NUMBERS.items()}
+    keep_item = obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
+                     "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
+                     "trade_off": nullable(STR), "why": STR, "renamed": BOOL, "moot": BOOL,
+                     "alternative": nullable(STR)})
     outcome = obj({
         "version": STR, "status": {"enum": ["resolves", "raises", "rejected"]}, "error": nullable(STR),
         "error_site": nullable(ref("site")), "replacements": array(obj({"typed": STR, "use": STR})),
@@ -310,12 +314,11 @@ def documents() -> dict[str, tuple]:
             "verdict": nullable(ref("verdict")),
         })),
         "fix": ("sgtrace fix --json: verified fixes, trade-offs and plausible fixes; for a launch that resolves, "
-                "how to keep each value of yours SGLang overrides", obj({
+                "how to keep each value of yours SGLang overrides; with --field, how to decide each field named", obj({
             "schema": number["fix"], "resolves": BOOL, **definitions()["fixes"]["properties"],
-            "keep": array(obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
-                               "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
-                               "trade_off": nullable(STR), "why": STR, "renamed": BOOL, "moot": BOOL,
-                               "alternative": nullable(STR)}))}, optional=("keep",))),
+            "keep": array(keep_item),
+            "fields": mapping({"anyOf": [keep_item, obj({"final": ref("value")}, description="no write changed it")]}),
+        }, optional=("keep", "fields"))),
         "report": ("sgtrace report --format json: the report's facts and the Trace (as explain --json)", obj({
             "schema": number["report"],
             "report": obj({

@@ -229,3 +229,19 @@ def test_0518_deepseek_on_b200_says_which_edit_disabled_the_prefill_graph(tree):
     assert edits and edits[-1].site.function == "ServerArgs._disable_prefill_cuda_graph_for_deepseek_trtllm_mla"
     assert change_of(edits[-1]) == ("cuda_graph_config.prefill.backend", "breakable", "disabled")
     assert trace.final["cuda_graph_config"]["prefill"]["backend"] == "disabled"
+
+
+def test_fix_field_json_validates_against_the_fix_schema(graph_root, capsys):
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from analyzer import schemas
+    from analyzer.cli import main
+
+    args = ["fix", "--sglang", graph_root, "--profile", "h100", "--args", "--model-path /m --attention-backend mla", "--json"]
+    assert main([*args, "--field", "graph_config.prefill.backend", "--field", "graph_config.decode.backend"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["fields"]["graph_config.prefill.backend"]["change"] == "--graph-backend-prefill breakable"
+    assert data["fields"]["graph_config.decode.backend"] == {"final": "full"}  # built 'full', never changed
+    assert not list(Draft202012Validator(schemas.load("fix")).iter_errors(data))
