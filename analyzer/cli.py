@@ -90,6 +90,9 @@ def check_field(extraction: Extraction, name: str, final: dict | None = None) ->
                                     hint=f"the attributes of {field_name + ('.' + parent if parent else '')}: {attributes}")
         else:
             return
+    elif "." in name and name.partition(".")[0] in known:
+        raise UnknownFieldError(f"{name!r} is an attribute of the object {name.partition('.')[0]} holds: this command takes a field",
+                                hint="explain --field and fix --field take FIELD.ATTR")
     if name in known:
         return
     import difflib  # only for a name that is not known: a warm run does not import it

@@ -180,6 +180,10 @@ def test_fix_field_says_how_to_decide_an_attribute_and_refuses_a_path_the_object
     err = capsys.readouterr().err
     assert "graph_config has no attribute 'prefill.nope' on this launch" in err and "backend, max_bs" in err
     assert main([*args, "--field", "graph_config.prefill.backend", "--replay"]) == 2
+    capsys.readouterr()
+    # a command that takes a field says so, and where an attribute is taken
+    assert main(["sites", "--sglang", graph_root, "--field", "graph_config.prefill.backend"]) == 2
+    assert "explain --field and fix --field take FIELD.ATTR" in capsys.readouterr().err
 
 
 def test_the_agreement_compares_the_record_s_own_write_sites_only():
