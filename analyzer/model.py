@@ -248,6 +248,16 @@ class Extraction:
             self.__dict__["_callers"] = index
         return index.get(function_id, [])
 
+    def callees(self, function_id: str) -> list[Call]:
+        """The calls ``function_id`` makes (indexed on first use)."""
+        index = self.__dict__.get("_callees")
+        if index is None:
+            index = {}
+            for call in self.calls:
+                index.setdefault(call.caller, []).append(call)
+            self.__dict__["_callees"] = index
+        return index.get(function_id, [])
+
     def sites_for(self, field_name: str, kind: str | None = None) -> list[Site]:
         """Writes to the field, and (unless ``kind`` is write) the sites whose guards or values read it.
         ``field.path`` names an attribute of the object the field holds: the writes of the field itself and

@@ -277,13 +277,30 @@ def expression_fields(extraction, guard: GuardValue, expr: str) -> list[str]:
         if call:
             helper = helper_method(extraction, guard, name)
             if helper is not None:
-                names.extend(f for f in helper.reads.fields if not f.endswith("()"))
+                names.extend(helper_fields(extraction, helper))
         else:
             names.append(name)
     for name in record_helpers(expr):
         helper = function_named(extraction, name, guard.file)
         if helper is not None:
-            names.extend(f for f in helper.reads.fields if not f.endswith("()"))
+            names.extend(helper_fields(extraction, helper))
+    return names
+
+
+HELPER_DEPTH = 2  # calls followed below a helper: ServerArgs._resolved_attention_backends -> attention_backends_of(view)
+
+
+def helper_fields(extraction, helper, depth: int = HELPER_DEPTH) -> list[str]:
+    """The record's fields a helper reads, and those the functions it calls read (a method that hands a view of
+    the record to a module function: 0.5.18's ``_resolved_attention_backends`` returns
+    ``attention_backends_of(resolved_view(self))``). Each is only a candidate: the verdict keeps an input as a
+    cause when changing it changes the outcome."""
+    names = [f for f in helper.reads.fields if not f.endswith("()")]
+    if depth > 0:
+        for call in extraction.callees(f"{helper.file}::{helper.qualname}"):
+            callee = extraction.functions.get(call.callee)
+            if callee is not None:
+                names += [f for f in helper_fields(extraction, callee, depth - 1) if f not in names]
     return names
 
 

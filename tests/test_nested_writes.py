@@ -249,3 +249,22 @@ def test_fix_field_json_validates_against_the_fix_schema(graph_root, capsys):
     assert data["fields"]["graph_config.prefill.backend"]["change"] == "--graph-backend-prefill breakable"
     assert data["fields"]["graph_config.decode.backend"] == {"final": "full"}  # built 'full', never changed
     assert not list(Draft202012Validator(schemas.load("fix")).iter_errors(data))
+
+
+@pytest.mark.network
+def test_0518_the_verdict_follows_a_helper_into_the_function_it_hands_the_record_to(tree):
+    """``prefill_attention_backend`` comes from ``self._resolved_attention_backends()``, which returns
+    ``attention_backends_of(resolved_view(self))``: the fields that function reads are the condition's inputs,
+    and the attention backend SGLang chose for DeepSeek on sm100 is what disabled the prefill graph."""
+    from analyzer.explain import ExplainRequest, explain
+    from analyzer.verdict import helper_fields, verdict_of
+
+    explanation = explain(ExplainRequest(sglang="0.5.18", args="--model-path /models/DeepSeek-R1 --tp 8", profile="b200",
+                                         model_config="DeepSeek-V3"))
+    extraction = explanation.extraction
+    helper = extraction.functions["sglang/srt/server_args.py::ServerArgs._resolved_attention_backends"]
+    assert helper.reads.fields == []  # nothing of its own: the fields are read one call below
+    assert set(helper_fields(extraction, helper)) >= {"attention_backend", "prefill_attention_backend"}
+    top = verdict_of(explanation, "cuda_graph_config.prefill.backend").causes[0]
+    assert (top.field, top.role, top.value) == ("attention_backend", "sglang-default", "trtllm_mla")
+    assert top.site.function == "_deepseek_family_overrides"
