@@ -147,12 +147,41 @@ def overrides_section(explanation: Explanation, show_defaults: bool = True) -> l
 
 
 def _override_lines(override, label: str) -> list[str]:
+    edits = [w for w in override.writes if w.path]
+    if edits and isinstance(override.after, dict):
+        return _object_lines(override, label, edits)
     last = override.writes[-1]
     lines = [f"  {label}: {show(override.before)} -> {show(override.after)}"]
     conditional = "" if last.certain else "  (only on some alternatives)"
     lines.append(f"      at {where(last.site)}{conditional}" + (f" [{last.source}]" if last.source else ""))
     for guard in _guards(last, 4):
         lines.append(f"      {guard}")
+    return lines
+
+
+OBJECT_EDITS_SHOWN = 4
+
+
+def _cut(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _object_lines(override, label: str, edits) -> list[str]:
+    """A field holding an object SGLang built and then edited: where it was built, then each attribute SGLang
+    changed after that (its last edit, in order), the attribute's values and site."""
+    built = next((w for w in override.writes if w.path is None), None)
+    lines = [f"  {label}: an object SGLang built" + (f" at {where(built.site)}" if built is not None and built.site else "")
+             + ", then changed:"]
+    last_by_path: dict[str, Event] = {}
+    for edit in edits:
+        last_by_path.pop(edit.path, None)
+        last_by_path[edit.path] = edit
+    for edit in list(last_by_path.values())[:OBJECT_EDITS_SHOWN]:
+        what, old, new = change_of(edit)
+        first_old = change_of(next(e for e in edits if e.path == edit.path))[1]
+        lines.append(f"      {what}: {_cut(show(first_old))} -> {_cut(show(new))}  at {where(edit.site)}")
+    if len(last_by_path) > OBJECT_EDITS_SHOWN:
+        lines.append(f"      ({len(last_by_path) - OBJECT_EDITS_SHOWN} more; --field {override.field}.ATTR explains one)")
     return lines
 
 

@@ -268,3 +268,15 @@ def test_0518_the_verdict_follows_a_helper_into_the_function_it_hands_the_record
     top = verdict_of(explanation, "cuda_graph_config.prefill.backend").causes[0]
     assert (top.field, top.role, top.value) == ("attention_backend", "sglang-default", "trtllm_mla")
     assert top.site.function == "_deepseek_family_overrides"
+
+
+def test_explain_lists_the_attributes_sglang_changed_in_an_object_it_built(graph_root, capsys):
+    from analyzer.cli import main
+
+    assert main(["explain", "--sglang", graph_root, "--profile", "h100", "--args", "--model-path /m --attention-backend mla"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(out) if line.startswith("  graph_config: "))
+    assert out[at].startswith("  graph_config: an object SGLang built at sglang/srt/server_args.py:")
+    assert out[at].endswith("in ServerArgs._build_graph_config, then changed:")
+    assert out[at + 1].startswith("      graph_config.decode.max_bs: None -> 64  at sglang/srt/server_args.py:")
+    assert out[at + 2].startswith("      graph_config.prefill.backend: 'breakable' -> 'disabled'  at sglang/srt/server_args.py:")
