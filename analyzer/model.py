@@ -239,24 +239,22 @@ class Extraction:
         return [f for f in self.flags if f.dest == dest]
 
     def callers(self, function_id: str) -> list[Call]:
-        """The calls whose target is ``function_id`` (indexed on first use)."""
-        index = self.__dict__.get("_callers")
-        if index is None:
-            index = {}
-            for call in self.calls:
-                index.setdefault(call.callee, []).append(call)
-            self.__dict__["_callers"] = index
-        return index.get(function_id, [])
+        """The calls whose target is ``function_id``."""
+        return self._calls_by("callee").get(function_id, [])
 
     def callees(self, function_id: str) -> list[Call]:
-        """The calls ``function_id`` makes (indexed on first use)."""
-        index = self.__dict__.get("_callees")
+        """The calls ``function_id`` makes."""
+        return self._calls_by("caller").get(function_id, [])
+
+    def _calls_by(self, end: str) -> dict[str, list[Call]]:
+        """The calls indexed by their ``callee`` or ``caller`` (built on first use)."""
+        index = self.__dict__.get(f"_calls_by_{end}")
         if index is None:
             index = {}
             for call in self.calls:
-                index.setdefault(call.caller, []).append(call)
-            self.__dict__["_callees"] = index
-        return index.get(function_id, [])
+                index.setdefault(getattr(call, end), []).append(call)
+            self.__dict__[f"_calls_by_{end}"] = index
+        return index
 
     def sites_for(self, field_name: str, kind: str | None = None) -> list[Site]:
         """Writes to the field, and (unless ``kind`` is write) the sites whose guards or values read it.
