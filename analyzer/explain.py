@@ -350,8 +350,8 @@ def override_of(explanation: Explanation, name: str) -> Override | None:
     if not writes:
         return None
     given = field_name in parsed.given
-    if given:
-        before = value_at_path(_snapshot_of(parsed.given[field_name]), path)[1]
+    if given:  # (the parser gives plain values: a --cuda-graph-config JSON is a dict or a string)
+        before = value_at_path(parsed.given[field_name], path)[1]
     else:
         existed, before = value_at_path(writes[0].old, path)
         if not existed:  # the write that built the object: the value it was built with is where SGLang started
@@ -360,14 +360,6 @@ def override_of(explanation: Explanation, name: str) -> Override | None:
     if same_value(before, after):
         return None
     return Override(name, given, before, after, writes, parsed.given_flags.get(field_name) if given else None)
-
-
-def _snapshot_of(value: Any) -> Any:
-    """A value as events hold it (an object as its attributes), for a value parsed from a flag."""
-    attributes = getattr(value, "__dict__", None)
-    if isinstance(attributes, dict) and hasattr(type(value), "__dataclass_fields__"):
-        return {k: _snapshot_of(v) for k, v in attributes.items()}
-    return value
 
 
 def switched_features(explanation: Explanation) -> list[Override]:

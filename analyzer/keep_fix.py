@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .explain import Explanation, Override
-from .trace import SiteRef, encode_value, new_assumptions, same_value, target_value
+from .extract.parse import ast_nodes
+from .knowledge.receivers import RECEIVERS
+from .symbolic.program import shared_program
+from .trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
 from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
 
 # The causes tried for one override (each is one engine run).
@@ -378,11 +381,6 @@ def feeding_flags(explanation: Explanation, override: Override) -> list:
     """For an attribute of the object a field holds (``cuda_graph_config.decode.max_bs``): the flags of the
     fields that the function which built the object reads (``_parse_cuda_graph_config`` reads
     ``self.cuda_graph_max_bs_decode``), in the order it reads them; value flags only, not deprecated."""
-    from .knowledge.receivers import RECEIVERS
-    from .symbolic.program import shared_program
-    from .extract.parse import ast_nodes
-    from .trace import split_target
-
     field_name = split_target(override.field)[0]
     built = next((w for w in override.writes if w.path is None and w.site is not None), None)
     if built is None:
@@ -391,12 +389,15 @@ def feeding_flags(explanation: Explanation, override: Override) -> list:
     if found is None:
         return []
     read: list[str] = []
+    first: dict[str, tuple[int, int]] = {}  # each attribute name's first place in the function
     for node in ast_nodes(found[1]):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
+        if not isinstance(node, ast.Attribute):
+            continue
+        first[node.attr] = min(first.get(node.attr, (node.lineno, node.col_offset)), (node.lineno, node.col_offset))
+        if (isinstance(node.value, ast.Name) and node.value.id in RECEIVERS
                 and node.attr != field_name and node.attr in explanation.extraction.fields and node.attr not in read):
             read.append(node.attr)
-    read.sort(key=lambda name: min((n.lineno, n.col_offset) for n in ast_nodes(found[1])
-                                   if isinstance(n, ast.Attribute) and n.attr == name))
+    read.sort(key=first.__getitem__)
     out = []
     for name in read:
         out += [f for f in explanation.extraction.flags_for_dest(name)
