@@ -19,6 +19,8 @@ from typing import Any
 
 from .explain import Explanation, Override
 from .extract.parse import ast_nodes
+from .knowledge.defaults import picked_by_sglang
+from .knowledge.kinds import EventKind
 from .knowledge.receivers import RECEIVERS
 from .symbolic.program import shared_program
 from .trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
@@ -47,6 +49,8 @@ class KeepFix:
     alternative: str | None = None  # the trade-off that would keep it, when ``change`` is not one
     alternative_cost: str | None = None  # what that trade-off gives up
     stated: bool = False  # ``change`` states SGLang's own value (no change keeps the default)
+    explicit: bool = False  # ``change`` states another choice: SGLang's rule replaces only the default (``auto``)
+    moved: str | None = None  # your value is an alias SGLang moves to another flag: that flag as typed
 
     def to_dict(self) -> dict:
         return {
@@ -62,6 +66,7 @@ class KeepFix:
             "renamed": self.renamed,
             "moot": self.moot,
             "alternative": self.alternative,
+            "moved": self.moved,
         }
 
 
@@ -80,8 +85,13 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     last = override.writes[-1]
     found = KeepFix(field=override.field, flag=override.flag, given=override.before, sglang_value=override.after,
                     site=last.site, why=verdict.causes[0].why if verdict.causes else "")
-    if renames(override):
+    declared = explanation.extraction.fields.get(override.field)
+    if renames(override, declared.default if declared is not None else None):
         found.renamed = True
+        return found
+    moved = moved_to(explanation, override, runner)
+    if moved is not None:
+        found.moved = moved
         return found
     scaled = _scaled(explanation, override, runner, found)
     if scaled is not None:
@@ -369,12 +379,42 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
         fed = _feeding_flag_keep(explanation, override, runner, found, value)
         if fed is not None:
             return fed
+    if flags and picked_by_sglang(override.before) and isinstance(override.after, str) and flags[0].choices:
+        chosen = _explicit_choice(explanation, override, runner, found, flags[0])
+        if chosen is not None:
+            return chosen
     kept = kept or keep_fix(explanation, override, runner)
     if kept.change is None and not kept.env and kept.alternative is None and flags and not runner.exhausted():
         stated = _state_sglangs(explanation, override, runner, kept, flags[0])
         if stated is not None:
             return stated
     return kept
+
+
+EXPLICIT_TRIES = 3  # other choices of the field's own flag tried when SGLang replaces its default
+
+
+def _explicit_choice(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, flag) -> KeepFix | None:
+    """A default that asks SGLang to pick (``--moe-runner-backend auto``, which its rule turns into
+    ``flashinfer_trtllm``: stating ``auto`` keeps nothing): another of the flag's choices, given, that
+    SGLang keeps with resolution succeeding. Its rule decides only for the default, so the operator's
+    answer is to state the choice they want; changing another feature's input to dodge the rule is not.
+    The choices are tried in the flag's order, the one SGLang picked left out (stating it changes nothing)."""
+    others = [c for c in flag.choices if isinstance(c, str) and c not in (override.before, override.after)]
+    for value in others[:EXPLICIT_TRIES]:
+        if runner.exhausted():
+            return None
+        found.tried += 1
+        trace, _ = runner.run([Change("field", override.field, value)])
+        if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
+                and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace)):
+            chosen = KeepFix(**{**found.__dict__})
+            chosen.change = f"{flag.primary} {value}"
+            chosen.why = (f"SGLang replaces only its default {override.before!r}; an explicit {flag.primary} is kept "
+                          f"({value!r} verified; state the one you want)")
+            chosen.explicit = True
+            return chosen
+    return None
 
 
 def feeding_flags(explanation: Explanation, override: Override) -> list:
@@ -495,23 +535,59 @@ def _state_sglangs(explanation: Explanation, override: Override, runner: Runner,
     return None
 
 
-def renames(override: Override) -> bool:
+def renames(override: Override, default: Any = None) -> bool:
     """Whether SGLang's write replaces exactly your value by a name of its own: the write stores a
     literal, under a condition that holds because the field equals (or is one of) your value
-    (``if self.speculative_algorithm == "NEXTN": self.speculative_algorithm = "EAGLE"``)."""
-    last = deciding_write(override)
-    if not isinstance(override.after, str) or not isinstance(override.before, str):
+    (``if self.speculative_algorithm == "NEXTN": self.speculative_algorithm = "EAGLE"``). A write back to
+    the field's ``default`` is no new name (an alias moved elsewhere: ``moved_to``)."""
+    if not isinstance(override.after, str) or not isinstance(override.before, str) or same_value(override.after, default):
         return False
-    compared = re.compile(rf"^\w+\.{re.escape(override.field)}\s*(==|in)\s*(.+)$")
+    return _tests_your_value(override)
+
+
+def _tests_your_value(override: Override) -> bool:
+    """The deciding write's conditions include one that holds because the field equals your value alone:
+    ``F == 'v'`` / ``F in ('v', ...)`` held, or ``F != 'v'`` / ``F not in (...)`` failed (an early return)."""
+    last = deciding_write(override)
+    compared = re.compile(rf"^\w+\.{re.escape(override.field)}\s*(==|in|!=|not in)\s*(.+)$")
     for guard in conditions_of(last.guards):
         match = compared.match(guard.expr.strip())
-        if match and guard.polarity and re.search(rf"""(['"]){re.escape(override.before)}\1""", match.group(2)):
+        if not match or guard.polarity != (match.group(1) in ("==", "in")):
+            continue
+        if re.search(rf"""(['"]){re.escape(override.before)}\1""", match.group(2)):
             try:  # the condition compares this field alone with literals (not ``== 'fa3' and kv_cache_dtype == ...``)
                 ast.literal_eval(match.group(2).strip())
             except (ValueError, SyntaxError):
                 continue
             return True
     return False
+
+
+def moved_to(explanation: Explanation, override: Override, runner: Runner) -> str | None:
+    """Whether your value is an alias SGLang moves to another setting: its write puts the field back to
+    its default because the field equals your value, and the same block writes your value into another
+    field (``--moe-runner-backend megamoe`` becomes ``--moe-runner-backend auto --moe-a2a-backend
+    megamoe``). That other flag with your value, as typed, when the engine confirms that stating it
+    instead (the alias left out) gives the same setting and resolves; nothing to keep then."""
+    last = deciding_write(override)
+    declared = explanation.extraction.fields.get(override.field)
+    if (not isinstance(override.before, str) or declared is None or not same_value(override.after, declared.default)
+            or last.site is None or not _tests_your_value(override)):
+        return None
+    block = [g.where() for g in last.guards]
+    for event in explanation.trace.events:
+        if (event.kind != EventKind.WRITE or event.field in (None, override.field) or event.path is not None or event.site is None
+                or event.site.function != last.site.function or event.new != override.before
+                or [g.where() for g in event.guards] != block):
+            continue
+        flags = [f for f in explanation.extraction.flags_for_dest(event.field) if not f.deprecated and not f.suppressed]
+        if not flags or (flags[0].choices and override.before not in flags[0].choices) or runner.exhausted():
+            continue
+        trace, _ = runner.run([Change("field", override.field, declared.default), Change("field", event.field, override.before)])
+        if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
+                and same_value(target_value(trace.final, event.field), override.before) and not new_assumptions(explanation.trace, trace)):
+            return f"{flags[0].primary} {override.before}"
+    return None
 
 
 def keep_lines(fixes: list[KeepFix]) -> list[str]:
@@ -525,6 +601,10 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         lines.append(f"  {label} {fix.given!r} (SGLang sets {fix.sglang_value!r}{where})")
         if fix.renamed:
             lines.append(f"    nothing to keep: {fix.sglang_value!r} is SGLang's own name for {fix.given!r} (it rewrites exactly that value)")
+            continue
+        if fix.moved:
+            lines.append(f"    nothing to keep: SGLang reads it as {fix.moved} (its alias for that setting); "
+                         f"write {fix.moved} instead (verified by the engine: the same setting, resolution succeeds)")
             continue
         if fix.change is None and not fix.env and fix.alternative:
             lines.append(f"    no change keeps it without giving up a feature of yours: it is what that feature costs "
@@ -566,7 +646,9 @@ def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
         return lines
     parts = ([fix.change] if fix.change else []) + (["env " + " ".join(f"{k}={v}" for k, v in fix.env.items())] if fix.env else [])
     words = " with ".join(parts)
-    if fix.stated or fix.given is None:
+    if fix.explicit:
+        lines.append(f"  give it yourself: {words} (verified by the engine: SGLang keeps it, resolution succeeds); {fix.why}")
+    elif fix.stated or fix.given is None:
         lines.append(f"  give it yourself: {words} (verified by the engine with the value SGLang resolved: SGLang keeps it, "
                      "resolution succeeds; put the value you want)")
     else:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
+from .knowledge.defaults import picked_by_sglang
 from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
@@ -684,11 +685,22 @@ class Candidate:
         return self.guard.expr if self.guard is not None else self.condition_text
 
 
+def guard_limit(events: list[Event], guard: GuardValue, limit: int) -> int:
+    """The events before a condition was evaluated, for the write at ``limit`` it guards: the writes of
+    the guarded block that came before that one (``moe_runner_backend = 'auto'`` just above
+    ``moe_a2a_backend = 'megamoe'``, both under ``if moe_runner_backend == 'megamoe'``) happened after the
+    test, so the test read the value before them."""
+    while (limit > 0 and guard.file and events[limit - 1].site is not None and events[limit - 1].site.file == guard.file
+           and events[limit - 1].site.function == guard.function and events[limit - 1].site.line > guard.line):
+        limit -= 1
+    return limit
+
+
 def candidates_of(explanation: Explanation, guards: list[GuardValue], limit: int, exclude: set[str],
                   via: Event | None = None) -> list[Candidate]:
     out = []
     for guard in reversed(conditions_of(guards)):  # the nearest the outcome first
-        for inp in condition_inputs(explanation, guard, limit):
+        for inp in condition_inputs(explanation, guard, guard_limit(explanation.trace.events, guard, limit)):
             if not (inp.kind == "field" and inp.name in exclude):
                 out.append(Candidate(inp, guard, via))
     return out
@@ -955,6 +967,9 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
         return flag.primary if value is False else (f"without {typed}" if cause.role == "user-flag" else None)
     if value is None:
         return f"without {typed}" if cause.role == "user-flag" else None
+    declared = explanation.extraction.fields.get(cause.field)
+    if cause.role == "user-flag" and declared is not None and picked_by_sglang(declared.default) and value == declared.default:
+        return f"without {typed}"  # stating ``auto`` is leaving the choice to SGLang
     if isinstance(value, (list, dict)):
         return None
     return f"{flag.primary} {shlex.quote(str(value))}"
@@ -1303,6 +1318,28 @@ def deciding_write(override: Override) -> Event:
     return writes[index]
 
 
+def prefer_sglangs_own(explanation: Explanation, override: Override, candidates: list[Candidate], runner: Runner) -> None:
+    """For a flag you gave that SGLang overrode because of another setting you left to it (``attention_backend``
+    unset, and your ``--page-size 16`` made SGLang skip ``trtllm_mha`` for it): that setting's value in
+    SGLang's own run without your flag is tried first. It is the value SGLang itself
+    picks on this launch when your value does not stand in its way, so pinning it is what an operator
+    would state (rather than the first other choice in the flag's list)."""
+    chosen = [c for c in candidates if c.inp.kind == "field" and c.inp.role in ("sglang-default", "default") and not c.prefer]
+    declared = explanation.extraction.fields.get(override.field)
+    if not chosen or declared is None or "." in override.field or runner.exhausted():
+        return
+    trace, _ = runner.run([Change("field", override.field, declared.default)])
+    if not resolves(trace):
+        return
+    for candidate in chosen:
+        value = target_value(trace.final, candidate.inp.name)
+        flags = [f for f in explanation.extraction.flags_for_dest(candidate.inp.name) if not f.deprecated and not f.suppressed]
+        if (value is None or isinstance(value, (Unknown, bool, list, dict)) or same_value(value, candidate.inp.value)
+                or not flags or (flags[0].choices and value not in flags[0].choices)):
+            continue
+        candidate.prefer = (value,)
+
+
 def override_verdict(explanation: Explanation, override: Override, runner: Runner | None = None) -> Verdict:
     """Why a field ended with its value: for a flag you gave, the inputs that, changed, keep your value;
     for a default SGLang resolved, the inputs that, changed, give another value. Neither may make
@@ -1324,6 +1361,8 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
 
     candidates = (candidates_of(explanation, last.guards, limit, {name}) + value_candidates(explanation, last, limit, {name})
                   + helper_probe_candidates(explanation, last, limit, runner))
+    if override.given:
+        prefer_sglangs_own(explanation, override, candidates, runner)
     def decided_otherwise(t: Trace) -> bool:
         final = target_value(t.final, name)
         return not isinstance(final, Unknown) and (same_value(final, override.before) if override.given else not same_value(final, override.after))

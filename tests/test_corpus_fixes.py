@@ -56,12 +56,10 @@ from analyzer.corpus_fixes import row_of  # noqa: E402
 # Each is asserted to stay a miss: the day the tool gets one right, the test says to drop it here.
 FIRST_FIX_MISSES = {
     "issue36532-sm120-gdn-flashinfer-decode-needs-bf16-state": "the second change (prefill backend) is needed by no code the engine runs",
-    "issue39515-b200-nextn-page-size-triton": "any explicit backend keeps page 16; nothing in the code prefers trtllm_mha",
-    "pr18136-b200-kimi-k2-thinking-int4-flashinfer-trtllm-moe": "a cause (--moe-a2a-backend deepep) before stating the runner",
     "pr25779-lora-disables-piecewise-cuda-graph": "the engine finds --enforce-piecewise-cuda-graph keeps it; the record says no flag does",
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
-    "pr34326-megamoe-runner-alias-overrides-a2a": "the alias's canonical a2a backend is not derived",
+    "pr34326-megamoe-runner-alias-overrides-a2a": "keeping your deepep is leaving the alias out (the record's second); the record puts its canonical spelling first, which gives deepep up",
     "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",
     "pr37292-dsv4-deterministic-rejects-dsv4-backend": "the record's first alternative is 'none'; the tool proposes its second",
     "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",

@@ -5,6 +5,7 @@ Every SGLang identifier the analyzer relies on is named in one of these modules,
 * ``probes``: hardware probes (the names, the rule that answers each on a node, the recognizers).
 * ``receivers``: the names that hold the server-args record, and the calls that return a view of it.
 * ``log_levels``: SGLang's logging calls and the level of the message each logs.
+* ``defaults``: the default values that ask SGLang to pick (``auto``).
 * ``kinds``: the kinds of extracted sites and of Trace events (their JSON strings).
 
 The package imports nothing else from ``analyzer``: any layer may read it.
