@@ -20,6 +20,7 @@ from typing import Any
 from .explain import Explanation, Override
 from .extract.parse import ast_nodes
 from .knowledge.defaults import picked_by_sglang
+from .knowledge.flag_help import testing_only
 from .knowledge.kinds import EventKind
 from .knowledge.receivers import RECEIVERS
 from .symbolic.program import shared_program
@@ -100,7 +101,8 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     switched = _env_switch(explanation, override, runner, found)
     if switched is not None:
         return switched
-    fallback: KeepFix | None = None
+    fallback: KeepFix | None = None  # a change that gives up a flag of yours
+    forced: KeepFix | None = None  # a testing flag that skips SGLang's checks: the last resort
     for cause in verdict.causes:
         if found.tried >= MAX_TRIED or runner.exhausted():
             break
@@ -123,11 +125,29 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
                 kept.trade_off = f"gives up your {typed} {cause.value!r}"
                 fallback = fallback or kept
                 break
+            bypass = _testing_bypass(explanation, cause.field)
+            if bypass is not None:
+                kept.trade_off = bypass
+                forced = forced or kept
+                break
             return kept
     if fallback is not None:
         fallback.tried = found.tried
         return _moot(explanation, override, fallback, found)
+    if forced is not None:
+        forced.tried = found.tried
+        return forced
     return found
+
+
+def _testing_bypass(explanation: Explanation, name: str) -> str | None:
+    """What setting ``name`` costs when its flag is one SGLang's help marks as a testing bypass of its own
+    checks (``--enforce-piecewise-cuda-graph``): tried after every other change, and a trade-off."""
+    for flag in explanation.extraction.flags_for_dest(name):
+        words = testing_only(flag.help)
+        if words is not None:
+            return f"forces it past SGLang's own checks ({flag.primary}: {words!r}, says its help)"
+    return None
 
 
 def _try(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, cause, text, hints) -> KeepFix | None:
@@ -640,6 +660,10 @@ def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
         return [f"{name} keeps {final!r}: no write changed it on this launch; nothing to fix."]
     where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
     lines = [f"{name}: SGLang sets {fix.sglang_value!r}{where} (it was {fix.given!r})"]
+    if fix.change is None and not fix.env and fix.alternative:
+        lines.append(f"  no change decides it without giving up a feature of yours: it is what that feature costs "
+                     f"(trade-off: {fix.alternative}; it {fix.alternative_cost or 'gives up a flag of yours'})")
+        return lines
     if fix.change is None and not fix.env:
         lines.append(f"  no change of one input decides it on this release ({fix.tried} tried); "
                      "`sgtrace explain --field` shows the conditions that did")

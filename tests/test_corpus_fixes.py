@@ -56,7 +56,7 @@ from analyzer.corpus_fixes import row_of  # noqa: E402
 # Each is asserted to stay a miss: the day the tool gets one right, the test says to drop it here.
 FIRST_FIX_MISSES = {
     "issue36532-sm120-gdn-flashinfer-decode-needs-bf16-state": "the second change (prefill backend) is needed by no code the engine runs",
-    "pr25779-lora-disables-piecewise-cuda-graph": "the engine finds --enforce-piecewise-cuda-graph keeps it; the record says no flag does",
+    "pr25779-lora-disables-piecewise-cuda-graph": "the tool names the record's fix as the trade-off LoRA costs, with no change first (as the records of issue26618 and pr13075 want); this record puts the drop first",
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
     "pr34326-megamoe-runner-alias-overrides-a2a": "keeping your deepep is leaving the alias out (the record's second); the record puts its canonical spelling first, which gives deepep up",

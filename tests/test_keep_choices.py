@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.explain import ExplainRequest, explain, override_of
-from analyzer.keep_fix import keep_default, keep_fix, keep_fixes, keep_lines
+from analyzer.keep_fix import field_keep_lines, keep_default, keep_fix, keep_fixes, keep_lines
 from analyzer.verdict import Runner, verdict_of
 from conftest import PREPARE_SERVER_ARGS, miniature_tree
 
@@ -27,11 +27,21 @@ class ServerArgs:
     page_size: Optional[int] = None
     moe_runner_backend: str = "auto"
     moe_a2a_backend: str = "none"
+    enable_adapters: bool = False
+    disable_graph: bool = False
+    enforce_graph: bool = False
 
     def __post_init__(self):
+        self._handle_graph()
         self._handle_runner_alias()
         self._handle_attention_backend()
         self._handle_moe_runner()
+
+    def _handle_graph(self):
+        if self.enforce_graph:
+            return
+        if self.enable_adapters or self.model_path == "/big":
+            self.disable_graph = True
 
     def _handle_runner_alias(self):
         if self.moe_runner_backend != "mega":
@@ -58,6 +68,10 @@ class ServerArgs:
         parser.add_argument("--page-size", type=int, default=None)
         parser.add_argument("--moe-runner-backend", type=str, choices=["auto", "deep", "triton", "picked", "mega"], default="auto")
         parser.add_argument("--moe-a2a-backend", type=str, choices=["none", "deepep", "mega"], default="none")
+        parser.add_argument("--enable-adapters", action="store_true")
+        parser.add_argument("--disable-graph", action="store_true")
+        parser.add_argument("--enforce-graph", action="store_true",
+                            help="Enforce the graph, skipping all auto-disable conditions. Used for testing.")
 
 ''' + PREPARE_SERVER_ARGS
 
@@ -111,3 +125,24 @@ def test_an_alias_moved_to_another_flag_is_nothing_to_keep_and_names_that_flag(c
     assert a2a.change == "without --moe-runner-backend" and a2a.trade_off == "gives up your --moe-runner-backend 'mega'"
     text = "\n".join(keep_lines(list(fixes.values())))
     assert "nothing to keep: SGLang reads it as --moe-a2a-backend mega" in text
+
+
+def test_a_flag_sglang_marks_for_testing_is_no_fix_and_the_feature_cost_is_named(choices):
+    explanation = explained(choices, "--model-path /m --enable-adapters")
+    override = override_of(explanation, "disable_graph")
+    causes = [c.field for c in verdict_of(explanation, "disable_graph").causes]
+    assert "enforce_graph" in causes  # the engine sees that the testing flag would keep the graph on
+    kept = keep_default(explanation, override, Runner(explanation))
+    # but its help says it skips SGLang's checks for testing: what keeps the graph is giving up the adapters
+    assert kept.change is None and kept.alternative == "without --enable-adapters"
+    [line] = field_keep_lines("disable_graph", kept, True)[1:]
+    assert "no change decides it without giving up a feature of yours" in line and "without --enable-adapters" in line
+
+
+def test_a_testing_flag_is_the_last_resort_and_a_trade_off_that_says_what_it_does(choices):
+    # a model path no flag value of yours can replace: only the testing flag keeps the graph on
+    explanation = explained(choices, "--model-path /big")
+    kept = keep_default(explanation, override_of(explanation, "disable_graph"), Runner(explanation))
+    assert kept.change == "--enforce-graph"
+    assert kept.trade_off == "forces it past SGLang's own checks (--enforce-graph: 'skipping all auto-disable conditions', says its help)"
+    assert any(line.startswith("  trade-off (verified by the engine") for line in field_keep_lines("disable_graph", kept, True))

@@ -6,6 +6,7 @@ Every SGLang identifier the analyzer relies on is named in one of these modules,
 * ``receivers``: the names that hold the server-args record, and the calls that return a view of it.
 * ``log_levels``: SGLang's logging calls and the level of the message each logs.
 * ``defaults``: the default values that ask SGLang to pick (``auto``).
+* ``flag_help``: what a flag's help says it is for (a testing bypass is no fix).
 * ``kinds``: the kinds of extracted sites and of Trace events (their JSON strings).
 
 The package imports nothing else from ``analyzer``: any layer may read it.
