@@ -765,6 +765,21 @@ def compute_fixes(request, explanation, message=None, guards=None, replay_with: 
                       log=progress)
 
 
+def replay_keeps(explanation, kept, place: dict, how: FixReplay) -> None:
+    """``fix --replay`` on a launch that resolves: each change that keeps a value of yours replayed through
+    SGLang's own code (``keep_replay``), one progress line each; the verdict lands in ``KeepFix.replayed``."""
+    from .keep_replay import keep_changes, replay_keep
+
+    ensure_replay_env(place)
+    if place["ssh"] is None and place["python"] is None and place["version"] is None:
+        place = {**place, "python": sys.executable}  # --sglang installed: this interpreter, as `explain --replay` does
+    for one in kept:
+        if keep_changes(explanation, one) is None or one.moot:
+            continue
+        progress(f"replaying the change that keeps {one.flag or one.field} through SGLang's own code")
+        one.replayed = replay_keep(explanation, one, place, timeout_s=how.timeout_s, memory_mib=how.memory_mib)
+
+
 def fixes_json(explanation, report) -> dict:
     from .fix import command_line
 
@@ -975,6 +990,9 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
         from .keep_fix import keep_fixes, keep_lines
 
         kept = keep_fixes(explanation)  # a value of yours SGLang overrides: the change that keeps it
+        if with_replay:
+            replay_keeps(explanation, kept, replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version),
+                         FixReplay({}, timeout_s, memory_mib))
         if as_json:
             echo(dumps(stamp("fix", {"resolves": True, "fixes": [], "trade_offs": [], "plausible": [],
                                      "keep": [k.to_dict() for k in kept]})))

@@ -6,7 +6,10 @@ For each case the engine reproduces as a raise, ``fix`` runs as the operator wou
 ``--replay`` (``analyzer.fix.find_fixes``), and each candidate it prints as verified (the fixes and the
 trade-offs: their engine run resolved with nothing assumed) is replayed in the release's replay
 environment (``analyzer.fix.replay_check``; an environment is never built here). A verified fix whose replay
-raises is unsound: the line says so and the exit code is 1. A release with no replay environment is
+raises is unsound: the line says so and the exit code is 1. For each case reproduced as an override,
+the change ``fix`` prints to keep each value of yours SGLang changed, and ``fix --field`` for the case's
+field, are replayed the same way (``analyzer.keep_replay``): unsound when the replay raises or the field
+does not end as the fix said. A release with no replay environment is
 named ("not replayed"), never counted as agreeing. ``make corpus-soundness`` runs it over the whole corpus.
 """
 
@@ -29,7 +32,7 @@ class CaseResult:
 
     @property
     def unsound(self) -> list[tuple[str, str]]:
-        return [(text, verdict) for text, verdict in self.replayed if verdict.startswith("raises")]
+        return [(text, verdict) for text, verdict in self.replayed if verdict.startswith(("raises", "rejects"))]
 
 
 def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
@@ -37,9 +40,11 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     from .fix import find_fixes, replay_check
     from .replay import envs
 
-    explanation = reproduced(case) if case.kind == "raise" else None
+    explanation = reproduced(case)
     if explanation is None:
         return None
+    if case.kind != "raise":
+        return _check_keeps(case, explanation, timeout_s)
     result = CaseResult(case)
     report = find_fixes(case.request(), explanation)
     verified = [c for c in report.fixes + report.trade_offs if c.verified]
@@ -55,6 +60,36 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
         if missing is not None:  # the node has it (the case's launch names it); this machine does not
             verdict = f"not replayed: the replay reads {missing}, which is not on this machine ({verdict[:120]})"
         result.replayed.append(("; ".join(c.text() for c in candidate.changes), verdict))
+    return result
+
+
+def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
+    """An override case: each change that keeps a value (``fix`` on the launch, ``fix --field`` on the case's
+    field) replayed, with the field's final value checked."""
+    from .explain import override_of
+    from .keep_fix import keep_default, keep_fix, keep_fixes
+    from .keep_replay import keep_changes, replay_keep
+    from .replay import envs
+    from .verdict import Runner
+
+    result = CaseResult(case)
+    kept = keep_fixes(explanation)
+    override = override_of(explanation, case.expect_field)
+    if override is not None and not any(k.field == override.field for k in kept):
+        runner = Runner(explanation)
+        kept.append(keep_fix(explanation, override, runner) if override.given else keep_default(explanation, override, runner))
+    kept = [k for k in kept if keep_changes(explanation, k) is not None and not k.moot]
+    if not kept:
+        result.skipped = "no verified fix"
+        return result
+    if envs.env_python(explanation.trace.sglang_version) is None:
+        result.skipped = f"not replayed: no replay environment for {explanation.trace.sglang_version} (sgtrace replay-env create)"
+        return result
+    place = {"ssh": None, "python": None, "version": explanation.trace.sglang_version}
+    for one in kept:
+        verdict = replay_keep(explanation, one, place, timeout_s=timeout_s) or "not replayed"
+        result.replayed.append((f"keep {one.field}: " + (one.moved or " ".join(filter(None, [one.change, *(f"{k}={v}" for k, v in one.env.items())]))),
+                                verdict))
     return result
 
 
@@ -86,20 +121,20 @@ def sweep(cases: list[Case], out=sys.stdout, timeout_s: float = 120) -> list[Cas
             if verdict.startswith("not replayed"):
                 print(f"{case.slug}: [--] {text} -> {verdict[:200]}", file=out, flush=True)
                 continue
-            mark = "UNSOUND" if verdict.startswith("raises") else "ok"
+            mark = "UNSOUND" if verdict.startswith(("raises", "rejects")) else "ok"
             print(f"{case.slug}: [{mark}] {text} -> replay {verdict[:160]}", file=out, flush=True)
     return results
 
 
 def summary(results: list[CaseResult]) -> str:
     replayed = [v for r in results for _, v in r.replayed]
-    resolves = sum(1 for v in replayed if v == "resolves")
-    raises = sum(1 for v in replayed if v.startswith("raises"))
+    resolves = sum(1 for v in replayed if v == "resolves" or v.startswith("confirms"))
+    raises = sum(1 for v in replayed if v.startswith(("raises", "rejects")))
     others = len(replayed) - resolves - raises
     no_env = sum(1 for r in results if r.skipped and r.skipped.startswith("not replayed"))
     no_fix = sum(1 for r in results if r.skipped == "no verified fix")
-    return (f"verified fixes replayed: {len(replayed)} over {len(results) - no_env - no_fix} case(s): {resolves} resolve, "
-            f"{raises} raise (unsound), {others} not replayed; {no_fix} case(s) with no verified fix, "
+    return (f"verified fixes replayed: {len(replayed)} over {len(results) - no_env - no_fix} case(s): {resolves} resolve as verified, "
+            f"{raises} raise or end otherwise (unsound), {others} not replayed; {no_fix} case(s) with no verified fix, "
             f"{no_env} case(s) without a replay environment")
 
 

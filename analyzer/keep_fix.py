@@ -52,6 +52,7 @@ class KeepFix:
     stated: bool = False  # ``change`` states SGLang's own value (no change keeps the default)
     explicit: bool = False  # ``change`` states another choice: SGLang's rule replaces only the default (``auto``)
     moved: str | None = None  # your value is an alias SGLang moves to another flag: that flag as typed
+    replayed: str | None = None  # ``fix --replay``: the replay's verdict on the change (``keep_replay.replay_keep``)
 
     def to_dict(self) -> dict:
         return {
@@ -68,6 +69,7 @@ class KeepFix:
             "moot": self.moot,
             "alternative": self.alternative,
             "moved": self.moved,
+            "replay": self.replayed,
         }
 
 
@@ -87,7 +89,7 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     found = KeepFix(field=override.field, flag=override.flag, given=override.before, sglang_value=override.after,
                     site=last.site, why=verdict.causes[0].why if verdict.causes else "")
     declared = explanation.extraction.fields.get(override.field)
-    if renames(override, declared.default if declared is not None else None):
+    if renames(override, declared.default if declared is not None else None) or _same_launch(explanation, override, verdict, runner):
         found.renamed = True
         return found
     moved = moved_to(explanation, override, runner)
@@ -565,6 +567,23 @@ def renames(override: Override, default: Any = None) -> bool:
     return _tests_your_value(override)
 
 
+def _same_launch(explanation: Explanation, override: Override, verdict, runner: Runner) -> bool:
+    """Whether your value is a name SGLang reads as its own (0.5.23 rewrites ``NEXTN`` to ``EAGLE`` through a
+    helper it calls, which ``renames`` cannot read from the write's conditions): no input but the field itself
+    decides the write (a fallback, ``fa3`` -> ``triton`` on hardware without FA3, has the hardware for a cause),
+    and giving SGLang's value instead of yours resolves to exactly the same record (one engine run, every field
+    compared). Nothing to keep then."""
+    if not isinstance(override.before, str) or not isinstance(override.after, str) or "." in override.field or runner.exhausted():
+        return False
+    if any(cause.field != override.field for cause in verdict.causes):
+        return False
+    trace, _ = runner.run([Change("field", override.field, override.after)])
+    final = explanation.trace.final
+    if trace.error is not None or explanation.trace.error is not None or set(trace.final) != set(final):
+        return False
+    return all(same_value(trace.final[name], final[name]) for name in final)
+
+
 def _tests_your_value(override: Override) -> bool:
     """The deciding write's conditions include one that holds because the field equals your value alone:
     ``F == 'v'`` / ``F in ('v', ...)`` held, or ``F != 'v'`` / ``F not in (...)`` failed (an early return)."""
@@ -625,6 +644,8 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         if fix.moved:
             lines.append(f"    nothing to keep: SGLang reads it as {fix.moved} (its alias for that setting); "
                          f"write {fix.moved} instead (verified by the engine: the same setting, resolution succeeds)")
+            if fix.replayed:
+                lines.append(f"    replay (SGLang's own code): {fix.replayed}")
             continue
         if fix.change is None and not fix.env and fix.alternative:
             lines.append(f"    no change keeps it without giving up a feature of yours: it is what that feature costs "
@@ -650,6 +671,8 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         lines.append(f"    {kind} (verified by the engine: {outcome}, resolution succeeds): {words}")
         if fix.trade_off:
             lines.append(f"    it {fix.trade_off}")
+        if fix.replayed:
+            lines.append(f"    replay (SGLang's own code): {fix.replayed}")
     return lines
 
 

@@ -285,7 +285,7 @@ def documents() -> dict[str, tuple]:
     keep_item = obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
                      "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
                      "trade_off": nullable(STR), "why": STR, "renamed": BOOL, "moot": BOOL,
-                     "alternative": nullable(STR)})
+                     "alternative": nullable(STR), "moved": nullable(STR), "replay": nullable(STR)})
     outcome = obj({
         "version": STR, "status": {"enum": ["resolves", "raises", "rejected"]}, "error": nullable(STR),
         "error_site": nullable(ref("site")), "replacements": array(obj({"typed": STR, "use": STR})),

@@ -10,23 +10,21 @@ from analyzer.corpus_soundness import CaseResult
 CASES = {c.slug: c for c in corpus.load_cases(corpus.CASE_DIR)}
 
 
-def test_a_verified_fix_whose_replay_raises_is_unsound_and_counted():
+def test_a_verified_fix_whose_replay_raises_or_ends_otherwise_is_unsound_and_counted():
     case = CASES["pr30127-explicit-no-buffer-needs-overlap-off"]
     results = [
         CaseResult(case, replayed=[("+ --disable-overlap-schedule", "resolves"), ("- --x", "raises ValueError: no")]),
+        CaseResult(case, replayed=[("keep page_size: --y z", "confirms: page_size = 16, resolution succeeds"),
+                                   ("keep page_size: --w v", "rejects: page_size ends 1 (the engine said it stays 16)")]),
         CaseResult(case, skipped="no verified fix"),
         CaseResult(case, skipped="not replayed: no replay environment for 0.5.9 (sgtrace replay-env create)"),
     ]
     assert results[0].unsound == [("- --x", "raises ValueError: no")]
-    assert results[1].unsound == [] and results[2].unsound == []
+    assert results[1].unsound == [("keep page_size: --w v", "rejects: page_size ends 1 (the engine said it stays 16)")]
+    assert results[2].unsound == [] and results[3].unsound == []
     assert corpus_soundness.summary(results) == (
-        "verified fixes replayed: 2 over 1 case(s): 1 resolve, 1 raise (unsound), 0 not replayed; "
+        "verified fixes replayed: 4 over 2 case(s): 2 resolve as verified, 2 raise or end otherwise (unsound), 0 not replayed; "
         "1 case(s) with no verified fix, 1 case(s) without a replay environment")
-
-
-def test_an_override_case_is_not_swept():
-    override = next(c for c in CASES.values() if c.kind == "override")
-    assert corpus_soundness.check_case(override) is None
 
 
 @pytest.mark.network
@@ -39,4 +37,17 @@ def test_the_verified_fixes_of_a_real_case_resolve_in_sglang_s_own_code(replay_e
     result = corpus_soundness.check_case(CASES["pr30127-explicit-no-buffer-needs-overlap-off"])
     assert result is not None and result.skipped is None, result
     assert result.replayed and all(verdict == "resolves" for _, verdict in result.replayed), result.replayed
+    assert result.unsound == []
+
+
+@pytest.mark.network
+@pytest.mark.replay
+@pytest.mark.slow
+def test_the_change_that_keeps_an_override_is_replayed_with_the_field_checked(replay_env):
+    # 0.5.23, speculative decoding caps max_running_requests at 48: fix --field states the flag; SGLang's own code,
+    # replayed, keeps the value stated and resolves
+    replay_env("0.5.23")
+    result = corpus_soundness.check_case(CASES["pr34290-spec-max-running-requests-48"])
+    assert result is not None and result.skipped is None, result
+    assert result.replayed and all(verdict.startswith("confirms: max_running_requests = ") for _, verdict in result.replayed), result.replayed
     assert result.unsound == []

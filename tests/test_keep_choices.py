@@ -146,3 +146,26 @@ def test_a_testing_flag_is_the_last_resort_and_a_trade_off_that_says_what_it_doe
     assert kept.change == "--enforce-graph"
     assert kept.trade_off == "forces it past SGLang's own checks (--enforce-graph: 'skipping all auto-disable conditions', says its help)"
     assert any(line.startswith("  trade-off (verified by the engine") for line in field_keep_lines("disable_graph", kept, True))
+
+
+def test_each_keep_fix_becomes_the_command_line_changes_a_replay_runs_and_the_value_it_must_end_with(choices):
+    from analyzer.fix import apply
+    from analyzer.keep_replay import keep_changes, promised
+
+    explanation = explained(choices, "--model-path /m --moe-runner-backend mega --moe-a2a-backend deepep")
+    fixes = {k.field: k for k in keep_fixes(explanation)}
+    alias, a2a = fixes["moe_runner_backend"], fixes["moe_a2a_backend"]
+    # the alias: left out, the flag it moves to given your value; that flag must hold it
+    assert apply(explanation, keep_changes(explanation, alias))[0] == ["--model-path", "/m", "--moe-a2a-backend", "mega"]
+    assert promised(explanation, alias) == ("moe_a2a_backend", "equals", "mega")
+    # your deepep kept by leaving the alias out
+    assert apply(explanation, keep_changes(explanation, a2a))[0] == ["--model-path", "/m", "--moe-a2a-backend", "deepep"]
+    assert promised(explanation, a2a) == ("moe_a2a_backend", "equals", "deepep")
+    # a default answered by stating a choice: the field must end with the choice stated
+    plain = explained(choices, "--model-path /m")
+    stated = keep_default(plain, override_of(plain, "moe_runner_backend"), Runner(plain))
+    assert promised(plain, stated) == ("moe_runner_backend", "equals", "deep")
+    # the feature's cost, no change: nothing to replay
+    adapters = explained(choices, "--model-path /m --enable-adapters")
+    cost = keep_default(adapters, override_of(adapters, "disable_graph"), Runner(adapters))
+    assert keep_changes(adapters, cost) is None

@@ -75,3 +75,28 @@ def test_p2_nextn_is_run_as_eagle_so_there_is_nothing_to_keep(capsys):
     out = capsys.readouterr().out
     assert "--speculative-algo 'NEXTN' (SGLang sets 'EAGLE' at sglang/srt/server_args.py:3311" in out
     assert "nothing to keep: 'EAGLE' is SGLang's own name for 'NEXTN'" in out
+
+
+@pytest.mark.network
+@pytest.mark.replay
+@pytest.mark.slow
+def test_fix_replay_on_a_resolving_launch_confirms_each_change_in_sglang_s_own_code(replay_env, capsys):
+    # 0.5.23, Qwen3.5 with NEXTN and --page-size 16 on B200: SGLang sets page_size 1 (it skips trtllm_mha for a given
+    # page size); the change that keeps 16 is replayed and the field checked; NEXTN is SGLang's alias: nothing to replay
+    replay_env("0.5.23")
+    args = ["fix", "--sglang", "0.5.23", "--profile", "b200", "--model-config", "Qwen3.5-122B-A10B", "--args",
+            "--model-path /models/Qwen3.5-122B-A10B-FP8 --page-size 16 --speculative-algorithm NEXTN "
+            "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4"]
+    main([*args, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    Draft202012Validator(schemas.load("fix")).validate(data)
+    keep = {k["field"]: k for k in data["keep"]}
+    assert keep["page_size"]["change"] == "--attention-backend trtllm_mha" and keep["page_size"]["replay"] is None
+    assert keep["speculative_algorithm"]["renamed"] is True
+    main([*args, "--replay"])
+    text = capsys.readouterr().out
+    assert "replay (SGLang's own code): confirms: page_size = 16, resolution succeeds" in text
+    main([*args, "--json", "--replay"])
+    keep = {k["field"]: k for k in json.loads(capsys.readouterr().out)["keep"]}
+    assert keep["page_size"]["replay"] == "confirms: page_size = 16, resolution succeeds"
+    assert keep["speculative_algorithm"]["replay"] is None
