@@ -388,7 +388,7 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
     if kept is not None and (kept.change is not None or kept.env) and not kept.trade_off:
         return kept
     # the value before SGLang's write; a default left None (computed by SGLang) is tried with the value it computed
-    value = override.before if override.before is not None else override.after
+    value = typable(override.before if override.before is not None else override.after)
     if flags and value is not None and not isinstance(value, (bool, list, dict)) and flags[0].action not in ("store_true", "store_false"):
         found.tried += 1
         trace, _ = runner.run([Change("field", override.field, value)])
@@ -437,6 +437,13 @@ def _explicit_choice(explanation: Explanation, override: Override, runner: Runne
             chosen.explicit = True
             return chosen
     return None
+
+
+def typable(value: Any) -> Any:
+    """A value as an operator types it: a float SGLang computed (``0.8069062499999999``) to four decimals."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        return round(value, 4)
+    return value
 
 
 def feeding_flags(explanation: Explanation, override: Override) -> list:
@@ -542,7 +549,7 @@ def _ordering_keep(explanation: Explanation, override: Override, runner: Runner,
 def _state_sglangs(explanation: Explanation, override: Override, runner: Runner, found: KeepFix, flag) -> KeepFix | None:
     """No change keeps the default: the flag given with the value SGLang resolves to, when SGLang keeps it
     (the command line then says what runs)."""
-    value = override.after
+    value = typable(override.after)
     if value is None or isinstance(value, (bool, list, dict)) or flag.action in ("store_true", "store_false") or not isinstance(value, (str, int, float)):
         return None
     found.tried += 1
