@@ -372,7 +372,10 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
     whose value SGLang's message names costs half (the message is SGLang's own advice)."""
     if candidate.trade_off is None and not candidate.assumes:
         return 0.0
+    from .verdict import setting_hints
+
     given = explanation.parsed.given
+    hinted = {(name, str(value)) for name, value in setting_hints(explanation, message)}  # ``only supports topk=1``
     total = 0.0
     for change in candidate.changes:
         if change.kind == "set-env":
@@ -390,7 +393,7 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
             cost = 0
         if radix and _decode_node(explanation):
             cost = min(cost, DECODE_RADIX_COST)
-        if cost and change.kind == "set-flag" and _named(message, change, dest):
+        if cost and change.kind == "set-flag" and (_named(message, change, dest) or (dest, str(change.value)) in hinted):
             cost /= 2
         total += cost
     return total

@@ -624,6 +624,8 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
             if any(option.lower() in text for option in flag.option_strings):
                 return True
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
+        if any(inp.name.endswith("_" + name) for name, _ in MESSAGE_SETTING.findall(text) if len(name) >= 3):
+            return True  # the setting the message states it supports (``only supports topk=1``)
         return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     return inp.name.lower() in text
 
@@ -1076,6 +1078,41 @@ def message_candidates(explanation: Explanation, error: Event, known: set[tuple]
         for inp in inputs_named(explanation, [flag.dest], [], [], False, len(explanation.trace.events)):
             out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site, prefer=prefer))
             known.add(inp.key)
+    for name, value in setting_hints(explanation, error.message or ""):
+        for inp in inputs_named(explanation, [name], [], [], False, len(explanation.trace.events)):
+            if inp.key not in known:
+                out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site, prefer=(value,)))
+                known.add(inp.key)
+    return out
+
+
+MESSAGE_SETTING = re.compile(r"\b([a-z][a-z0-9_]*)\s*=\s*(-?\d+(?:\.\d+)?|True|False|[a-z][a-z0-9_]*)\b")
+
+
+def setting_hints(explanation: Explanation, message: str) -> list[tuple[str, Any]]:
+    """The ``name=value`` a message states as what it supports (``Flashinfer MLA only supports topk=1``), for a
+    flag you gave whose field the name ends (``speculative_eagle_topk``), exactly one: the field and the value
+    typed. A check deep in start-up code reads the setting through objects the verdict cannot follow back to
+    the record; the message names it, and the run of the change still has to avoid the raise."""
+    given = explanation.parsed.given if explanation.parsed is not None else {}
+    out: list[tuple[str, Any]] = []
+    for name, text in MESSAGE_SETTING.findall(message):
+        fields = [f for f in given if f == name or f.endswith("_" + name)]
+        if len(fields) != 1:
+            continue
+        value: Any = text
+        if re.fullmatch(r"-?\d+", text):
+            value = int(text)
+        elif re.fullmatch(r"-?\d+\.\d+", text):
+            value = float(text)
+        elif text in ("True", "False"):
+            value = text == "True"
+        if isinstance(value, str):
+            flags = explanation.extraction.flags_for_dest(fields[0])
+            if not flags or not flags[0].choices or value not in flags[0].choices:
+                continue
+        if not same_value(value, given[fields[0]]):
+            out.append((fields[0], value))
     return out
 
 

@@ -2914,15 +2914,15 @@ class _NotBuilt(object):
     """What a start-up step neither engine runs stores on the runner (``load_model``: ``self.model``; the memory
     pools): any use of it ends start-up without a prediction, as the symbolic engine's unknown value does."""
 
-    def __init__(self, name):
-        object.__setattr__(self, "_name", name)
+    def __init__(self, name, owner="ModelRunner"):
+        object.__setattr__(self, "_name", "%s.%s" % (owner, name))
 
     def __getattr__(self, attr):
-        raise _StartUpUnreachable("ModelRunner.%s is set by start-up code neither engine runs (read .%s)"
+        raise _StartUpUnreachable("%s is set by start-up code neither engine runs (read .%s)"
                                   % (object.__getattribute__(self, "_name"), attr))
 
     def __bool__(self):
-        raise _StartUpUnreachable("ModelRunner.%s is set by start-up code neither engine runs"
+        raise _StartUpUnreachable("%s is set by start-up code neither engine runs"
                                   % object.__getattribute__(self, "_name"))
 
 
@@ -3063,14 +3063,27 @@ def run_start_up(server_args, rec):
             params[name] = parameter.default
     params = {name: value for name, value in params.items() if name == "self" or name in sig.parameters}
     namespace = dict(init.__globals__)
-    with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
-        if not _start_up_part(rec, "ModelRunner.__init__", lambda: exec(code, namespace, params)):
-            return
+    # attributes a statement run here computes (``self.x = f(...)``): a None of its own stays None; a None passed
+    # through from a parameter (the pools the scheduler passes) is unknown (startup._computed_stores)
+    computed = set()
+    for stmt in body:
+        if isinstance(stmt, (_ast.Assign, _ast.AnnAssign)) and isinstance(stmt.value, _ast.Call):
+            for target in (stmt.targets if isinstance(stmt, _ast.Assign) else [stmt.target]):
+                if isinstance(target, _ast.Attribute) and isinstance(target.value, _ast.Name) and target.value.id == "self":
+                    computed.add(target.attr)
+
+    def not_built(built):
         for name in sorted(_runner_attributes(cls)):
             # unset, or None as the scheduler passes the pools (init_memory_pool fills them before the backends are
             # built): what the symbolic engine holds as unknown (startup.build_runner)
-            if runner.__dict__.get(name) is None and not hasattr(type(runner), name):
-                setattr(runner, name, _NotBuilt(name))
+            if built.__dict__.get(name) is None and not hasattr(type(built), name) and not (
+                    name in built.__dict__ and name in computed):
+                setattr(built, name, _NotBuilt(name))
+
+    with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
+        if not _start_up_part(rec, "ModelRunner.__init__", lambda: exec(code, namespace, params)):
+            return
+        not_built(runner)
         for index, step in enumerate(steps):
             def run_step(step=step, first=index == 0):
                 with _CudaTensorsOnMeta():
@@ -3079,7 +3092,129 @@ def run_start_up(server_args, rec):
                     exec(compiled(after), namespace, params)
 
             if not _start_up_part(rec, step, run_step):
-                return
+                break  # (the draft worker's backends do not depend on what the target's step left unfinished)
+
+        def build_draft_runner(model_config):
+            draft = cls.__new__(cls)
+            draft_params = dict(params, self=draft, model_config=model_config)
+            if "is_draft_worker" in draft_params:
+                draft_params["is_draft_worker"] = True
+            exec(code, dict(namespace), draft_params)
+            not_built(draft)
+            return draft
+
+        if _resolved(server_args, "speculative_algorithm") is not None:
+            _start_up_part(rec, "the draft worker's attention backends",
+                           lambda: run_draft_start_up(server_args, rec, runner, build_draft_runner))
+
+
+def _resolved(server_args, name):
+    """A field's resolved value (era B: ``resolution_result``; else the attribute)."""
+    overrides = sys.modules.get("sglang.srt.arg_groups.overrides")
+    result = getattr(overrides, "resolution_result", None) if overrides is not None else None
+    if result is not None:
+        try:
+            return result(server_args, name)
+        except Exception:
+            pass
+    return getattr(server_args, name, None)
+
+
+def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
+    """The draft worker's attention backends, as ``analyzer/symbolic/draft_startup.py`` evaluates them: the worker class
+    SGLang's ``create_worker`` picks; the class whose ``init_attention_backend`` calls ``DraftBackendFactory(...)``; the
+    draft ``ModelRunner`` built as the target's, with ``is_draft_worker`` and the draft's model config; the worker's
+    ``self.X = ...`` statements its factory method reads; then that method."""
+    import ast as _ast
+    import inspect
+    import textwrap
+    import types
+
+    from sglang.srt.configs.model_config import ModelConfig
+    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
+
+    if not hasattr(SpeculativeAlgorithm, "create_worker"):
+        return
+    worker = SpeculativeAlgorithm.from_string(_resolved(server_args, "speculative_algorithm")).create_worker(server_args)
+    if not isinstance(worker, type):
+        return
+
+    def factory_method(klass):
+        method = klass.__dict__.get("init_attention_backend")
+        if method is None:
+            return None
+        try:
+            tree = _ast.parse(textwrap.dedent(inspect.getsource(method)))
+        except (OSError, TypeError, SyntaxError):
+            return None
+        calls = [n for n in _ast.walk(tree) if isinstance(n, _ast.Call)]
+        if any((isinstance(c.func, _ast.Name) and c.func.id == "DraftBackendFactory")
+               or (isinstance(c.func, _ast.Attribute) and c.func.attr == "DraftBackendFactory") for c in calls):
+            return tree.body[0]
+        return None
+
+    module = sys.modules.get(worker.__module__)
+    candidates = list(worker.__mro__) + [v for k, v in sorted(vars(module).items()) if isinstance(v, type)
+                                         and v.__module__ == worker.__module__] if module else list(worker.__mro__)
+    holder = next((c for c in candidates if factory_method(c) is not None), None)
+    if holder is None:
+        return
+    path = _resolved(server_args, "speculative_draft_model_path")
+    if not isinstance(path, str):
+        return
+    if path != _resolved(server_args, "model_path"):
+        rec.note("start-up: the draft worker's attention backends were not replayed: its model is not the target's")
+        return
+    model_config = ModelConfig.from_server_args(server_args, model_path=path, is_draft_model=True)
+    draft_runner = build_draft_runner(model_config)
+    import re as _re
+    from sglang.srt.managers import tp_worker as _tp_worker
+
+    found = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
+    store = found.group(1) if found else "model_runner"  # where TpModelWorker keeps its runner (draft_startup.runner_store)
+    instance = holder.__new__(holder)
+    instance.__dict__[store] = draft_runner
+    instance.__dict__["draft_worker"] = types.SimpleNamespace(**{"model_runner": draft_runner, store: draft_runner})
+    target_worker = types.SimpleNamespace(**{"model_runner": target_runner, store: target_runner})
+    init_source = textwrap.dedent(inspect.getsource(holder.__init__))
+    init_tree = _ast.parse(init_source).body[0]
+    stores = {}
+    for stmt in init_tree.body:
+        if (isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], _ast.Attribute)
+                and isinstance(stmt.targets[0].value, _ast.Name) and stmt.targets[0].value.id == "self"):
+            stores.setdefault(stmt.targets[0].attr, stmt)
+
+    def self_reads(node):
+        return list(dict.fromkeys(n.attr for n in _ast.walk(node) if isinstance(n, _ast.Attribute)
+                                  and isinstance(n.ctx, _ast.Load) and isinstance(n.value, _ast.Name) and n.value.id == "self"))
+
+    first = holder.__init__.__code__.co_firstlineno
+    signature = inspect.signature(holder.__init__)
+    passed = {"server_args": server_args, "gpu_id": 0, "tp_rank": 0, "dp_rank": None, "moe_ep_rank": 0, "attn_cp_rank": 0,
+              "moe_dp_rank": 0, "nccl_port": 0, "target_worker": target_worker}
+    local = {name: value for name, value in passed.items() if name in signature.parameters}
+    local["self"] = instance
+    namespace = dict(holder.__init__.__globals__)
+    done = set()
+
+    def settle(name, depth=0):
+        if name in done or name in instance.__dict__ or name not in stores or depth > 4:
+            return
+        done.add(name)
+        statement = stores[name]
+        for read in self_reads(statement.value):
+            settle(read, depth + 1)
+        module_ = _ast.Module(body=[statement], type_ignores=[])
+        _ast.increment_lineno(module_, first - 1)
+        exec(compile(module_, inspect.getsourcefile(holder.__init__), "exec"), namespace, local)
+
+    for name in self_reads(factory_method(holder)):
+        settle(name)
+        if name not in instance.__dict__ and not hasattr(holder, name):
+            # set by a method of __init__ the engine does not run either (``_init_dsa_index_share_state``): unknown there
+            instance.__dict__[name] = _NotBuilt(name, holder.__name__)
+    with _CudaTensorsOnMeta():
+        holder.init_attention_backend(instance)
 
 
 def _start_up_part(rec, what, run):

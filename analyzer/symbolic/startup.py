@@ -31,7 +31,7 @@ from typing import Any
 
 from ..trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
-from . import runtime_context
+from . import draft_startup, runtime_context
 from .objects import ClassRef, FunctionRef, Instance
 
 MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
@@ -163,8 +163,10 @@ def publish_for_scheduler(interp: Interpreter, world, record) -> None:
             interp.exec_stmt(stmt, frame)
 
 
-def build_runner(interp: Interpreter, world, record, layout: Layout | None = None) -> Instance | None:
-    """A ``ModelRunner`` with what ``__init__`` sets before the layout's boundary call."""
+def build_runner(interp: Interpreter, world, record, layout: Layout | None = None,
+                 draft_model_config: Any = None) -> Instance | None:
+    """A ``ModelRunner`` with what ``__init__`` sets before the layout's boundary call; with ``draft_model_config``,
+    the draft worker's (``is_draft_worker``, that model config)."""
     layout = layout or layout_of(interp.program) or LAYOUTS[0]
     found = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
     if found is None:
@@ -172,24 +174,38 @@ def build_runner(interp: Interpreter, world, record, layout: Layout | None = Non
     module, init = found
     runner = Instance(ClassRef(MODEL_RUNNER, RUNNER_CLASS), {})
     frame = Frame(module=module, qualname=f"{RUNNER_CLASS}.__init__", class_name=RUNNER_CLASS)
-    model_config = world.model_config_for(record, frame, init)
+    model_config = draft_model_config if draft_model_config is not None else world.model_config_for(record, frame, init)
     passed = _scheduler_arguments(world, record, init)
     passed["model_config"] = model_config
+    if draft_model_config is not None and "is_draft_worker" in passed:
+        passed["is_draft_worker"] = True
     interp.bind_arguments(init, [runner], dict(passed), frame)
+    computed: set[str] = set()  # attributes a statement run here set to None by its own computation
     for stmt in init.body:
         if _is_step_call(stmt, layout.stop):
             break
         if isinstance(stmt, layout.kinds) and not _is_docstring(stmt):
             interp.exec_stmt(stmt, frame)
+            computed.update(_computed_stores(stmt))
     runner.attrs["__init_frame__"] = frame  # for after_first_step (removed there)
     # what the steps the engine does not run store on the runner (load_model: self.model, init_memory_pool:
-    # the pools and token counts, which need the free memory after the weights load) is unknown, not None
+    # the pools and token counts, which need the free memory after the weights load) is unknown, not None; a None
+    # the runner computed itself (``self.draft_attention_backend = resolve_draft_attention_backend(...)``) is None
     for name in runner_attributes(interp.program, world):
         value = runner.attrs.get(name)
-        if value is None:
+        if value is None and not (name in runner.attrs and name in computed):
             runner.attrs[name] = Unknown(f"ModelRunner.{name} is set by start-up code the engine does not run "
                                          "(weights, memory pools, distributed init)")
     return runner
+
+
+def _computed_stores(stmt: ast.stmt) -> set[str]:
+    """The ``self.X = <call>`` attributes a top-level statement computes (not a parameter passed through, as the
+    pools the scheduler passes as None, which init_memory_pool fills later)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return set()
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
@@ -273,6 +289,8 @@ def run(interp: Interpreter, world, record) -> None:
             interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
             if index == 0:
                 after_first_step(interp, frame, layout)
+        if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
+            draft_startup.run(interp, world, record, runner, build_runner, layout)
     except (BudgetExceeded, RecursionError) as exc:
         world.note(f"start-up evaluation stopped ({exc or 'recursion too deep'}); the start-up checks after that point were not evaluated")
     finally:

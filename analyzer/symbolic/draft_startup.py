@@ -1,0 +1,192 @@
+"""Start-up of the speculative draft worker: its attention backends, run as SGLang code.
+
+With EAGLE-style speculative decoding the scheduler builds a draft worker next to the target one. The
+worker class is SGLang's own choice: ``SpeculativeAlgorithm.from_string(...).create_worker(server_args)``
+(``speculative/spec_info.py``), interpreted here. Its draft attention backends are built by the method
+that calls ``DraftBackendFactory(...)`` (``EAGLEWorker.init_attention_backend`` in 0.5.11,
+``EagleDraftWorker.init_attention_backend`` from the v2 workers on), whose backends check the resolved
+arguments in their ``__init__`` (``FlashInferMLAMultiStepDraftBackend``: "Currently Flashinfer MLA only
+supports topk=1 for speculative decoding").
+
+What is built, and how:
+
+* the draft ``ModelRunner``, as ``startup.build_runner`` builds the target's, with ``is_draft_worker`` and
+  the draft's ``ModelConfig.from_server_args(server_args, model_path=<the draft model path>,
+  is_draft_model=True)`` (the ``TpModelWorker`` of the draft builds it so), for a draft that is the target
+  model's own layers (NEXTN/MTP: the draft path is the model path); a separate draft model stops the step
+  with a note (the replay harness has no stand-in for its config either);
+* the worker object: the ``self.X = ...`` statements at the top level of its ``__init__`` whose
+  attributes the factory method reads (and the ones those read), evaluated with the scheduler's
+  arguments; the draft ``TpModelWorker`` itself is not built, it stands as an object whose
+  ``model_runner`` is the draft runner (the attribute every worker reads it through);
+* then the factory method itself.
+
+A condition on what the engine cannot know is never a prediction (as for the target's start-up).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from ..trace import Unknown
+from .interp import Frame, Interpreter, SGLangError
+from .objects import MISSING, ClassRef, FunctionRef, Instance
+
+SPEC_INFO = "sglang/srt/speculative/spec_info.py"
+TP_WORKER = "sglang/srt/managers/tp_worker.py"
+MODEL_CONFIG = "sglang/srt/configs/model_config.py"
+FACTORY = "DraftBackendFactory"
+FACTORY_METHOD = "init_attention_backend"
+
+
+def resolved_field(record, name: str) -> Any:
+    """The field's resolved value (era B: its declarations), None when the record has no such field."""
+    value = record.resolved(name)
+    return None if value is MISSING else value
+
+
+def worker_class(interp: Interpreter, world, record) -> ClassRef | None:
+    """SGLang's ``create_worker`` for the resolved algorithm, interpreted; None where the release has none."""
+    module = interp.program.module(SPEC_INFO)
+    if module is None or "SpeculativeAlgorithm.create_worker" not in module.functions:
+        return None
+    frame = Frame(module=module, qualname="<draft start-up>", class_name=None, locals={"server_args": record})
+    expr = ast.parse("SpeculativeAlgorithm.from_string(server_args.speculative_algorithm).create_worker(server_args)",
+                     mode="eval").body
+    chosen = interp.eval(expr, frame)
+    return chosen if isinstance(chosen, ClassRef) else None
+
+
+def factory_holder(interp: Interpreter, world, worker: ClassRef) -> ClassRef | None:
+    """The class whose ``init_attention_backend`` calls ``DraftBackendFactory(...)``: the worker class (or a base),
+    else a class of the worker's module (the v2 workers build an ``EagleDraftWorker`` that does)."""
+    program = interp.program
+    candidates = [c for c in world.mro(worker) if isinstance(c, ClassRef)]
+    module = program.module(worker.module_rel)
+    if module is not None:
+        candidates += [ClassRef(worker.module_rel, name.split(".")[0]) for name in module.functions
+                       if name.endswith(f".{FACTORY_METHOD}") and name.count(".") == 1]
+    for cls in candidates:
+        found = program.function(f"{cls.module_rel}::{cls.name}.{FACTORY_METHOD}")
+        if found is not None and any(isinstance(n, ast.Call) and _called_name(n) == FACTORY for n in ast.walk(found[1])):
+            return cls
+    return None
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def draft_model_config(interp: Interpreter, world, record, frame: Frame) -> Any:
+    """``ModelConfig.from_server_args(server_args, model_path=<draft path>, is_draft_model=True)``, interpreted; None
+    (with a note) when the engine has no config.json for the draft path."""
+    path = resolved_field(record, "speculative_draft_model_path")
+    model = world.model
+    if not isinstance(path, str) or model is None:
+        return None
+    if path != resolved_field(record, "model_path"):
+        # a separate draft model: its config.json is the node's (the replay has no stand-in for it either)
+        world.note(f"start-up: the draft worker's attention backends were not evaluated: its model {path} is not "
+                   "the target's")
+        return None
+    if interp.program.module(MODEL_CONFIG) is None:
+        return None
+    return interp.call(FunctionRef(MODEL_CONFIG, "ModelConfig.from_server_args"), [record],
+                       {"model_path": path, "is_draft_model": True}, None, frame)
+
+
+def run(interp: Interpreter, world, record, target_runner: Instance, build_runner, layout) -> None:
+    """Build the draft runner and the worker, then run the worker's factory method; SGLang's raises propagate."""
+    from . import startup
+
+    worker = worker_class(interp, world, record)
+    holder = factory_holder(interp, world, worker) if worker is not None else None
+    if holder is None:
+        return
+    init = interp.program.function(f"{startup.MODEL_RUNNER}::{startup.RUNNER_CLASS}.__init__")
+    if init is None:
+        return
+    module, init_node = init
+    frame = Frame(module=module, qualname=f"{startup.RUNNER_CLASS}.__init__", class_name=startup.RUNNER_CLASS)
+    try:
+        model_config = draft_model_config(interp, world, record, frame)
+    except SGLangError as exc:
+        world.note(f"start-up: the draft worker's model config raised ({exc.exc_type}: {exc.message}); "
+                   "its attention backends were not evaluated")
+        return
+    if model_config is None:
+        return
+    draft_runner = build_runner(interp, world, record, layout, draft_model_config=model_config)
+    if draft_runner is None:
+        return
+    draft_runner.attrs.pop("__init_frame__", None)
+    store = runner_store(interp.program)
+    target_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": target_runner, store: target_runner})
+    draft_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": draft_runner, store: draft_runner})
+    # a worker that is itself the draft TpModelWorker (0.5.11's EAGLEWorker) holds the runner where TpModelWorker does
+    instance = Instance(holder, {store: draft_runner, "draft_worker": draft_worker})
+    _set_read_attributes(interp, world, record, holder, instance, target_worker)
+    interp.call_function(FunctionRef(holder.module_rel, f"{holder.name}.{FACTORY_METHOD}", bound=instance), [], {}, None)
+
+
+RUNNER_STORE = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(")
+
+
+def runner_store(program) -> str:
+    """The attribute ``TpModelWorker`` keeps its ``ModelRunner`` in (``self._model_runner = ModelRunner(...)``, read
+    through its ``model_runner`` property), from its source; ``model_runner`` where none is found."""
+    try:
+        text = (Path(program.root) / TP_WORKER).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "model_runner"
+    found = RUNNER_STORE.search(text)
+    return found.group(1) if found else "model_runner"
+
+
+def _set_read_attributes(interp: Interpreter, world, record, holder: ClassRef, instance: Instance, target_worker) -> None:
+    """The attributes the factory method reads, from the ``self.X = ...`` statements at the top level of the holder's
+    ``__init__`` (following what those read in turn); what none sets stays unknown."""
+    program = interp.program
+    method = program.function(f"{holder.module_rel}::{holder.name}.{FACTORY_METHOD}")
+    init = program.function(f"{holder.module_rel}::{holder.name}.__init__")
+    if method is None or init is None:
+        return
+    module, init_node = init
+    stores: dict[str, ast.stmt] = {}
+    for stmt in init_node.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_attr(stmt.targets[0]) is not None:
+            stores.setdefault(_self_attr(stmt.targets[0]), stmt)
+    frame = Frame(module=module, qualname=f"{holder.name}.__init__", class_name=holder.name)
+    passed = {"server_args": record, "gpu_id": 0, "tp_rank": 0, "dp_rank": None, "moe_ep_rank": 0, "attn_cp_rank": 0,
+              "moe_dp_rank": 0, "nccl_port": Unknown("the NCCL port is chosen at launch"), "target_worker": target_worker}
+    args = init_node.args
+    declared = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    interp.bind_arguments(init_node, [instance], {k: v for k, v in passed.items() if k in declared}, frame)
+    done: set[str] = set()
+
+    def settle(name: str, depth: int = 0) -> None:
+        if name in done or name in instance.attrs or name not in stores or depth > 4:
+            return
+        done.add(name)
+        statement = stores[name]
+        for read in _self_reads(statement.value):
+            settle(read, depth + 1)
+        interp.exec_stmt(statement, frame)
+
+    for name in _self_reads(method[1]):
+        settle(name)
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _self_reads(node: ast.AST) -> list[str]:
+    return list(dict.fromkeys(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+                              and isinstance(n.value, ast.Name) and n.value.id == "self"))

@@ -1,0 +1,75 @@
+"""The speculative draft worker's attention backends at start-up (analyzer/symbolic/draft_startup.py): the worker
+SGLang's create_worker picks, its draft ModelRunner, and the DraftBackendFactory its init_attention_backend runs;
+with the verdict naming the setting SGLang's message says it supports (``only supports topk=1``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.explain import ExplainRequest, explain
+from analyzer.fix import find_fixes
+from analyzer.verdict import setting_hints, verdict_of
+
+NEXTN = ("--model-path /models/DeepSeek-V3 --tp 8 --attention-backend {backend} --speculative-algorithm NEXTN "
+         "--speculative-num-steps 3 --speculative-eagle-topk {topk} --speculative-num-draft-tokens 8")
+
+
+def explained(version: str, backend: str = "flashinfer", topk: int = 4, args: str | None = None):
+    return explain(ExplainRequest(sglang=version, profile="h200", model_config="DeepSeek-V3",
+                                  args=args or NEXTN.format(backend=backend, topk=topk)))
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version,line", [("0.5.11", 913), ("0.5.23", 1197)])
+def test_flashinfer_mla_draft_backend_refuses_topk_above_one_after_resolution(version, line):
+    explanation = explained(version)
+    error = explanation.trace.error
+    assert error is not None and error.exc_type == "ValueError"
+    assert error.message == "Currently Flashinfer MLA only supports topk=1 for speculative decoding"
+    assert (error.site.file, error.site.line) == ("sglang/srt/layers/attention/flashinfer_mla_backend.py", line)
+    assert error.site.function == "FlashInferMLAMultiStepDraftBackend.__init__"
+    assert error.phase == "start-up"
+
+
+@pytest.mark.network
+def test_the_cause_is_the_topk_the_message_names_and_the_fix_sets_it_to_one():
+    explanation = explained("0.5.23")
+    verdict = verdict_of(explanation)
+    assert (verdict.causes[0].field, verdict.causes[0].value, verdict.causes[0].alternative) == ("speculative_eagle_topk", 4, 1)
+    report = find_fixes(explanation.request, explanation)
+    first = (report.fixes or report.trade_offs)[0]
+    assert [(c.option, c.value) for c in first.changes] == [("--speculative-eagle-topk", "1")]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("backend,topk", [("flashinfer", 1), ("fa3", 4)])
+def test_a_draft_backend_that_supports_the_launch_starts(backend, topk):
+    assert explained("0.5.18", backend, topk).trace.error is None
+
+
+@pytest.mark.network
+def test_a_separate_draft_model_is_left_to_the_node_with_a_note():
+    explanation = explained("0.5.23", args="--model-path /models/DeepSeek-V3 --tp 8 --attention-backend flashinfer "
+                                           "--speculative-algorithm EAGLE --speculative-draft-model-path /models/draft "
+                                           "--speculative-num-steps 3 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8")
+    assert explanation.trace.error is None
+    assert any("draft worker's attention backends were not evaluated: its model /models/draft" in n for n in explanation.trace.notes)
+
+
+def test_a_message_s_setting_names_the_flag_it_ends_with_exactly_one():
+    class Parsed:
+        given = {"speculative_eagle_topk": 4, "speculative_num_steps": 3, "page_size": 16}
+
+    class Extraction:
+        @staticmethod
+        def flags_for_dest(name):
+            return []
+
+    class Explanation:
+        parsed = Parsed()
+        extraction = Extraction()
+
+    message = "Currently Flashinfer MLA only supports topk=1 for speculative decoding; steps=2"
+    assert setting_hints(Explanation(), message) == [("speculative_eagle_topk", 1), ("speculative_num_steps", 2)]
+    # a value you already gave, or a name no flag of yours ends with, names nothing
+    assert setting_hints(Explanation(), "needs page_size=16 and foo=2") == []
