@@ -38,7 +38,6 @@ class CaseResult:
 def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     """The case's verified fixes replayed; None when the engine does not reproduce it as a raise."""
     from .fix import find_fixes, replay_check
-    from .replay import envs
 
     explanation = reproduced(case)
     if explanation is None:
@@ -51,8 +50,8 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     if not verified:
         result.skipped = "no verified fix"
         return result
-    if envs.env_python(explanation.trace.sglang_version) is None:
-        result.skipped = f"not replayed: no replay environment for {explanation.trace.sglang_version} (sgtrace replay-env create)"
+    result.skipped = _no_replay_env(explanation)
+    if result.skipped:
         return result
     for candidate in verified:
         verdict = replay_check(explanation, candidate, timeout_s=timeout_s) or "not replayed"
@@ -69,7 +68,6 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     from .explain import override_of
     from .keep_fix import keep_default, keep_fix, keep_fixes
     from .keep_replay import keep_changes, replay_keep
-    from .replay import envs
     from .verdict import Runner
 
     result = CaseResult(case)
@@ -82,8 +80,8 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     if not kept:
         result.skipped = "no verified fix"
         return result
-    if envs.env_python(explanation.trace.sglang_version) is None:
-        result.skipped = f"not replayed: no replay environment for {explanation.trace.sglang_version} (sgtrace replay-env create)"
+    result.skipped = _no_replay_env(explanation)
+    if result.skipped:
         return result
     place = {"ssh": None, "python": None, "version": explanation.trace.sglang_version}
     for one in kept:
@@ -91,6 +89,16 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
         result.replayed.append((f"keep {one.field}: " + (one.moved or " ".join(filter(None, [one.change, *(f"{k}={v}" for k, v in one.env.items())]))),
                                 verdict))
     return result
+
+
+def _no_replay_env(explanation) -> str | None:
+    """Why nothing can be replayed for the release (no replay environment is built here), or None."""
+    from .replay import envs
+
+    version = explanation.trace.sglang_version
+    if envs.env_python(version) is None:
+        return f"not replayed: no replay environment for {version} (sgtrace replay-env create)"
+    return None
 
 
 def _missing_path_named(verdict: str, argv: list[str], explanation) -> str | None:

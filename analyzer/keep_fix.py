@@ -184,6 +184,14 @@ def _try(explanation: Explanation, override: Override, runner: Runner, found: Ke
     return None
 
 
+def _holds(explanation: Explanation, runner: Runner, changes: list[Change], name: str, value) -> bool:
+    """The launch with ``changes`` resolves (on every alternative too), ``name`` ends with ``value`` (an attribute path
+    too) and the run assumes nothing the launch's own run did not."""
+    trace, _ = runner.run(changes)
+    return (trace.error is None and not any(a.error is not None for a in trace.alternatives)
+            and same_value(target_value(trace.final, name), value) and not new_assumptions(explanation.trace, trace))
+
+
 def _keeps(explanation: Explanation, override: Override, trace) -> bool:
     if trace.error is not None or any(a.error is not None for a in trace.alternatives):
         return False
@@ -391,9 +399,7 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
     value = typable(override.before if override.before is not None else override.after)
     if flags and value is not None and not isinstance(value, (bool, list, dict)) and flags[0].action not in ("store_true", "store_false"):
         found.tried += 1
-        trace, _ = runner.run([Change("field", override.field, value)])
-        if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-                and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace)):
+        if _holds(explanation, runner, [Change("field", override.field, value)], override.field, value):
             found.change = f"{flags[0].primary} {value}"
             found.why = f"SGLang keeps an explicit {flags[0].primary}"
             return found
@@ -427,9 +433,7 @@ def _explicit_choice(explanation: Explanation, override: Override, runner: Runne
         if runner.exhausted():
             return None
         found.tried += 1
-        trace, _ = runner.run([Change("field", override.field, value)])
-        if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-                and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace)):
+        if _holds(explanation, runner, [Change("field", override.field, value)], override.field, value):
             chosen = KeepFix(**{**found.__dict__})
             chosen.change = f"{flag.primary} {value}"
             chosen.why = (f"SGLang replaces only its default {override.before!r}; an explicit {flag.primary} is kept "
@@ -510,9 +514,7 @@ def _lands(explanation: Explanation, override: Override, runner: Runner, found: 
     if value is None or runner.exhausted():
         return False
     found.tried += 1
-    trace, _ = runner.run([Change("field", flag.dest, value)])
-    return (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-            and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace))
+    return _holds(explanation, runner, [Change("field", flag.dest, value)], override.field, value)
 
 
 def _ordering_keep(explanation: Explanation, override: Override, runner: Runner, found: KeepFix) -> KeepFix | None:
@@ -553,9 +555,7 @@ def _state_sglangs(explanation: Explanation, override: Override, runner: Runner,
     if value is None or isinstance(value, (bool, list, dict)) or flag.action in ("store_true", "store_false") or not isinstance(value, (str, int, float)):
         return None
     found.tried += 1
-    trace, _ = runner.run([Change("field", override.field, value)])
-    if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-            and same_value(target_value(trace.final, override.field), value) and not new_assumptions(explanation.trace, trace)):
+    if _holds(explanation, runner, [Change("field", override.field, value)], override.field, value):
         stated = KeepFix(**{**found.__dict__})
         stated.change = f"{flag.primary} {value}"
         stated.why = f"no change keeps {override.before!r}; stated, {flag.primary} {value} is what SGLang runs"
@@ -629,9 +629,8 @@ def moved_to(explanation: Explanation, override: Override, runner: Runner) -> st
         flags = [f for f in explanation.extraction.flags_for_dest(event.field) if not f.deprecated and not f.suppressed]
         if not flags or (flags[0].choices and override.before not in flags[0].choices) or runner.exhausted():
             continue
-        trace, _ = runner.run([Change("field", override.field, declared.default), Change("field", event.field, override.before)])
-        if (trace.error is None and not any(a.error is not None for a in trace.alternatives)
-                and same_value(target_value(trace.final, event.field), override.before) and not new_assumptions(explanation.trace, trace)):
+        if _holds(explanation, runner, [Change("field", override.field, declared.default), Change("field", event.field, override.before)],
+                  event.field, override.before):
             return f"{flags[0].primary} {override.before}"
     return None
 

@@ -53,9 +53,10 @@ def worker_class(interp: Interpreter, world, record) -> ClassRef | None:
     module = interp.program.module(SPEC_INFO)
     if module is None or "SpeculativeAlgorithm.create_worker" not in module.functions:
         return None
-    frame = Frame(module=module, qualname="<draft start-up>", class_name=None, locals={"server_args": record})
-    expr = ast.parse("SpeculativeAlgorithm.from_string(server_args.speculative_algorithm).create_worker(server_args)",
-                     mode="eval").body
+    # the resolved algorithm (era B keeps your NEXTN on the record's attribute; resolution declared EAGLE)
+    frame = Frame(module=module, qualname="<draft start-up>", class_name=None,
+                  locals={"server_args": record, "algorithm": resolved_field(record, "speculative_algorithm")})
+    expr = ast.parse("SpeculativeAlgorithm.from_string(algorithm).create_worker(server_args)", mode="eval").body
     chosen = interp.eval(expr, frame)
     return chosen if isinstance(chosen, ClassRef) else None
 
