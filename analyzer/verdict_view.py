@@ -56,7 +56,7 @@ def cause_effect(cause: Cause, override=None) -> str:
         return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
                 f"with {short(cause.alternative)} it does not raise")
     if cause.reached:
-        return (f"SGLang reaches that check through its value (no condition on the way; the message names the flag); "
+        return (f"SGLang reaches that check through its value (no condition on the way the engine traced; its message names it); "
                 f"with {short(cause.alternative)} it does not raise")
     if override is None:
         outcome = "it does not raise"
