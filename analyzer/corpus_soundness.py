@@ -47,10 +47,7 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     result = CaseResult(case)
     report = find_fixes(case.request(), explanation)
     verified = [c for c in report.fixes + report.trade_offs if c.verified]
-    if not verified:
-        result.skipped = "no verified fix"
-        return result
-    result.skipped = _no_replay_env(explanation)
+    result.skipped = _why_not_replayed(explanation, verified)
     if result.skipped:
         return result
     for candidate in verified:
@@ -77,10 +74,7 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
         runner = Runner(explanation)
         kept.append(keep_fix(explanation, override, runner) if override.given else keep_default(explanation, override, runner))
     kept = [k for k in kept if keep_changes(explanation, k) is not None and not k.moot]
-    if not kept:
-        result.skipped = "no verified fix"
-        return result
-    result.skipped = _no_replay_env(explanation)
+    result.skipped = _why_not_replayed(explanation, kept)
     if result.skipped:
         return result
     place = {"ssh": None, "python": None, "version": explanation.trace.sglang_version}
@@ -91,11 +85,14 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     return result
 
 
-def _no_replay_env(explanation) -> str | None:
-    """Why nothing can be replayed for the release (no replay environment is built here), or None."""
+def _why_not_replayed(explanation, verified: list) -> str | None:
+    """Why nothing is replayed for the case (no verified fix; no replay environment for the release, which is never
+    built here), or None."""
     from .replay import envs
 
     version = explanation.trace.sglang_version
+    if not verified:
+        return "no verified fix"
     if envs.env_python(version) is None:
         return f"not replayed: no replay environment for {version} (sgtrace replay-env create)"
     return None
