@@ -755,29 +755,31 @@ def compute_fixes(request, explanation, message=None, guards=None, replay_with: 
     progress("looking for fixes: each candidate is verified by running SGLang's resolution again")
     if replay_with is None:
         return find_fixes(request, explanation, message, guards)
-    place = replay_with.place
-    ensure_replay_env(place)
-    python = place["python"]
-    if place["ssh"] is None and python is None and place["version"] is None:
-        python = sys.executable  # --sglang installed: this interpreter, as `explain --replay` does
-    return find_fixes(request, explanation, message, guards, replay=True, python=python, ssh=place["ssh"],
+    place = ready_place(replay_with.place)
+    return find_fixes(request, explanation, message, guards, replay=True, python=place["python"], ssh=place["ssh"],
                       version=place["version"], timeout_s=replay_with.timeout_s, memory_mib=replay_with.memory_mib,
                       log=progress)
 
 
-def replay_keeps(explanation, kept, place: dict, how: FixReplay) -> None:
-    """``fix --replay`` on a launch that resolves: each change that keeps a value of yours replayed through
-    SGLang's own code (``keep_replay``), one progress line each; the verdict lands in ``KeepFix.replayed``."""
-    from .keep_replay import keep_changes, replay_keep
-
+def ready_place(place: dict) -> dict:
+    """A replay place ready to use: its replay environment built when missing, and ``--sglang installed`` (no ssh,
+    python or version) as this interpreter, as `explain --replay` does."""
     ensure_replay_env(place)
     if place["ssh"] is None and place["python"] is None and place["version"] is None:
-        place = {**place, "python": sys.executable}  # --sglang installed: this interpreter, as `explain --replay` does
+        return {**place, "python": sys.executable}
+    return place
+
+
+def replay_keeps(explanation, kept, how: FixReplay) -> None:
+    """``fix --replay`` on a launch that resolves: each change that keeps a value of yours replayed through
+    SGLang's own code (``keep_replay``), one progress line each; the verdict lands in ``KeepFix.replayed``."""
+    from .keep_replay import replay_keep, replayable
+
+    place = ready_place(how.place)
     for one in kept:
-        if keep_changes(explanation, one) is None or one.moot:
-            continue
-        progress(f"replaying the change that keeps {one.flag or one.field} through SGLang's own code")
-        one.replayed = replay_keep(explanation, one, place, timeout_s=how.timeout_s, memory_mib=how.memory_mib)
+        if replayable(explanation, one):
+            progress(f"replaying the change that keeps {one.flag or one.field} through SGLang's own code")
+            one.replayed = replay_keep(explanation, one, place, timeout_s=how.timeout_s, memory_mib=how.memory_mib)
 
 
 def fixes_json(explanation, report) -> dict:
@@ -991,8 +993,8 @@ def fix_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, model_
 
         kept = keep_fixes(explanation)  # a value of yours SGLang overrides: the change that keeps it
         if with_replay:
-            replay_keeps(explanation, kept, replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version),
-                         FixReplay({}, timeout_s, memory_mib))
+            place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version)
+            replay_keeps(explanation, kept, FixReplay(place, timeout_s, memory_mib))
         if as_json:
             echo(dumps(stamp("fix", {"resolves": True, "fixes": [], "trade_offs": [], "plausible": [],
                                      "keep": [k.to_dict() for k in kept]})))

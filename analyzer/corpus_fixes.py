@@ -99,11 +99,12 @@ def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str
 
 
 def _from_text(text: str, env: dict, flag_dest) -> frozenset:
+    from .keep_replay import change_list
+
     items = set()
-    for verb, name, value in CHANGE.findall(text):
-        if name.startswith("--"):
-            dest = flag_dest(name) or name
-            items.add(("drop", dest, None) if verb in ("without", "drop") else ("set", dest, value or None))
+    for change in change_list(text):
+        dest = flag_dest(change.option) or change.option
+        items.add(("drop", dest, None) if change.kind == "drop-flag" else ("set", dest, change.value))
     for name, value in env.items():
         items.add(("env", name, str(value)))
     return frozenset(items)

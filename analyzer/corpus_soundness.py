@@ -64,7 +64,7 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     field) replayed, with the field's final value checked."""
     from .explain import override_of
     from .keep_fix import keep_default, keep_fix, keep_fixes
-    from .keep_replay import keep_changes, replay_keep
+    from .keep_replay import replay_keep, replayable
     from .verdict import Runner
 
     result = CaseResult(case)
@@ -73,7 +73,7 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     if override is not None and not any(k.field == override.field for k in kept):
         runner = Runner(explanation)
         kept.append(keep_fix(explanation, override, runner) if override.given else keep_default(explanation, override, runner))
-    kept = [k for k in kept if keep_changes(explanation, k) is not None and not k.moot]
+    kept = [k for k in kept if replayable(explanation, k)]
     result.skipped = _why_not_replayed(explanation, kept)
     if result.skipped:
         return result

@@ -650,12 +650,10 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         if fix.moved:
             lines.append(f"    nothing to keep: SGLang reads it as {fix.moved} (its alias for that setting); "
                          f"write {fix.moved} instead (verified by the engine: the same setting, resolution succeeds)")
-            if fix.replayed:
-                lines.append(f"    replay (SGLang's own code): {fix.replayed}")
+            lines += _replay_lines(fix)
             continue
         if fix.change is None and not fix.env and fix.alternative:
-            lines.append(f"    no change keeps it without giving up a feature of yours: it is what that feature costs "
-                         f"(trade-off: {fix.alternative}; it {fix.alternative_cost or 'gives up a flag of yours'})")
+            lines.append("    " + _feature_cost_line(fix, "keeps"))
             continue
         if fix.change is None and not fix.env:
             lines.append(f"    no change of one input keeps it on this release ({fix.tried} tried); "
@@ -677,9 +675,18 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         lines.append(f"    {kind} (verified by the engine: {outcome}, resolution succeeds): {words}")
         if fix.trade_off:
             lines.append(f"    it {fix.trade_off}")
-        if fix.replayed:
-            lines.append(f"    replay (SGLang's own code): {fix.replayed}")
+        lines += _replay_lines(fix)
     return lines
+
+
+def _feature_cost_line(fix: KeepFix, verb: str) -> str:
+    """No change ``verb`` (keeps, decides) the value without giving up a feature of yours: the trade-off named."""
+    return (f"no change {verb} it without giving up a feature of yours: it is what that feature costs "
+            f"(trade-off: {fix.alternative}; it {fix.alternative_cost or 'gives up a flag of yours'})")
+
+
+def _replay_lines(fix: KeepFix) -> list[str]:
+    return [f"    replay (SGLang's own code): {fix.replayed}"] if fix.replayed else []
 
 
 def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
@@ -690,8 +697,7 @@ def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
     where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
     lines = [f"{name}: SGLang sets {fix.sglang_value!r}{where} (it was {fix.given!r})"]
     if fix.change is None and not fix.env and fix.alternative:
-        lines.append(f"  no change decides it without giving up a feature of yours: it is what that feature costs "
-                     f"(trade-off: {fix.alternative}; it {fix.alternative_cost or 'gives up a flag of yours'})")
+        lines.append("  " + _feature_cost_line(fix, "decides"))
         return lines
     if fix.change is None and not fix.env:
         lines.append(f"  no change of one input decides it on this release ({fix.tried} tried); "

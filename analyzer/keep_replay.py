@@ -18,6 +18,23 @@ from .keep_fix import KeepFix
 from .trace import same_value, split_target, target_value
 
 
+def change_list(text: str) -> list[Change]:
+    """A change as ``fix`` prints it (``without --x``, ``--a v --b``) read back into command-line changes."""
+    changes: list[Change] = []
+    tokens = text.split()
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token == "without" and index + 1 < len(tokens):
+            changes.append(Change("drop-flag", tokens[index + 1]))
+            index += 2
+            continue
+        value = tokens[index + 1] if index + 1 < len(tokens) and not tokens[index + 1].startswith("--") else None
+        changes.append(Change("set-flag", token, value))
+        index += 2 if value is not None else 1
+    return changes
+
+
 def keep_changes(explanation: Explanation, kept: KeepFix) -> list[Change] | None:
     """The command-line changes of ``kept`` (its ``change`` text and env; for an alias, the alias left out and
     the flag it moves to given); None when it proposes none."""
@@ -26,19 +43,15 @@ def keep_changes(explanation: Explanation, kept: KeepFix) -> list[Change] | None
         option, value = kept.moved.split(" ", 1)
         changes += [Change("drop-flag", kept.flag or ""), Change("set-flag", option, value)]
     elif kept.change:
-        tokens = kept.change.split()
-        index = 0
-        while index < len(tokens):
-            token = tokens[index]
-            if token == "without" and index + 1 < len(tokens):
-                changes.append(Change("drop-flag", tokens[index + 1]))
-                index += 2
-                continue
-            value = tokens[index + 1] if index + 1 < len(tokens) and not tokens[index + 1].startswith("--") else None
-            changes.append(Change("set-flag", token, value))
-            index += 2 if value is not None else 1
+        changes += change_list(kept.change)
     changes += [Change("set-env", name, value) for name, value in kept.env.items()]
     return changes or None
+
+
+def replayable(explanation: Explanation, kept: KeepFix) -> bool:
+    """Whether ``kept`` proposes a change to replay: not a switch SGLang turns off anyway (``moot``: nothing of
+    yours to confirm), not "nothing to keep" or "no change"."""
+    return not kept.moot and keep_changes(explanation, kept) is not None
 
 
 def promised(explanation: Explanation, kept: KeepFix) -> tuple[str, str, Any]:
@@ -77,12 +90,9 @@ def replay_keep(explanation: Explanation, kept: KeepFix, place: dict, timeout_s:
     from .errors import SgtraceError
     from .replay.launch_replay import replay_launch
 
-    changes = keep_changes(explanation, kept)
-    if changes is None:
+    if not replayable(explanation, kept):
         return None
-    if kept.moot:
-        return None  # leaving out a switch SGLang turns off anyway: nothing of yours to confirm
-    argv, env = apply(explanation, changes)
+    argv, env = apply(explanation, keep_changes(explanation, kept) or [])
     try:
         trace = replay_launch(argv, env, explanation.profile, explanation.model, place, timeout_s=timeout_s,
                               memory_mib=memory_mib, model_given=bool(explanation.request.model_config)).trace

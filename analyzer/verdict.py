@@ -624,7 +624,7 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
             if any(option.lower() in text for option in flag.option_strings):
                 return True
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
-        if any(inp.name.endswith("_" + name) for name, _ in MESSAGE_SETTING.findall(text) if len(name) >= 3):
+        if any(setting_names(inp.name, name) for name, _ in MESSAGE_SETTING.findall(text)):
             return True  # the setting the message states it supports (``only supports topk=1``)
         return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     return inp.name.lower() in text
@@ -1089,6 +1089,12 @@ def message_candidates(explanation: Explanation, error: Event, known: set[tuple]
 MESSAGE_SETTING = re.compile(r"\b([a-z][a-z0-9_]*)\s*=\s*(-?\d+(?:\.\d+)?|True|False|[a-z][a-z0-9_]*)\b")
 
 
+def setting_names(field_name: str, name: str) -> bool:
+    """Whether a message's setting ``name`` (``topk`` of ``topk=1``) names the field: the field itself, or the last
+    words of its name (``speculative_eagle_topk``)."""
+    return field_name == name or field_name.endswith("_" + name)
+
+
 def setting_hints(explanation: Explanation, message: str) -> list[tuple[str, Any]]:
     """The ``name=value`` a message states as what it supports (``Flashinfer MLA only supports topk=1``), for a
     flag you gave whose field the name ends (``speculative_eagle_topk``), exactly one: the field and the value
@@ -1097,7 +1103,7 @@ def setting_hints(explanation: Explanation, message: str) -> list[tuple[str, Any
     given = explanation.parsed.given if explanation.parsed is not None else {}
     out: list[tuple[str, Any]] = []
     for name, text in MESSAGE_SETTING.findall(message):
-        fields = [f for f in given if f == name or f.endswith("_" + name)]
+        fields = [f for f in given if setting_names(f, name)]
         if len(fields) != 1:
             continue
         value: Any = text

@@ -111,8 +111,7 @@ def run(interp: Interpreter, world, record, target_runner: Instance, build_runne
     init = interp.program.function(f"{startup.MODEL_RUNNER}::{startup.RUNNER_CLASS}.__init__")
     if init is None:
         return
-    module, init_node = init
-    frame = Frame(module=module, qualname=f"{startup.RUNNER_CLASS}.__init__", class_name=startup.RUNNER_CLASS)
+    frame = Frame(module=init[0], qualname=f"{startup.RUNNER_CLASS}.__init__", class_name=startup.RUNNER_CLASS)
     try:
         model_config = draft_model_config(interp, world, record, frame)
     except SGLangError as exc:
