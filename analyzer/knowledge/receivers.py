@@ -9,6 +9,9 @@ RECEIVERS = frozenset({"self", "server_args", "cfg", "view", "args", "sa"})
 # Parameters that hold the record, by name (extraction; a method's ``self`` is found from its class,
 # and ``args`` is left out: in SGLang a parameter named ``args`` is an argparse namespace).
 RECEIVER_PARAMS = ("server_args", "view", "cfg", "sa", "resolved", "record")
+# Attributes through which SGLang's other objects hold the record (the model runner's and the KV-cache
+# configurator's ``self.server_args``).
+HOLDER_ATTRS = ("server_args",)
 # Calls that return a view of the record.
 VIEW_CALLS = ("resolving_view", "resolved_view", "ResolvedView", "record_of", "get_server_args", "get_global_server_args")
 
@@ -17,3 +20,5 @@ _ALTERNATIVES = "|".join(sorted(RECEIVERS))
 RECEIVER_DOT = re.compile(rf"\b(?:{_ALTERNATIVES})\.")
 # ``self.name`` or ``self.name()``: group 1 the attribute, group 2 ``()`` for a helper method call.
 RECEIVER_ATTR = re.compile(rf"\b(?:{_ALTERNATIVES})\.(\w+)(\(\))?")
+# ``self.server_args.`` (an object's attribute that holds the record), to read as ``server_args.``.
+HELD_RECORD = re.compile(r"\b\w+\.(%s)\." % "|".join(HOLDER_ATTRS))
