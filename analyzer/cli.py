@@ -894,7 +894,7 @@ def memory_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
                weight_bytes, startup_used_mib, with_replay, with_fix, log_file, as_json):
     """Run SGLang's own pool sizing (init_memory_pool) on the resolved arguments: weights, memory for the pools,
     KV-cache tokens, mamba state per slot and slots, max_running_requests as capped, each with its SGLang site;
-    for a hybrid model, each mamba strategy side by side. Exit 0 when your plan fits, 3 when its pool sizing raises (does not fit), 2 on bad input."""
+    for a hybrid model, each mamba strategy side by side. Exit 0 when your plan fits, 3 when its pool sizing raises (does not fit, or refuses the arguments), 2 on bad input."""
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
     print_memory(request, list(strategies), weight_bytes, startup_used_mib, as_json, with_replay=with_replay, with_fix=with_fix,
                  log_file=log_file)
@@ -955,7 +955,7 @@ def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=Non
             echo(memory_replay.render(agreements), nl=False)
     if agreements is not None and not all(a.agrees or a.skipped for a in agreements):
         raise click.exceptions.Exit(EXIT_DISAGREEMENT)
-    if any(p.error is not None and p.error.get("kind") == "does-not-fit" for p in report.plans if p.chosen):
+    if any(p.error is not None and p.error.get("kind") in ("does-not-fit", "refused") for p in report.plans if p.chosen):
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)  # the pool sizing raises at start-up
 
 

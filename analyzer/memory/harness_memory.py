@@ -98,37 +98,17 @@ def _memory_run(rec, server_args, mem):
     class _SizingDone(Exception):
         pass
 
-    class _NoAttributes:
-        """The loaded model: none of the optional attributes the runner asks it for."""
-
     def initialize(self, *args):
         # 0.5.11 passes pre_model_load_memory; 0.5.14 on keep it on the runner
         pre_model_load_memory = args[0] if args else self.pre_model_load_memory
-        self.model = _NoAttributes()
+        runner_after_load_model(self, world_group)  # noqa: F821 (the harness's)
+        self.configure_kv_cache_dtype()
         if hasattr(self, "init_kv_cache_configurator"):
-            # 0.5.18+: what load_model sets that the sizing reads, by SGLang's own statements (no pipeline split,
-            # the model config's dtype), then alloc_memory_pool's configurator and the first step of its configure()
-            self.dtype = self.model_config.dtype
-            offered = {"model": self.model, "model_config": self.model_config, "is_draft_worker": self.is_draft_worker,
-                       "spec_algorithm": getattr(self, "spec_algorithm", None), "draft_model_idx": getattr(self, "draft_model_idx", None)}
-            takes = inspect.signature(mr_module.resolve_layer_indices).parameters  # (0.5.18 and 0.5.23 differ)
-            self.layer_info = mr_module.resolve_layer_indices(**{k: v for k, v in offered.items() if k in takes})
-            self.sliding_window_size = mr_module.resolve_sliding_window_size(self.model, self.model_config)
-            if not hasattr(self, "spec_aux_config") and hasattr(self, "init_spec_aux_hidden_state"):
-                self.init_spec_aux_hidden_state()
-            self.pp_group = world_group
-            self.configure_kv_cache_dtype()
+            # 0.5.18+: alloc_memory_pool's configurator and the first step of its configure()
             self.init_kv_cache_configurator()
             self.memory_pool_config = self.kv_cache_configurator._resolve_memory_pool_config(pre_model_load_memory)
-            raise _SizingDone()
-        # what load_model sets that the sizing reads (no pipeline split, the model config's dtype)
-        model_num_layers = max(self.model_config.num_hidden_layers, self.model_config.num_attention_layers)
-        self.start_layer = getattr(self.model, "start_layer", 0)
-        self.end_layer = getattr(self.model, "end_layer", model_num_layers)
-        self.num_effective_layers = self.end_layer - self.start_layer
-        self.dtype = self.model_config.dtype
-        self.configure_kv_cache_dtype()
-        self.memory_pool_config = self._resolve_memory_pool_config(pre_model_load_memory)
+        else:
+            self.memory_pool_config = self._resolve_memory_pool_config(pre_model_load_memory)
         raise _SizingDone()  # the pools themselves (torch tensors) and the rest of start-up are not for here
 
     MR = mr_module.ModelRunner

@@ -29,18 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SgtraceError
-from ..symbolic import RunHooks, evaluate, make_record
+from ..symbolic import RunHooks, evaluate, make_record, pool_startup
 from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
-from ..symbolic.objects import MISSING, AttrMissing, ClassRef, FunctionRef, Instance
+from ..symbolic.objects import MISSING, ClassRef, Instance
 from ..symbolic.program import shared_program
 from ..symbolic.runtime_context import PARALLEL_STATE, PublishedContext, attention_tp_size, namespaces_of, parallel_state
-from ..trace import SiteRef, Unknown
+from ..trace import START_UP, SiteRef, Unknown
 from . import weights as weights_module
-from .world import MemoryWorld
+from ..symbolic.startup_world import MemoryWorld, loaded_model
 
 MR = "sglang/srt/model_executor/model_runner.py"
-MIXIN = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
-CONFIGURATOR = "sglang/srt/mem_cache/kv_cache_configurator.py"
 STRATEGY_FIELDS = ("mamba_radix_cache_strategy", "mamba_scheduler_strategy")
 GIB = 1 << 30
 # the modules whose frames hold the plan's numbers
@@ -65,7 +63,8 @@ class StrategyPlan:
     chosen: bool  # the launch's own strategy
     numbers: list[Number] = field(default_factory=list)
     raised: list[dict] = field(default_factory=list)  # resolution raises passed to go on (type, message, site)
-    error: dict | None = None  # what pool sizing raises: does not fit
+    error: dict | None = None  # what pool sizing raises: kind does-not-fit, refused (a check on the arguments), stopped
+    refused_at: tuple[str, int] | None = None  # where the engine's start-up (free memory unknown) raised in the sizing
     notes: list[str] = field(default_factory=list)
 
     def get(self, name: str) -> Number | None:
@@ -124,10 +123,6 @@ def _expr_of(stmt) -> str:
     return ast.unparse(value) if isinstance(value, ast.AST) else ""
 
 
-class LoadedModel:
-    """The model object after ``load_model``: its optional attributes (``start_layer``, ``quant_config``) absent."""
-
-
 class MemoryInterpreter(Interpreter):
     """The resolution engine's interpreter; it remembers, per frame, which line last assigned each local."""
 
@@ -174,8 +169,6 @@ class PlanWorld(MemoryWorld):
         return super().on_enter(frame, call_node)
 
     def attribute(self, obj, attr, node, frame):
-        if isinstance(obj, Instance) and obj.attrs.get("__loaded_model__"):
-            raise AttrMissing(f"the loaded model has no attribute {attr!r}")
         if isinstance(obj, Instance) and obj.attrs.get("__runner__") and attr not in obj.attrs:
             found = self._class_attribute(obj.cls, attr, node, frame, bound=obj)
             if isinstance(found, Unknown) and found.reason.endswith("not found"):
@@ -284,7 +277,7 @@ def make_runner(world: PlanWorld, record, model_config, notes: list[str]) -> Ins
             world.interp.exec_stmt(stmt, frame)
         except SGLangError as exc:
             notes.append(f"ModelRunner.__init__ line {stmt.lineno} raised {exc.exc_type} here: {exc.message[:100]}")
-    runner.attrs["model"] = Instance(ClassRef(MR, "LoadedModel"), {"__loaded_model__": True})
+    runner.attrs["model"] = loaded_model()
     _ = fields
     return runner
 
@@ -402,39 +395,27 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
     hybrid = mamba is not None and not isinstance(mamba, Unknown)
     world.free_gb = inputs.post_load_gib
     try:
-        interp.call_function(FunctionRef(MR, "ModelRunner.configure_kv_cache_dtype", bound=runner), [], {}, None)
-        entry = "ModelRunnerKVCacheMixin._resolve_memory_pool_config"
-        if program.function(f"{CONFIGURATOR}::KVCacheConfigurator._resolve_memory_pool_config") is not None \
-                and program.function(f"{MR}::ModelRunner.init_kv_cache_configurator") is not None:
-            # 0.5.18+: ModelRunner.alloc_memory_pool builds its KVCacheConfigurator and configure() resolves the
-            # pool config first (the pools it then allocates are not the plan's)
-            interp.call_function(FunctionRef(MR, "ModelRunner.init_kv_cache_configurator", bound=runner), [], {}, None)
-            configurator = runner.attrs.get("kv_cache_configurator")
-            runner.attrs["memory_pool_config"] = interp.call_function(
-                FunctionRef(CONFIGURATOR, "KVCacheConfigurator._resolve_memory_pool_config", bound=configurator),
-                [inputs.pre_load_gib], {}, None)
-            entry = "kv_cache_configurator"
-            if not hybrid and isinstance(configurator, Instance):
-                found = configurator.attrs.get("mambaish_config")
-                hybrid = found is not None and found is not MISSING and not isinstance(found, Unknown)
-        elif program.function(f"{MIXIN}::{entry}") is None:
-            entry = "ModelRunner._resolve_memory_pool_config" if program.function(f"{MR}::ModelRunner._resolve_memory_pool_config") else None
-        if entry is None:
+        if pool_startup.sizing_entry(program) is None:
             plan.error = {"type": "unsupported", "kind": "stopped", "site": None,
                           "message": "no _resolve_memory_pool_config in this release's model runner"}
             return hybrid
-        if entry != "kv_cache_configurator":
-            module = MIXIN if entry.startswith("ModelRunnerKVCacheMixin") else MR
-            runner.attrs["memory_pool_config"] = interp.call_function(FunctionRef(module, entry, bound=runner), [inputs.pre_load_gib], {}, None)
+        pool_startup.resolve_pool_config(interp, runner, inputs.pre_load_gib)
     except SGLangError as exc:
         site = exc.site
         # a raise of the sizing code itself (MemoryPoolConfig: "Not enough memory", an assert of the mamba
         # sizing) is the plan not fitting; a raise elsewhere is where the evaluation stopped
         inside = site is not None and site.file.startswith(SIZING_MODULES + (TP_WORKER,)) and site.file != MR
-        plan.error = {"type": exc.exc_type, "message": exc.message, "kind": "does-not-fit" if inside else "stopped",
+        # a check the engine's start-up raises with the free memory unknown is on the arguments, not the memory
+        refused = site is not None and plan.refused_at == (site.file, site.line)
+        plan.error = {"type": exc.exc_type, "message": exc.message,
+                      "kind": "refused" if refused else "does-not-fit" if inside else "stopped",
                       "site": None if site is None else {"file": site.file, "line": site.line, "function": site.function}}
     except BudgetExceeded as exc:
         plan.error = {"type": "budget", "message": str(exc), "kind": "stopped", "site": None}
+    configurator = runner.attrs.get("kv_cache_configurator")  # (0.5.18+: the mamba config is the configurator's)
+    if not hybrid and isinstance(configurator, Instance):
+        found = configurator.attrs.get("mambaish_config")
+        hybrid = found is not None and found is not MISSING and not isinstance(found, Unknown)
     if plan.error is None:
         worker_checks(world, runner, interp, plan)
     kv_dtype = runner.attrs.get("kv_cache_dtype")
@@ -533,8 +514,17 @@ def strategy_choices(explanation, field_name: str) -> list[str]:
     return choices
 
 
-def resolve_with(explanation, changes: dict, notes: list[str], raised: list[dict]) -> dict:
-    """Resolution with ``changes`` to the user's values; its final values. A raise is passed (up to 4 of them)."""
+def sizing_raise(error) -> tuple[str, int] | None:
+    """Where ``error`` (a trace's raise event) is, when it is the engine's start-up sizing refusing the arguments
+    (``analyzer.symbolic.pool_startup``); the plan sizes the pools itself and says so."""
+    if error is None or error.site is None or error.phase != START_UP or not error.site.file.startswith(SIZING_MODULES):
+        return None
+    return error.site.file, error.site.line
+
+
+def resolve_with(explanation, changes: dict, notes: list[str], raised: list[dict], plan: StrategyPlan | None = None) -> dict:
+    """Resolution with ``changes`` to the user's values; its final values. A raise is passed (up to 4 of them); the
+    start-up sizing's raise is not (it is the plan's own: ``plan.refused_at``)."""
     values = {**explanation.parsed.values, **changes}
     given = {**explanation.parsed.given, **changes}
     passed: set = set()
@@ -544,6 +534,10 @@ def resolve_with(explanation, changes: dict, notes: list[str], raised: list[dict
         trace = evaluate(explanation.extraction, explanation.tree.root, values, explanation.env, explanation.profile,
                          explanation.model, given=given, program=program, max_paths=1, hooks=hooks)
         error = trace.error
+        if sizing_raise(error) is not None:
+            if plan is not None:
+                plan.refused_at = sizing_raise(error)
+            return dict(trace.final)
         if error is None or error.site is None:
             if error is not None:
                 raised.append({"type": error.exc_type, "message": error.message, "site": None})
@@ -566,14 +560,14 @@ def plan_memory(explanation, *, strategies: list[str] | None = None, weight_byte
     notes: list[str] = []
     field_name = next((f for f in STRATEGY_FIELDS if f in explanation.extraction.fields), None)
     base_final = dict(explanation.trace.final)
-    if explanation.trace.error is not None:
-        raised: list[dict] = []
+    refused_at = sizing_raise(explanation.trace.error)
+    raised: list[dict] = []
+    if explanation.trace.error is not None and refused_at is None:
         base_final = resolve_with(explanation, {}, notes, raised)
     inputs = memory_inputs(explanation, base_final, weight_bytes, startup_used_mib)
     chosen = explanation.parsed.given.get(field_name) if field_name else None
-    first = StrategyPlan(strategy=base_final.get(field_name) if field_name else None, chosen=True)
-    if explanation.trace.error is not None:
-        first.raised = raised
+    first = StrategyPlan(strategy=base_final.get(field_name) if field_name else None, chosen=True, raised=raised,
+                         refused_at=refused_at)
     hybrid = size_pools(explanation, base_final, inputs, first)
     plans = [first]
     if hybrid and field_name:
@@ -585,7 +579,7 @@ def plan_memory(explanation, *, strategies: list[str] | None = None, weight_byte
                 raise SgtraceError(f"--strategy {strategy!r} is not a choice of this release's {field_name}",
                                    hint="one of " + ", ".join(strategy_choices(explanation, field_name)))
             plan = StrategyPlan(strategy=strategy, chosen=False)
-            final = resolve_with(explanation, {field_name: strategy}, plan.notes, plan.raised)
+            final = resolve_with(explanation, {field_name: strategy}, plan.notes, plan.raised, plan)
             size_pools(explanation, final, inputs, plan)
             plans.append(plan)
         if chosen is None:

@@ -19,6 +19,12 @@ TABLE = [
 ]
 
 
+# a plan's error kind, in the side-by-side row and as its heading
+VERDICT_WORDS = {"does-not-fit": "does not fit", "refused": "refused"}
+HEADS = {"does-not-fit": "Does not fit",
+         "refused": "Start-up refuses these arguments (a check on them, whatever the memory; `sgtrace explain` gives its cause)"}
+
+
 def _fmt(label: str, value: Any) -> str:
     if isinstance(value, Unknown) or value is None:
         return "unknown"
@@ -82,7 +88,7 @@ def render(report: MemoryReport) -> str:
         for label, short in TABLE:
             row = [_short(label, p.get(label).value) if p.get(label) else "-" for p in report.plans]
             lines.append("  " + short.ljust(width) + "".join(r.ljust(col) for r in row))
-        fits = ["fits" if p.error is None else ("does not fit" if p.error.get("kind") == "does-not-fit" else "stopped") for p in report.plans]
+        fits = ["fits" if p.error is None else VERDICT_WORDS.get(p.error.get("kind"), "stopped") for p in report.plans]
         lines.append("  " + "pools".ljust(width) + "".join(f.ljust(col) for f in fits))
     for plan in report.plans:
         lines.append("")
@@ -101,7 +107,7 @@ def render(report: MemoryReport) -> str:
         if plan.error is not None:
             site = plan.error.get("site")
             where = f" at {site['file']}:{site['line']} in {site['function']}" if site else ""
-            head = "Does not fit" if plan.error.get("kind") == "does-not-fit" else "The evaluation stopped (not a prediction)"
+            head = HEADS.get(plan.error.get("kind"), "The evaluation stopped (not a prediction)")
             lines.append(f"  {head}: {plan.error['type']}{where}: {plan.error['message']}")
         for note in plan.notes:
             lines.append(f"  note: {note}")

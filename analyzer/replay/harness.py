@@ -3106,6 +3106,92 @@ def run_start_up(server_args, rec):
         if _resolved(server_args, "speculative_algorithm") is not None:
             _start_up_part(rec, "the draft worker's attention backends",
                            lambda: run_draft_start_up(server_args, rec, runner, build_draft_runner))
+        _start_up_part(rec, "the memory pools' sizing", lambda: run_pool_sizing(server_args, runner))
+
+
+def run_pool_sizing(server_args, runner):
+    """The target runner's memory-pool sizing, as ``analyzer/symbolic/pool_startup.py`` evaluates it:
+    ``configure_kv_cache_dtype()`` then the pool-config resolution (0.5.18 on: ``init_kv_cache_configurator()`` and
+    its ``_resolve_memory_pool_config``; before: the runner's own). The symbolic engine holds the free memory as
+    unknown and takes every check on it to pass; here the memory SGLang measures is the emulated GPU's whole memory
+    (nothing loaded), so those checks pass as well, and a check on the arguments alone raises as on the node. What
+    ``initialize_model_parallel`` would set is answered as for rank 0 of one process (``get_world_group``), and
+    ``get_attention_tp_size`` by SGLang's ``compute_dp_attention_world_info`` (the symbolic engine's answers)."""
+    import types
+
+    import torch
+
+    total_gb = torch.cuda.get_device_properties(0).total_memory / (1 << 30)
+    attn_tp = attention_world(server_args)["attn_tp_size"]
+    world_group = types.SimpleNamespace(world_size=1, cpu_group=None, rank=0, local_rank=0)
+    answers = {"get_available_gpu_memory": lambda *a, **k: total_gb, "get_attention_tp_size": lambda: attn_tp,
+               "get_world_group": lambda: world_group}
+    saved = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("sglang.") or module is None:
+            continue
+        for attr, answer in answers.items():
+            if attr in getattr(module, "__dict__", {}):
+                saved.append((module, attr, module.__dict__[attr]))
+                setattr(module, attr, answer)
+    import contextlib
+    import inspect
+
+    parallel = contextlib.nullcontext()
+    if "ps" in inspect.signature(type(runner).__init__).parameters and not hasattr(
+            sys.modules.get("sglang.srt.runtime_context"), "SpawnRanks"):
+        # 0.5.18-0.5.20: get_parallel() as rank 0's while the configurator reads it (as sgtrace memory's replay)
+        parallel = rank_zero_parallel(server_args, attention_world(server_args))[1]
+    try:
+        with _CudaTensorsOnMeta(), parallel:
+            runner_after_load_model(runner, world_group)
+            if hasattr(runner, "configure_kv_cache_dtype"):
+                runner.configure_kv_cache_dtype()
+            configurator = sys.modules.get("sglang.srt.mem_cache.kv_cache_configurator")
+            if hasattr(runner, "init_kv_cache_configurator") and hasattr(
+                    getattr(configurator, "KVCacheConfigurator", None), "_resolve_memory_pool_config"):
+                runner.init_kv_cache_configurator()
+                runner.kv_cache_configurator._resolve_memory_pool_config(total_gb)
+            elif hasattr(runner, "_resolve_memory_pool_config"):
+                runner._resolve_memory_pool_config(total_gb)
+    finally:
+        for module, attr, original in saved:
+            setattr(module, attr, original)
+
+
+class _LoadedModel(object):
+    """The model object ``load_model`` leaves: none of the optional attributes the runner asks it for (no pipeline
+    split, no quantization config), as the symbolic engine's ``LoadedModel``."""
+
+
+def runner_after_load_model(runner, world_group):
+    """What ``load_model`` sets on the runner that the pool sizing reads, by SGLang's own functions where it has them:
+    the loaded model (``_LoadedModel``), the model config's dtype; 0.5.18 on the layer indices, the sliding window,
+    the speculative auxiliary config and the pipeline group (rank 0 of one process); before, the layer range."""
+    import inspect
+
+    from sglang.srt.model_executor import model_runner as mr_module
+
+    def unset(name):
+        value = runner.__dict__.get(name, _LoadedModel)
+        return value is _LoadedModel or isinstance(value, _NotBuilt)
+
+    runner.model = _LoadedModel()
+    runner.dtype = runner.model_config.dtype
+    if hasattr(runner, "init_kv_cache_configurator"):
+        offered = {"model": runner.model, "model_config": runner.model_config, "is_draft_worker": runner.is_draft_worker,
+                   "spec_algorithm": getattr(runner, "spec_algorithm", None), "draft_model_idx": getattr(runner, "draft_model_idx", None)}
+        takes = inspect.signature(mr_module.resolve_layer_indices).parameters  # (0.5.18 and 0.5.23 differ)
+        runner.layer_info = mr_module.resolve_layer_indices(**{k: v for k, v in offered.items() if k in takes})
+        runner.sliding_window_size = mr_module.resolve_sliding_window_size(runner.model, runner.model_config)
+        if unset("spec_aux_config") and hasattr(runner, "init_spec_aux_hidden_state"):
+            runner.init_spec_aux_hidden_state()
+        runner.pp_group = world_group
+        return
+    model_num_layers = max(runner.model_config.num_hidden_layers, runner.model_config.num_attention_layers)
+    runner.start_layer = getattr(runner.model, "start_layer", 0)
+    runner.end_layer = getattr(runner.model, "end_layer", model_num_layers)
+    runner.num_effective_layers = runner.end_layer - runner.start_layer
 
 
 def _resolved(server_args, name):

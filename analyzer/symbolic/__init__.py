@@ -20,7 +20,8 @@ from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter
 from .objects import MISSING, FunctionRef, Instance, Record
 from .program import Program, shared_program
-from .world import World, _snapshot as snapshot
+from .startup_world import StartUpWorld
+from .world import _snapshot as snapshot
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 ENGINE_CHECK_ENTRY = "ServerArgs.check_server_args"  # called by the engine after prepare_server_args
@@ -151,7 +152,7 @@ def evaluate(
 
     def factory(decisions: Decisions):
         record = make_record(extraction, values)
-        world = World(program, extraction, record, profile, model, env)
+        world = StartUpWorld(program, extraction, record, profile, model, env)
         interp = Interpreter(program, world, decisions)
         world.interp = interp
         if hooks is not None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
-from . import draft_startup, runtime_context
+from . import draft_startup, pool_startup, runtime_context
 from .objects import ClassRef, FunctionRef, Instance
 
 MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
@@ -291,6 +291,8 @@ def run(interp: Interpreter, world, record) -> None:
                 after_first_step(interp, frame, layout)
         if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
             draft_startup.run(interp, world, record, runner, build_runner, layout)
+        interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
+        pool_startup.run(interp, world, record, runner)
     except (BudgetExceeded, RecursionError) as exc:
         world.note(f"start-up evaluation stopped ({exc or 'recursion too deep'}); the start-up checks after that point were not evaluated")
     finally:

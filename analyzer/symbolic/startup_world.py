@@ -1,12 +1,17 @@
 """The symbolic world of start-up, after resolution: what the model runner sees when it sizes its pools.
 
-``MemoryWorld`` is the resolution engine's ``World`` (``analyzer.symbolic.world``) with the few
-answers start-up needs that resolution never asks, each named where it is given:
+``StartUpAnswers`` adds to the resolution engine's ``World`` (``analyzer.symbolic.world``) the few
+answers start-up needs that resolution never asks, each named where it is given. ``StartUpWorld``
+gives them while an engine run's start-up sizes the memory pools (resolution and the steps before
+are untouched by them); ``MemoryWorld`` (``sgtrace memory``) gives them throughout:
 
-- the GPU memory SGLang measures (``get_available_gpu_memory``): the plan's ``free_gb`` of the
-  moment (before the weights load, after), set by ``analyzer.memory.plan``;
+- the GPU memory SGLang measures (``get_available_gpu_memory``): ``free_gb``, unknown in an engine
+  run (measured on the node); in ``sgtrace memory`` the plan's value of the moment (before the
+  weights load, after), set by ``analyzer.memory.plan``;
 - the attention TP size (``get_attention_tp_size``, a global set by ``initialize_dp_attention``):
   SGLang's own ``compute_dp_attention_world_info`` interpreted on the resolved record;
+- the model object ``load_model`` leaves (``loaded_model()``): it has none of the optional attributes
+  the runner asks it for (``getattr(self.model, "start_layer", 0)`` is 0);
 - the sizes of torch dtypes (``dtype.itemsize``, ``torch._utils._element_size``) and numpy's
   ``prod`` / ``sum`` over plain shapes: facts of those libraries, not SGLang code;
 - a model-config attribute that ``config.json`` does not hold but SGLang's config class computes
@@ -23,9 +28,9 @@ import ast
 import math
 from typing import Any
 
-from ..symbolic import intrinsics
-from ..symbolic.interp import SGLangError
-from ..symbolic.objects import (
+from . import intrinsics
+from .interp import SGLangError
+from .objects import (
     MISSING,
     AttrMissing,
     ClassRef,
@@ -36,7 +41,8 @@ from ..symbolic.objects import (
     Intrinsic,
     Opaque,
 )
-from ..symbolic.world import World
+from ..trace import START_UP
+from .world import World
 from ..trace import Unknown
 
 # bytes per element of the torch dtypes SGLang's pools use (torch's ``dtype.itemsize``)
@@ -48,6 +54,14 @@ TORCH_ITEMSIZE = {
     "uint8": 1, "int8": 1, "bool": 1, "float4_e2m1fn_x2": 1,
 }
 CONFIG_DIRS = ("sglang/srt/configs/",)
+FREE_MEMORY = "the free GPU memory is measured on the node when the weights have loaded"
+LOADED_MODEL = "__loaded_model__"  # marks the model object load_model leaves (``loaded_model``)
+
+
+def loaded_model() -> Instance:
+    """The model object after ``load_model``: none of the optional attributes the runner asks it for (no pipeline
+    split, no quantization config); the replay harness's ``_LoadedModel``."""
+    return Instance(ClassRef("sglang/srt/model_executor/model_runner.py", "LoadedModel"), {LOADED_MODEL: True})
 
 
 def torch_dtype_name(value: Any) -> str | None:
@@ -84,12 +98,16 @@ def _np_reduce(kind: str):
     return call
 
 
-class MemoryWorld(World):
-    """``World`` plus the start-up answers above; ``free_gb`` is what ``get_available_gpu_memory`` returns now."""
+class StartUpAnswers:
+    """The start-up answers above, for a ``World`` subclass; given where ``answers_start_up()`` holds.
+    ``free_gb`` is what ``get_available_gpu_memory`` returns now."""
+
+    def answers_start_up(self) -> bool:
+        return True
 
     def __init__(self, *args, attention_tp_size=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.free_gb: Any = Unknown("GPU memory not measured yet")
+        self.free_gb: Any = Unknown(FREE_MEMORY)
         self.attention_tp_size = attention_tp_size if attention_tp_size is not None else Unknown("attention TP size")
         self.memory_reads: list[tuple[str, Any]] = []  # (what, value) for each measured answer given
         self._config_classes: dict[str, ClassRef | None] = {}
@@ -97,12 +115,14 @@ class MemoryWorld(World):
 
     def global_name(self, module, name: str) -> Any:
         value = super().global_name(module, name)
-        if value is intrinsics.BUILTINS.get("isinstance"):
+        if self.answers_start_up() and value is intrinsics.BUILTINS.get("isinstance"):
             return self._isinstance_builtin
         return value
 
     # -- functions answered by the start-up state ----------------------------------------------
     def intrinsic_for(self, ref: FunctionRef) -> Intrinsic | None:
+        if not self.answers_start_up():
+            return super().intrinsic_for(ref)
         name = ref.qualname.split(".")[-1]
         if name == "get_available_gpu_memory" and "utils" in ref.module_rel:
             return Intrinsic(name, self._available_memory)
@@ -118,7 +138,7 @@ class MemoryWorld(World):
 
     def instantiate(self, cls: ClassRef, args, kwargs, node, frame) -> Any:
         made = super().instantiate(cls, args, kwargs, node, frame)
-        if isinstance(made, Instance) and made.cls is cls:
+        if self.answers_start_up() and isinstance(made, Instance) and made.cls is cls:
             # a dataclass's inherited fields (``Mamba2CacheParams(BaseLinearStateParams)``: layers, dtype)
             own = self.program.module(cls.module_rel)
             own_cls = own.classes.get(cls.name) if own else None
@@ -140,6 +160,10 @@ class MemoryWorld(World):
 
     # -- torch and numpy ------------------------------------------------------------------------
     def attribute(self, obj: Any, attr: str, node, frame) -> Any:
+        if not self.answers_start_up():
+            return super().attribute(obj, attr, node, frame)
+        if isinstance(obj, Instance) and obj.attrs.get(LOADED_MODEL):
+            raise AttrMissing(f"the loaded model has no attribute {attr!r}")
         if isinstance(obj, ExternalRef):
             dtype = torch_dtype_name(obj)
             if dtype is not None and attr == "itemsize":
@@ -153,6 +177,8 @@ class MemoryWorld(World):
         return super().attribute(obj, attr, node, frame)
 
     def call_external(self, ref: ExternalRef, args, kwargs, node, frame) -> Any:
+        if not self.answers_start_up():
+            return super().call_external(ref, args, kwargs, node, frame)
         if ref.path in ("torch._utils._element_size",) and args:
             dtype = torch_dtype_name(args[0])
             return TORCH_ITEMSIZE[dtype] if dtype else Unknown("element size of an unknown dtype")
@@ -163,6 +189,8 @@ class MemoryWorld(World):
         return super().call_external(ref, args, kwargs, node, frame)
 
     def compare(self, op, left, right):
+        if not self.answers_start_up():
+            return super().compare(op, left, right)
         # torch dtypes compare by name (``kv_cache_dtype == torch.float8_e4m3fn``)
         if isinstance(left, ExternalRef) and isinstance(right, ExternalRef) and op in (ast.Eq, ast.NotEq, ast.Is, ast.IsNot):
             same = left.path == right.path
@@ -225,9 +253,26 @@ class MemoryWorld(World):
 
     def object_binop(self, op, left, right):
         # ``A | B`` of classes: a union for isinstance (``isinstance(config, Qwen3NextConfig | Qwen3_5Config)``)
-        if op is ast.BitOr and isinstance(left, (ClassRef, ExternalRef, _Union)) and isinstance(right, (ClassRef, ExternalRef, _Union)):
+        if self.answers_start_up() and op is ast.BitOr and isinstance(left, (ClassRef, ExternalRef, _Union)) and isinstance(right, (ClassRef, ExternalRef, _Union)):
             return _Union(_union_members(left) + _union_members(right))
         return super().object_binop(op, left, right)
+
+
+class StartUpWorld(StartUpAnswers, World):
+    """The engine's world: resolution and the start-up steps before the pools as ``World`` runs them; the answers
+    above while the start-up sizes the pools (``sizing_pools``, set by ``analyzer.symbolic.pool_startup``; the free
+    memory unknown: measured on the node), as the replay harness's ``run_pool_sizing`` answers them there."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sizing_pools = False
+
+    def answers_start_up(self) -> bool:
+        return self.sizing_pools and self.phase == START_UP
+
+
+class MemoryWorld(StartUpAnswers, World):
+    """``sgtrace memory``'s world: the answers above throughout, ``free_gb`` set by the plan."""
 
 
 def _is_struct(node_cls: ast.ClassDef) -> bool:
@@ -257,4 +302,4 @@ def _config_modules(program) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in (root / "sglang/srt/configs").glob("*.py"))
 
 
-__all__ = ["MemoryWorld", "TORCH_ITEMSIZE", "SGLangError", "AttrMissing", "Instance"]
+__all__ = ["MemoryWorld", "StartUpWorld", "StartUpAnswers", "TORCH_ITEMSIZE", "SGLangError", "AttrMissing", "Instance"]
