@@ -403,7 +403,13 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
         diagnosis.outside = outside_of(best, diagnosis.explanation)
         error = diagnosis.explanation.trace.error
         if error is not None and error.site is not None and (error.site.file, error.site.line) == (target.location.file, target.location.line):
-            diagnosis.outside.predicted = True  # a start-up site the engine's start-up steps reach and raise at
+            # a start-up site the engine's own start-up steps reach and raise at with these inputs: held against them
+            # as a site it evaluates (its verdict, cause and fix), in the phase it ran in
+            best.phase = error.phase or best.phase
+            if not best.loose:
+                diagnosis.outside, diagnosis.consistent = None, True
+            else:
+                diagnosis.outside.predicted = True
         return diagnosis
     observed_runs: list[dict] = []
     explanation = explain_with(request, watch={function_id(target)}, observed=observed_runs)

@@ -34,7 +34,7 @@ from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, s
 from .knowledge.defaults import picked_by_sglang
 from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
-from .knowledge.receivers import HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
+from .knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
 from .trace import (RESOLUTION, START_UP, Event, GuardValue, SiteRef, Trace, Unknown, changes_target, encode_value, new_assumptions,
                     same_value, split_target, target_value)
@@ -266,8 +266,9 @@ VIEW_OF_RECORD = re.compile(r"\b(?:%s)\(\s*(\w+)\s*\)" % "|".join(map(re.escape,
 
 
 def through_views(text: str) -> str:
-    """``resolved_view(server_args).attention_backend`` and the model runner's ``self.server_args.attention_backend``
-    read as ``server_args.attention_backend``."""
+    """``resolved_view(server_args).attention_backend``, the model runner's ``self.server_args.attention_backend`` and
+    the config bag's ``get_exec().attention_backend`` read as ``server_args.attention_backend``."""
+    text = BAG_LEAF.sub(lambda m: "server_args." + m.group(1).rsplit(".", 1)[-1], text)
     return HELD_RECORD.sub(r"\1.", VIEW_OF_RECORD.sub(r"\1", text))
 
 

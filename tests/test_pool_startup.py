@@ -76,3 +76,16 @@ def test_an_operation_the_evaluator_could_not_carry_out_is_a_note_not_a_predicti
              "--speculative-eagle-topk 1 --speculative-num-draft-tokens 3"))
     assert explanation.trace.error is None
     assert any("the memory pools' sizing stopped at sglang/srt/runtime_context.py" in n for n in explanation.trace.notes)
+
+
+def test_the_error_is_held_against_the_inputs_and_a_config_bag_condition_names_its_field(capsys):
+    # 0.5.18's configurator reads the arguments through the config bags (get_schedule().disable_overlap_schedule)
+    message = "AssertionError: Lazy extra buffer requires overlap schedule (--disable-overlap-schedule is incompatible)"
+    code = main(["explain", "--sglang", "0.5.18", "--profile", "b200", "--model-config", "Qwen3.6-27B", "--args",
+                 f"{QWEN36} --disable-overlap-schedule --mamba-scheduler-strategy extra_buffer_lazy", "--error", message])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "kv_cache_configurator.py:1832 in KVCacheConfigurator._calculate_mamba_ratio (start-up)" in out
+    assert "Consistent: these inputs reach that raise" in out
+    assert "so `not get_schedule().disable_overlap_schedule` is false" in out
+    assert "Fix (verified by the engine): without --disable-overlap-schedule" in out

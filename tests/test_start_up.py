@@ -108,16 +108,17 @@ def test_a_flag_the_start_up_message_names_is_the_cause_and_its_value_the_fix(ve
     assert verdict.fix == "--attention-backend flashinfer" and verdict.fix_verified
 
 
-def test_error_at_a_start_up_site_the_engine_reaches_says_these_inputs_produce_it(capsys):
+def test_error_at_a_start_up_site_the_engine_reaches_is_held_against_the_inputs_with_its_verdict(capsys):
     message = "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`."
     base = ["explain", "--sglang", "0.5.11", "--model-config", "Llama-3.1-8B-Instruct", "--args", f"{LLAMA} --attention-backend fa3",
             "--error", message]
     assert main(base + ["--profile", "b200"]) == 0
     out = capsys.readouterr().out
     assert "attention_registry.py:132 in create_flashattention_v3_backend (start-up)" in out
-    assert "These inputs produce it: the engine's start-up steps" in out
+    assert "Consistent: these inputs reach that raise" in out
+    assert "Fix (verified by the engine): --attention-backend flashinfer" in out
     main(base + ["--profile", "h100"])
-    assert "These inputs produce it" not in capsys.readouterr().out
+    assert "Consistent: these inputs reach that raise" not in capsys.readouterr().out
 
 
 def test_the_newer_model_runner_layout_reads_the_published_runtime_context():

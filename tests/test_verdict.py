@@ -549,3 +549,13 @@ def test_a_feature_sglang_switched_is_in_the_verdict_with_its_cause(tmp_path, ca
     # a default that is no feature switch (tokenizer_path) is not named; without the flag nothing is switched
     assert "tokenizer_path" not in verdict.summary
     assert "switched" not in verdict_of(explained(root, "--model-path /m")).summary
+
+
+def test_a_condition_read_through_a_holder_or_a_config_bag_names_the_record_field():
+    from analyzer.verdict import through_views
+
+    text = "not self.server_args.disable_overlap_schedule and get_exec().mamba.enable_mamba_extra_buffer"
+    assert through_views(text) == "not server_args.disable_overlap_schedule and server_args.enable_mamba_extra_buffer"
+    assert through_views("get_schedule().page_size > 1") == "server_args.page_size > 1"
+    # a function of SGLang's that is no bag accessor is left as it is
+    assert through_views("get_attention_tp_size() > 1") == "get_attention_tp_size() > 1"

@@ -12,6 +12,10 @@ RECEIVER_PARAMS = ("server_args", "view", "cfg", "sa", "resolved", "record")
 # Attributes through which SGLang's other objects hold the record (the model runner's and the KV-cache
 # configurator's ``self.server_args``).
 HOLDER_ATTRS = ("server_args",)
+# runtime_context's config-bag accessors (0.5.18 on): ``get_schedule().page_size`` and ``get_exec().mamba.x`` are
+# leaves SGLang projects from the resolved record, named as its fields.
+BAG_ACCESSORS = ("get_device", "get_model", "get_exec", "get_schedule", "get_memory", "get_spec", "get_lora", "get_mm",
+                 "get_disagg", "get_serving", "get_observability")
 # Calls that return a view of the record.
 VIEW_CALLS = ("resolving_view", "resolved_view", "ResolvedView", "record_of", "get_server_args", "get_global_server_args")
 
@@ -22,3 +26,5 @@ RECEIVER_DOT = re.compile(rf"\b(?:{_ALTERNATIVES})\.")
 RECEIVER_ATTR = re.compile(rf"\b(?:{_ALTERNATIVES})\.(\w+)(\(\))?")
 # ``self.server_args.`` (an object's attribute that holds the record), to read as ``server_args.``.
 HELD_RECORD = re.compile(r"\b\w+\.(%s)\." % "|".join(HOLDER_ATTRS))
+# ``get_schedule().page_size`` / ``get_exec().mamba.enable_x``: a config-bag leaf (group 1: the path after the call).
+BAG_LEAF = re.compile(r"\b(?:%s)\(\)((?:\.\w+)+)" % "|".join(BAG_ACCESSORS))
