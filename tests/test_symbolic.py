@@ -342,6 +342,47 @@ def test_an_ordering_comparison_with_none_raises_typeerror_as_python_does(tmp_pa
     assert run(pair, {"model_path": "/m", "speculative_algorithm": "EAGLE", "speculative_eagle_topk": 4, "page_size": 64}).final["page_size"] == 1
 
 
+RANGE_AND_FILTER = '''
+"""A miniature ServerArgs written for sgtrace's tests: membership in a range, and a filter on an unmodeled value."""
+
+import argparse
+import dataclasses
+import importlib.metadata
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    pp_size: int = 2
+    page_size: Optional[int] = None
+    chunked_prefill_size: Optional[int] = None
+
+    def __post_init__(self):
+        owned = range(0, 4 // self.pp_size)
+        self.page_size = len([i for i in (0, 1, 2, 3) if i in owned])
+        # a filter the evaluator cannot decide (a call outside SGLang) leaves the result unknown, not empty
+        found = [name for name in ("a", "b") if importlib.metadata.version(name)]
+        if len(found) == 0:
+            self.chunked_prefill_size = 0
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--pp-size", type=int, default=2)
+'''
+
+
+def test_membership_in_a_range_and_a_filter_the_evaluator_cannot_decide(tmp_path):
+    from conftest import PREPARE_SERVER_ARGS, miniature_tree
+
+    tree = sources.resolve(str(miniature_tree(tmp_path, RANGE_AND_FILTER + PREPARE_SERVER_ARGS)))
+    trace = run((tree, extract_uncached(tree)), {"model_path": "/m", "pp_size": 2})
+    assert trace.final["page_size"] == 2  # 0 and 1 are in range(0, 2)
+    # the filtered list is unknown: its emptiness is not decided (it was [] before, and the write fired)
+    assert trace.final["chunked_prefill_size"] is None and not trace.writes("chunked_prefill_size")
+
+
 # -- exploring unknown conditions ---------------------------------------------------------------
 
 

@@ -1036,7 +1036,10 @@ class Interpreter:
                 self.assign(gen.target, item, gen, inner, "loop")
                 keep = True
                 for condition in gen.ifs:
-                    if not self.truth(self.eval(condition, inner), condition, inner):
+                    tested = self.eval(condition, inner)
+                    if isinstance(tested, Unknown) and tested.kind != "input":
+                        return False  # a filter the evaluator cannot decide: the result is unknown, not the items it kept
+                    if not self.truth(tested, condition, inner):
                         keep = False
                         break
                 if keep and not loop(index + 1):

@@ -1029,6 +1029,8 @@ class World:
             if isinstance(right, EnvironObj):
                 present = left in self.effective_env()
                 return present if op is ast.In else not present
+            if isinstance(right, range) and is_plain(left):
+                return (left in right) if op is ast.In else (left not in right)
             if not isinstance(right, (list, tuple, set, frozenset, dict, str)):
                 return Unknown(f"membership in {type(right).__name__}")
             if not is_plain(left) and isinstance(right, (list, tuple, set, frozenset)):
