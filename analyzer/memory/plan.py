@@ -64,7 +64,7 @@ class StrategyPlan:
     numbers: list[Number] = field(default_factory=list)
     raised: list[dict] = field(default_factory=list)  # resolution raises passed to go on (type, message, site)
     error: dict | None = None  # what pool sizing raises: kind does-not-fit, refused (a check on the arguments), stopped
-    refused_at: tuple[str, int] | None = None  # where the engine's start-up (free memory unknown) raised in the sizing
+    refused_at: tuple[str, int] | None = None  # where the engine's start-up (the whole GPU free) raised in the sizing
     notes: list[str] = field(default_factory=list)
 
     def get(self, name: str) -> Number | None:
@@ -405,7 +405,7 @@ def size_pools(explanation, final: dict, inputs: MemoryInputs, plan: StrategyPla
         # a raise of the sizing code itself (MemoryPoolConfig: "Not enough memory", an assert of the mamba
         # sizing) is the plan not fitting; a raise elsewhere is where the evaluation stopped
         inside = site is not None and site.file.startswith(SIZING_MODULES + (TP_WORKER,)) and site.file != MR
-        # a check the engine's start-up raises with the free memory unknown is on the arguments, not the memory
+        # a check the engine's start-up raises with the GPU's whole memory free is on the arguments, not the memory
         refused = site is not None and plan.refused_at == (site.file, site.line)
         plan.error = {"type": exc.exc_type, "message": exc.message,
                       "kind": "refused" if refused else "does-not-fit" if inside else "stopped",

@@ -1,25 +1,28 @@
-"""Start-up: the memory pools' sizing, run as SGLang code with the free GPU memory unknown.
+"""Start-up: the memory pools' sizing, run as SGLang code with the GPU's whole memory free.
 
 After the model loads, ``ModelRunner`` sizes its memory pools (``init_memory_pool``): the KV-cache dtype
 (``configure_kv_cache_dtype``), then ``_resolve_memory_pool_config(pre_model_load_memory)`` -- the memory
 left after the weights, the mamba state per slot and its slots (``handle_max_mamba_cache``), the slots each
 request needs (``_calculate_mamba_ratio``), the KV tokens and the cap on ``max_running_requests``. Some of
 its checks read only the resolved arguments and the model config, and refuse a launch that resolution let
-through: 0.5.14-0.5.18's "Lazy extra buffer requires overlap schedule" for ``extra_buffer_lazy`` with
-``--disable-overlap-schedule``, DeepSeek-V4's page size for compressed attention, the online-compress env
-switch with speculative decoding.
+through: 0.5.14-0.5.23's "Lazy extra buffer requires overlap schedule" for ``extra_buffer_lazy`` with
+``--disable-overlap-schedule``; DeepSeek-V4's page size for compressed attention and its online-compress env
+switch with speculative decoding are of the same kind.
 
-Here the free memory is what the engine cannot know (it is measured on the node after the weights load):
-``pre_model_load_memory`` and ``get_available_gpu_memory()`` are unknown values (the other answers the
-sizing needs, ``analyzer.symbolic.startup_world``: torch dtype sizes, SGLang's config classes, the attention
-TP size, rank 0's process groups, are given while it runs), so every condition on an amount of memory is a start-up
-unknown (``World.startup_unknown``) and a raise that hangs on it is never predicted; a check on the
-arguments alone raises as SGLang's does. ``sgtrace memory`` runs the same functions with the profile's
-memory (``analyzer.memory.plan``), where the amounts are the point.
+The free memory is measured on the node after the weights load, which the engine cannot know. Here it is
+the most start-up can measure: the GPU's whole memory (``whole_memory_gib``: the profile's
+``memory_per_gpu_mib``), nothing loaded, before and after the weights; so a check that fails here fails on
+the node too, and without a profile memory every condition on it is a start-up unknown
+(``World.startup_unknown``), never a prediction. What ``load_model`` leaves that the sizing reads is set by
+SGLang's own functions (``after_load_model``), and the other answers the sizing needs
+(``analyzer.symbolic.startup_world``: torch dtype sizes, SGLang's config classes, the attention TP size, rank
+0's process groups) are given while it runs. ``sgtrace memory`` runs the same functions with the memory the
+profile and the weights leave (``analyzer.memory.plan``), where the amounts are the point.
 
-What the sizing writes back to the record (``max_mamba_cache_size``, from the memory) is dropped: it is
-a number of memory, not a prediction. Where each release keeps the sizing is ``sizing_entry``, read by
-both (and the replay harness's ``run_pool_sizing`` runs the same functions in SGLang's process).
+What the sizing writes back to the record (``max_mamba_cache_size``, from the memory) is dropped: it is a
+number of memory, not a prediction. An evaluator failure that is not SGLang's own ``raise``/``assert`` is a
+note. Where each release keeps the sizing is ``sizing_entry``, read by both; the replay harness's
+``run_pool_sizing`` runs the same functions in SGLang's process.
 """
 
 from __future__ import annotations
@@ -129,8 +132,8 @@ def whole_memory_gib(profile) -> Any:
 
 
 def run(interp, world, record, runner: Instance) -> None:
-    """The target runner's pool sizing with the free memory unknown; a raise of SGLang's code propagates. A world
-    without the start-up answers (not a ``StartUpWorld``) runs none."""
+    """The target runner's pool sizing with the GPU's whole memory free; a raise of SGLang's own check propagates. A
+    world without the start-up answers (not a ``StartUpWorld``) runs none."""
     if not isinstance(world, StartUpWorld):
         return
     world.attention_tp_size = runtime_context.attention_tp_size(world, record)
@@ -140,7 +143,7 @@ def run(interp, world, record, runner: Instance) -> None:
         world.context = runtime_context.PublishedContext(world, runtime_context.namespaces_of(interp.program))
         if interp.program.module(runtime_context.PARALLEL_STATE) is not None:
             world.context.parallel_state = runtime_context.parallel_state(world, record)
-    # what the sizing writes back (``max_mamba_cache_size`` from the free memory) is not a prediction here: the
+    # what the sizing writes back (``max_mamba_cache_size`` from the memory) is not a prediction here: the
     # record and its write events are left as resolution and the earlier steps made them
     record_fields, events_before = dict(record.fields), len(world.events)
     world.sizing_pools = True  # the start-up answers (analyzer.symbolic.startup_world), for the sizing only

@@ -5,9 +5,11 @@ answers start-up needs that resolution never asks, each named where it is given.
 gives them while an engine run's start-up sizes the memory pools (resolution and the steps before
 are untouched by them); ``MemoryWorld`` (``sgtrace memory``) gives them throughout:
 
-- the GPU memory SGLang measures (``get_available_gpu_memory``): ``free_gb``, unknown in an engine
-  run (measured on the node); in ``sgtrace memory`` the plan's value of the moment (before the
-  weights load, after), set by ``analyzer.memory.plan``;
+- the GPU memory SGLang measures (``get_available_gpu_memory``): ``free_gb``; in an engine run the
+  GPU's whole memory (``analyzer.symbolic.pool_startup``; unknown without a profile memory); in
+  ``sgtrace memory`` the plan's value of the moment (before the weights load, after), set by
+  ``analyzer.memory.plan``;
+- rank 0's process groups of one process (``get_world_group``, ``get_tp_group``, ``get_pp_group``);
 - the attention TP size (``get_attention_tp_size``, a global set by ``initialize_dp_attention``):
   SGLang's own ``compute_dp_attention_world_info`` interpreted on the resolved record;
 - the model object ``load_model`` leaves (``loaded_model()``): it has none of the optional attributes
@@ -261,7 +263,7 @@ class StartUpAnswers:
 class StartUpWorld(StartUpAnswers, World):
     """The engine's world: resolution and the start-up steps before the pools as ``World`` runs them; the answers
     above while the start-up sizes the pools (``sizing_pools``, set by ``analyzer.symbolic.pool_startup``; the free
-    memory unknown: measured on the node), as the replay harness's ``run_pool_sizing`` answers them there."""
+    memory the GPU's whole memory), as the replay harness's ``run_pool_sizing`` answers them there."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
