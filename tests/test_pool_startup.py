@@ -62,6 +62,8 @@ def test_memory_calls_a_refused_plan_refused_not_out_of_memory(capsys):
     out = capsys.readouterr().out
     assert code == 3
     assert "Start-up refuses these arguments" in out and "Does not fit" not in out
+    # the answer first: the verdict is on the lines right after the header
+    assert out.splitlines()[4].startswith("Verdict: Start-up refuses these arguments")
     # the plan still knows the model has mamba state (the strategies side by side)
     assert "Strategies side by side" in out
 

@@ -71,6 +71,14 @@ def render(report: MemoryReport) -> str:
     lines.append(f"model: {getattr(e.model, 'architecture', 'unknown')}" + (f" ({e.model_note})" if e.model_note else ""))
     w = inputs.weights
     per_rank = inputs.weights_rank_gib
+    chosen = next((p for p in report.plans if p.chosen), None)
+    if chosen is not None and chosen.error is not None and chosen.error.get("kind") in ("refused", "does-not-fit"):
+        # the answer first: your plan does not start, where and why (its numbers follow)
+        error, site = chosen.error, chosen.error.get("site")
+        where = f" at {site['file']}:{site['line']} in {site['function']}" if site else ""
+        lines.append("")
+        lines.append(f"Verdict: {HEADS[error['kind']]}{where}:")
+        lines.append(f"  {error['type']}: {error['message'][:200]}")
     lines.append("")
     lines.append("Inputs (what SGLang measures on the GPU at start-up, and the weights):")
     lines.append(f"  weights: {_fmt('bytes', w.bytes) if w.bytes else 'unknown'}; {_short('(GiB)', per_rank)} per rank -- {w.how}: {w.detail}")
