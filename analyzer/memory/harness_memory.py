@@ -67,7 +67,6 @@ def _tolerate_missing_kernel_ops(rec):
 def _memory_run(rec, server_args, mem):
     import inspect
     import sys
-    import types
 
     _tolerate_missing_kernel_ops(rec)
     from sglang.srt.configs.model_config import ModelConfig
@@ -82,18 +81,9 @@ def _memory_run(rec, server_args, mem):
     def available(*args, **kwargs):
         return state["free"]
 
-    world_group = types.SimpleNamespace(world_size=1, cpu_group=None, rank=0, local_rank=0)
-    originals = {"get_available_gpu_memory": available, "get_attention_tp_size": lambda: attn_tp,
-                 "get_world_group": lambda: world_group}
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("sglang.") or module is None:
-            continue
-        for attr, replacement in originals.items():
-            if attr in getattr(module, "__dict__", {}):
-                try:
-                    setattr(module, attr, replacement)
-                except Exception:
-                    pass
+    world_group = rank_zero_group()  # noqa: F821 (the harness's)
+    answer_in_sglang_modules({"get_available_gpu_memory": available, "get_attention_tp_size": lambda: attn_tp,  # noqa: F821
+                              "get_world_group": lambda: world_group})
 
     class _SizingDone(Exception):
         pass

@@ -34,9 +34,9 @@ from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGL
 from ..symbolic.objects import MISSING, ClassRef, Instance
 from ..symbolic.program import shared_program
 from ..symbolic.runtime_context import PARALLEL_STATE, PublishedContext, attention_tp_size, namespaces_of, parallel_state
+from ..symbolic.startup_world import MemoryWorld, loaded_model
 from ..trace import START_UP, SiteRef, Unknown
 from . import weights as weights_module
-from ..symbolic.startup_world import MemoryWorld, loaded_model
 
 MR = "sglang/srt/model_executor/model_runner.py"
 STRATEGY_FIELDS = ("mamba_radix_cache_strategy", "mamba_scheduler_strategy")

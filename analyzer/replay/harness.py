@@ -3112,28 +3112,19 @@ def run_start_up(server_args, rec):
 def run_pool_sizing(server_args, runner):
     """The target runner's memory-pool sizing, as ``analyzer/symbolic/pool_startup.py`` evaluates it:
     ``configure_kv_cache_dtype()`` then the pool-config resolution (0.5.18 on: ``init_kv_cache_configurator()`` and
-    its ``_resolve_memory_pool_config``; before: the runner's own). The symbolic engine holds the free memory as
-    unknown and takes every check on it to pass; here the memory SGLang measures is the emulated GPU's whole memory
-    (nothing loaded), so those checks pass as well, and a check on the arguments alone raises as on the node. What
-    ``initialize_model_parallel`` would set is answered as for rank 0 of one process (``get_world_group``), and
-    ``get_attention_tp_size`` by SGLang's ``compute_dp_attention_world_info`` (the symbolic engine's answers)."""
-    import types
-
+    its ``_resolve_memory_pool_config``; before: the runner's own). The memory SGLang measures is the emulated GPU's
+    whole memory (nothing loaded, before and after the weights), as the symbolic engine's; so a check on the
+    arguments alone raises as on the node. What ``initialize_model_parallel`` would set is answered as for rank 0 of
+    one process (``get_world_group``, ``get_tp_group``, ``get_pp_group``), and ``get_attention_tp_size`` by SGLang's
+    ``compute_dp_attention_world_info`` (the symbolic engine's answers, ``analyzer/symbolic/startup_world.py``)."""
     import torch
 
     total_gb = torch.cuda.get_device_properties(0).total_memory / (1 << 30)
     attn_tp = attention_world(server_args)["attn_tp_size"]
-    world_group = types.SimpleNamespace(world_size=1, cpu_group=None, rank=0, local_rank=0)
-    answers = {"get_available_gpu_memory": lambda *a, **k: total_gb, "get_attention_tp_size": lambda: attn_tp,
-               "get_world_group": lambda: world_group}
-    saved = []
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("sglang.") or module is None:
-            continue
-        for attr, answer in answers.items():
-            if attr in getattr(module, "__dict__", {}):
-                saved.append((module, attr, module.__dict__[attr]))
-                setattr(module, attr, answer)
+    group = rank_zero_group()
+    saved = answer_in_sglang_modules({"get_available_gpu_memory": lambda *a, **k: total_gb,
+                                      "get_attention_tp_size": lambda: attn_tp, "get_world_group": lambda: group,
+                                      "get_tp_group": lambda: group, "get_pp_group": lambda: group})
     import contextlib
     import inspect
 
@@ -3144,7 +3135,7 @@ def run_pool_sizing(server_args, runner):
         parallel = rank_zero_parallel(server_args, attention_world(server_args))[1]
     try:
         with _CudaTensorsOnMeta(), parallel:
-            runner_after_load_model(runner, world_group)
+            runner_after_load_model(runner, group)
             if hasattr(runner, "configure_kv_cache_dtype"):
                 runner.configure_kv_cache_dtype()
             configurator = sys.modules.get("sglang.srt.mem_cache.kv_cache_configurator")
@@ -3157,6 +3148,30 @@ def run_pool_sizing(server_args, runner):
     finally:
         for module, attr, original in saved:
             setattr(module, attr, original)
+
+
+def rank_zero_group():
+    """A process group of one process, rank 0 (what ``initialize_model_parallel`` would make on one GPU)."""
+    import types
+
+    return types.SimpleNamespace(world_size=1, cpu_group=None, rank=0, local_rank=0)
+
+
+def answer_in_sglang_modules(answers):
+    """Each ``name -> function`` of ``answers`` set in every loaded ``sglang.*`` module that holds that name (its own
+    or imported); the ``(module, name, original)`` list to put them back."""
+    saved = []
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("sglang.") or module is None:
+            continue
+        for attr, answer in answers.items():
+            if attr in getattr(module, "__dict__", {}):
+                try:
+                    saved.append((module, attr, module.__dict__[attr]))
+                    setattr(module, attr, answer)
+                except Exception:
+                    pass
+    return saved
 
 
 class _LoadedModel(object):
