@@ -100,8 +100,11 @@ def test_a_model_config_with_zero_or_negative_heads(capsys, tmp_path, heads):
         assert code == EXIT_RESOLUTION_RAISES, err
         assert "Predicted error: ZeroDivisionError" in out
         assert "raised at sglang/srt/configs/model_config.py:" in out and "ModelConfig._derive_model_shapes" in out
-    else:  # -4 divides 4096: SGLang takes it as given
-        assert code == 0, err
+    else:  # -4 divides 4096: resolution takes it as given; the pools' sizing then gets a negative KV cell size,
+        # so no token fits even with the GPU's whole memory free (MemoryPoolConfig's own check)
+        assert code == EXIT_RESOLUTION_RAISES, err
+        assert "the arguments resolve, but start-up fails at sglang/srt/model_executor/pool_configurator.py" in out
+        assert "MemoryPoolConfig.__post_init__ because Not enough memory" in out
 
 
 def test_report_into_a_missing_folder_is_an_error(capsys, tmp_path):

@@ -19,8 +19,8 @@ SGLang's own functions (``after_load_model``), and the other answers the sizing 
 0's process groups) are given while it runs. ``sgtrace memory`` runs the same functions with the memory the
 profile and the weights leave (``analyzer.memory.plan``), where the amounts are the point.
 
-What the sizing writes back to the record (``max_mamba_cache_size``, from the memory) is dropped: it is a
-number of memory, not a prediction. An evaluator failure that is not SGLang's own ``raise``/``assert`` is a
+What the sizing writes back to the record (``max_mamba_cache_size``, from the memory) and what it logs are
+dropped: they are amounts of memory, not predictions. An evaluator failure that is not SGLang's own ``raise``/``assert`` is a
 note. Where each release keeps the sizing is ``sizing_entry``, read by both; the replay harness's
 ``run_pool_sizing`` runs the same functions in SGLang's process.
 """
@@ -143,8 +143,9 @@ def run(interp, world, record, runner: Instance) -> None:
         world.context = runtime_context.PublishedContext(world, runtime_context.namespaces_of(interp.program))
         if interp.program.module(runtime_context.PARALLEL_STATE) is not None:
             world.context.parallel_state = runtime_context.parallel_state(world, record)
-    # what the sizing writes back (``max_mamba_cache_size`` from the memory) is not a prediction here: the
-    # record and its write events are left as resolution and the earlier steps made them
+    # what the sizing writes back (``max_mamba_cache_size`` from the memory) and logs ("Reserving %.2f GB ...") is
+    # about amounts of memory, not a prediction here: the record and the events are left as resolution and the
+    # earlier steps made them (a raise is recorded by the run that catches it)
     record_fields, events_before = dict(record.fields), len(world.events)
     world.sizing_pools = True  # the start-up answers (analyzer.symbolic.startup_world), for the sizing only
     world.free_gb = whole_memory_gib(world.profile)
@@ -163,6 +164,6 @@ def run(interp, world, record, runner: Instance) -> None:
         raise
     finally:
         world.sizing_pools = False
-        world.events[events_before:] = [e for e in world.events[events_before:] if e.field is None]
+        del world.events[events_before:]
         record.fields.clear()
         record.fields.update(record_fields)
