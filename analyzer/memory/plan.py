@@ -474,12 +474,9 @@ def worker_checks(world: PlanWorld, runner: Instance, interp, plan: StrategyPlan
 def memory_inputs(explanation, final: dict, weight_bytes: int | None, startup_used_mib: float | None) -> MemoryInputs:
     profile = explanation.profile
     sources: dict[str, str] = {}
-    total = Unknown("no profile memory")
-    if profile is not None:
-        mib = getattr(profile, "memory_per_gpu_mib", None)
-        if isinstance(mib, (int, float)) and mib:
-            total = mib / 1024
-            sources["total"] = f"profile {profile.name}: memory_per_gpu_mib = {mib} (torch's total_memory)"
+    total = pool_startup.whole_memory_gib(profile)  # torch's total_memory of one GPU, the profile's
+    if not isinstance(total, Unknown):
+        sources["total"] = f"profile {profile.name}: memory_per_gpu_mib = {profile.memory_per_gpu_mib} (torch's total_memory)"
     if startup_used_mib is None:
         startup_used_mib = float(getattr(profile, "startup_used_mib", 0) or 0) if profile is not None else 0.0
         sources["startup_used"] = ("profile startup_used_mib" if getattr(profile, "startup_used_mib", None) else
