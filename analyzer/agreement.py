@@ -37,6 +37,7 @@ agreement rate (``make agreement``).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 import tomllib
@@ -44,9 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .compare import Comparison, compare
+from .compare import Comparison, compare, render_comparison
 from .errors import SgtraceError
+from .explain import ExplainRequest, explain_with
+from .replay.launch_replay import replay_launch
+from .replay.runner import ReplayError
 from .safe_read import read_utf8
+from .session import Session
+from .sources import version_tuple
+from .trace import same_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = REPO_ROOT / "tests" / "scenarios"
@@ -76,7 +83,6 @@ class Scenario:
     @property
     def era(self) -> str:
         """"A" (``__post_init__`` handlers, up to 0.5.18) or "B" (the resolution pipeline, 0.5.19 on)."""
-        from .sources import version_tuple
 
         return "B" if version_tuple(self.version) >= (0, 5, 19) else "A"
 
@@ -166,7 +172,6 @@ def load_scenarios(directory: Path = SCENARIO_DIR, pattern: str | None = None) -
 
 def request_for(scenario: Scenario):
     """The ``ExplainRequest`` of a scenario (paths relative to the repository root)."""
-    from .explain import ExplainRequest
 
     def rooted(path: str | None) -> str | None:
         return str(REPO_ROOT / path) if path is not None else None
@@ -184,22 +189,22 @@ def request_for(scenario: Scenario):
 
 
 def _join(argv: Iterable[str]) -> str:
-    import shlex
-
     return shlex.join(list(argv))
 
 
-def run_symbolic(scenario: Scenario):
-    """The symbolic engine's Explanation for the scenario."""
-    from .explain import explain
-
-    return explain(request_for(scenario))
+def run_symbolic(scenario: Scenario, sessions: dict[str, Session] | None = None):
+    """The symbolic engine's Explanation for the scenario (``sessions``: the run's Session of each release,
+    opened on first use)."""
+    sessions = {} if sessions is None else sessions
+    session = sessions.get(scenario.version)
+    if session is None:
+        session = sessions[scenario.version] = Session.open(scenario.version)
+    return explain_with(request_for(scenario), session=session)
 
 
 def run_replay(scenario: Scenario, explanation, timeout_s: float = REPLAY_TIMEOUT_S):
     """SGLang's own resolution of the same launch in the scenario's release, with the model's config.json in a
     temporary directory (``replay.launch_replay``); the Trace and that directory's path."""
-    from .replay.launch_replay import replay_launch
 
     done = replay_launch(explanation.launch.argv, explanation.env, explanation.profile, explanation.model,
                          {"version": scenario.version}, timeout_s=timeout_s, create_missing=True)
@@ -208,7 +213,6 @@ def run_replay(scenario: Scenario, explanation, timeout_s: float = REPLAY_TIMEOU
 
 def check_expectation(scenario: Scenario, trace) -> list[str]:
     """Where the symbolic Trace departs from the scenario's ``expect`` table."""
-    from .trace import same_value
 
     failures = []
     expect = scenario.expect
@@ -223,14 +227,14 @@ def check_expectation(scenario: Scenario, trace) -> list[str]:
     return failures
 
 
-def run_scenario(scenario: Scenario, timeout_s: float = REPLAY_TIMEOUT_S) -> ScenarioResult:
+def run_scenario(scenario: Scenario, timeout_s: float = REPLAY_TIMEOUT_S,
+                 sessions: dict[str, Session] | None = None) -> ScenarioResult:
     """Both engines on one scenario, compared. Failures of either engine are kept, never raised."""
-    from .replay.runner import ReplayError
 
     result = ScenarioResult(scenario)
     started = time.monotonic()
     try:
-        explanation = run_symbolic(scenario)
+        explanation = run_symbolic(scenario, sessions)
         result.expectation_failures = check_expectation(scenario, explanation.trace)
         trace, model_dir = run_replay(scenario, explanation, timeout_s)
         user_path = explanation.parsed.values.get("model_path")
@@ -251,8 +255,9 @@ def run_scenario(scenario: Scenario, timeout_s: float = REPLAY_TIMEOUT_S) -> Sce
 def run_matrix(scenarios: list[Scenario], timeout_s: float = REPLAY_TIMEOUT_S, progress=None) -> list[ScenarioResult]:
     """Every scenario, one after the other (each replay is a process of its own)."""
     results = []
+    sessions: dict[str, Session] = {}
     for scenario in scenarios:
-        result = run_scenario(scenario, timeout_s)
+        result = run_scenario(scenario, timeout_s, sessions)
         results.append(result)
         if progress is not None:
             progress(result)
@@ -335,7 +340,6 @@ def main(argv: list[str] | None = None) -> int:
         mark = "ok" if result.agrees else "DIFF"
         print(f"[{mark:4}] {result.scenario.name} ({result.seconds:.1f} s)", file=sys.stderr, flush=True)
         if options.verbose and result.comparison is not None and not result.agrees:
-            from .compare import render_comparison
 
             print(render_comparison(result.comparison), file=sys.stderr)
 

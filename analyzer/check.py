@@ -36,8 +36,13 @@ from typing import Any
 from . import report_words as words
 from .controls import printable
 from .errors import SgtraceError
+from .release_range import release_range
 from .safe_read import read_utf8
-from .explain import ExplainRequest
+from .session import Session
+from .sources import VERSION_RE
+from . import argv as argv_module
+from .explain import ExplainRequest, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv
+from .report_chain import field_story
 from .explain_view import show
 from .trace import Trace, is_unknown, same_value
 
@@ -332,9 +337,6 @@ def release_list(spec: str) -> list[str] | None:
     """The releases an expectation's ``sglang`` names when it is a range (``"0.5.11..0.5.23"``: the final
     releases PyPI has between the two, both included, as ``sgtrace upgrade --from/--to`` takes them)
     or a list (``"0.5.11,0.5.14"``); None for one release, ``installed`` or a path."""
-    from .sources import VERSION_RE
-    from .upgrade import release_range
-
     def version_or_empty(text: str) -> bool:
         return not text.strip() or bool(VERSION_RE.match(text.strip()))
 
@@ -368,15 +370,10 @@ def run_expectation(expectation: Expectation, sglang: str | None = None, replay:
 
 
 def _run_one(expectation: Expectation, sglang: str | None, replay: bool) -> CheckResult:
-    from . import sources
-    from . import argv as argv_module
-    from .explain import UnreadLaunchError, explain, load_launch, parse_env_items, parse_launch_argv
-    from .extract import extract
-    from .report_chain import field_story
-
     started = time.monotonic()
     request = expectation.request(sglang)
-    extraction = extract(sources.resolve(request.sglang))
+    session = Session.open(request.sglang)
+    extraction = session.extraction
     result = CheckResult(expectation, extraction.version)
     launch = load_launch(request)
     argv = list(launch.argv)
@@ -388,7 +385,7 @@ def _run_one(expectation: Expectation, sglang: str | None, replay: bool) -> Chec
         result.findings.append(rejection_finding(expectation, extraction, argv, exc))
         result.seconds = time.monotonic() - started
         return result
-    explanation = explain(request)
+    explanation = explain_with(request, launch=launch, session=session)
     fields, result.findings = _key_fields(expectation, extraction)
     starts = {name: field_story(explanation, name).start for name in fields.values()}
     result.findings += trace_findings(expectation, explanation.trace, fields, starts)

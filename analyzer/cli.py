@@ -59,14 +59,13 @@ def launch_sglang_option(func):
 
 def load_extraction(spec: str) -> Extraction:
     """The extraction of ``--sglang``; the files of the tree it had to skip are noted on stderr."""
-    from .extract import extract, problem_notes
     from .output import say
+    from .session import Session
 
-    tree = sources.resolve(spec)
-    extraction = extract(tree)
-    for note in problem_notes(extraction):
+    session = Session.open(spec)
+    for note in session.notes():
         say(printable(f"note: {note}"))
-    return extraction
+    return session.extraction
 
 
 def check_field(extraction: Extraction, name: str, final: dict | None = None) -> None:
@@ -1099,6 +1098,7 @@ def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
     """
     from . import report as report_module
     from . import report_replay
+    from .session import Session
 
     if since is not None and not sources.VERSION_RE.match(since):
         raise SgtraceError(f"--since {since!r} is not a version number", hint="e.g. --since 0.5.11")
@@ -1106,12 +1106,13 @@ def report_cmd(sglang_spec, args_text, cmd_text, service, script, env_items, mod
         raise SgtraceError("give --replay or --replay-trace, not both", hint="--replay runs it now; --replay-trace reads one recorded earlier")
     check_replay_options(run_replay, python_path, ssh_target, ssh_config, None)
     request = build_request(sglang_spec, args_text, cmd_text, service, script, env_items, model_config, profile_name)
+    session = Session.open(request.sglang)
     place = None
     if run_replay:
-        place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, sources.resolve(request.sglang).version)
+        place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, session.version)
     report = report_module.build_report(request, fields=list(fields), since=since, observed_error=error_text,
                                         replay_fixes=run_replay, replay_place=place, replay_timeout_s=timeout_s,
-                                        replay_memory_mib=memory_mib)
+                                        replay_memory_mib=memory_mib, session=session)
     if report.explanation is not None:
         for name in fields:
             check_field(report.explanation.extraction, name)
@@ -1217,6 +1218,7 @@ def upgrade_cmd(paths, start, end, listed, sglang_spec, args_text, cmd_text, ser
     from click.core import ParameterSource
 
     from . import upgrade as upgrade_module
+    from .release_range import release_range
     from .errors import EXIT_CHECK_FAILED
     from .render import dumps
 
@@ -1228,7 +1230,7 @@ def upgrade_cmd(paths, start, end, listed, sglang_spec, args_text, cmd_text, ser
     base = build_request("installed", args_text, cmd_text, service, script, env_items, model_config, profile_name)
     requests = upgrade_module.requests_for(list(paths), base)
     notes: list[str] = []
-    releases = upgrade_module.release_range(start, end, listed, notes)
+    releases = release_range(start, end, listed, notes)
     result = upgrade_module.upgrade(requests, releases, progress=None if (as_json or as_markdown) else progress, jobs=jobs)
     result.notes = notes
     if as_json:

@@ -174,7 +174,7 @@ def _run_changes(case: Case, explanation, items: frozenset):
             changes.append(Change("set-flag", flags[0].primary, value))
     argv, env = apply(explanation, changes)
     try:
-        return explain_with(case.request(), launch=with_argv(case.request(), argv, explanation, env), base=explanation)
+        return explain_with(case.request(), launch=with_argv(case.request(), argv, explanation, env), session=explanation.session)
     except SgtraceError:
         return None
 

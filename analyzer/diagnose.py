@@ -21,12 +21,13 @@ from typing import Any
 from . import message_match, sources
 from .controls import strip_escapes
 from .errors import SgtraceError
-from .explain import Explanation, ExplainRequest, guard_inputs
+from .explain import Explanation, ExplainRequest, explain_with, guard_inputs
 from .message_index import ASSERT, LOG, MessageIndex, MessageSite, message_index
 from .message_match import Normalized
 from .model import Extraction, Guard, Location, Reads, Site
 from .phases import RESOLUTION, Phases
 from .safe_read import MAX_LOG_BYTES, read_text
+from .session import Session
 from .trace import GuardValue
 from .knowledge.kinds import SiteKind
 
@@ -382,13 +383,12 @@ def outside_of(match: SiteMatch, explanation: Explanation) -> Outside:
     return Outside(match.phase, conditions, reads, match.loose)
 
 
-def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: bool = True) -> Diagnosis:
-    from .explain import explain_with
-
-    tree = sources.resolve(request.sglang)
-    from .extract import extract
-
-    extraction = extract(tree)
+def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: bool = True,
+             session: Session | None = None) -> Diagnosis:
+    """The sites of ``observed``'s message in ``request.sglang`` and, for the best one, whether these inputs
+    reach it (``session``: the command's Session of that tree; opened here when not given)."""
+    session = session if session is not None else Session.open(request.sglang)
+    tree, extraction = session.tree, session.extraction
     diagnosis = Diagnosis(observed=observed, matches=match_message(message_index(tree), extraction, observed))
     if not diagnosis.matches:
         found, diagnosis.versions_searched, diagnosis.versions_not_searched = versions_matching(observed, extraction.version)
@@ -399,7 +399,7 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
     if not best.evaluated or best.loose:
         # outside what the engine evaluates, or a template whose own text explains too little of the message
         # to be held against the inputs: where it is, and what its conditions read under these inputs
-        diagnosis.explanation = explain_with(request)
+        diagnosis.explanation = explain_with(request, session=session)
         diagnosis.outside = outside_of(best, diagnosis.explanation)
         error = diagnosis.explanation.trace.error
         if error is not None and error.site is not None and (error.site.file, error.site.line) == (target.location.file, target.location.line):
@@ -412,7 +412,7 @@ def diagnose(request: ExplainRequest, observed: ObservedError, find_producers: b
                 diagnosis.outside.predicted = True
         return diagnosis
     observed_runs: list[dict] = []
-    explanation = explain_with(request, watch={function_id(target)}, observed=observed_runs)
+    explanation = explain_with(request, watch={function_id(target)}, observed=observed_runs, session=session)
     diagnosis.explanation = explanation
     trace = explanation.trace
     at_site = lambda e: e is not None and e.site is not None and (e.site.file, e.site.line) == (target.location.file, target.location.line)
@@ -466,7 +466,6 @@ def _fields_of(diagnosis: Diagnosis) -> list[str]:
 
 def producing_inputs(request: ExplainRequest, explanation: Explanation, diagnosis: Diagnosis, target: Site) -> list[Producer]:
     """Changes to the user's flags under which the engine reaches the observed raise."""
-    from .explain import explain_with
     from .fix import argv_without, with_argv
 
     parsed = explanation.parsed
@@ -478,7 +477,7 @@ def producing_inputs(request: ExplainRequest, explanation: Explanation, diagnosi
         argv = argv_without(list(explanation.launch.argv), flag)
         if argv is None:
             continue
-        trial = explain_with(request, launch=with_argv(request, argv, explanation), base=explanation)
+        trial = explain_with(request, launch=with_argv(request, argv, explanation), session=explanation.session)
         error = trial.trace.error
         if error is not None and error.site and (error.site.file, error.site.line) == (target.location.file, target.location.line):
             producers.append(Producer(f"your command without {flag} {parsed.given[name]}", argv))

@@ -26,13 +26,17 @@ import ast
 import dataclasses
 import difflib
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .argv import parse_argv
 from .errors import SgtraceError, UnknownFieldError
+from .explain import explain_with, load_launch, parse_env_items
 from .knowledge.kinds import EventKind, SiteKind
 from .knowledge.receivers import RECEIVER_DOT, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL, Extraction, FieldDecl, Flag, Site
+from .session import Session
 from .trace import Event, same_value
 
 # Objects a guard reads fields through (``self.x`` in era A, ``server_args.x``, ``cfg.x`` /
@@ -978,34 +982,30 @@ def _focused(full: VersionDiff, old: Extraction, new: Extraction, fields: Iterab
 def diff_versions(old_spec: str, new_spec: str, fields: Iterable[str] = (), request: Any = None) -> VersionDiff:
     """``sgtrace diff OLD NEW``: load (or fetch) both trees, diff them, and with a launch
     (an ``ExplainRequest``) compare how both versions resolve it."""
-    from . import sources
-    from .extract import extract
-
-    old = extract(sources.resolve(old_spec))
-    new = extract(sources.resolve(new_spec))
+    old_session, new_session = Session.open(old_spec), Session.open(new_spec)
+    old, new = old_session.extraction, new_session.extraction
     full = full_diff(old, new)
     result = _focused(full, old, new, fields)
     if request is not None:
-        result.behaviour = diff_behaviour(full, result.focus, old, new, old_spec, new_spec, request)
+        result.behaviour = diff_behaviour(full, result.focus, old_session, new_session, request)
     return result
 
 
 # -- behaviour -----------------------------------------------------------------------------------
 
 
-def diff_behaviour(static: VersionDiff, focus: list, old: Extraction, new: Extraction, old_spec: str, new_spec: str,
+def diff_behaviour(static: VersionDiff, focus: list, old_session: Session, new_session: Session,
                    request: Any) -> BehaviourDiff:
     """Explain the launch under both versions; values that differ (or the focus fields) side by
     side, and the events of changed sites that made the difference."""
-    from .explain import load_launch
-
+    old, new = old_session.extraction, new_session.extraction
     launch = load_launch(request)
     argv = list(launch.argv)
     launch_env = [f"{k}={v}" for k, v in dict(launch.env).items()]
     forward = option_renames(static.flags)
     backward = _added_options(static.flags)
-    old_out = _outcome(old, old_spec, request, argv, launch_env, new, backward, static, "old")
-    new_out = _outcome(new, new_spec, request, argv, launch_env, old, forward, static, "new")
+    old_out = _outcome(old_session, request, argv, launch_env, new, backward)
+    new_out = _outcome(new_session, request, argv, launch_env, old, forward)
     if old_out.status == new_out.status == "rejected" and not (old_out.replacements or new_out.replacements):
         raise old_out.failure  # bad input for both versions, not a difference between them
     behaviour = BehaviourDiff(argv, old_out, new_out)
@@ -1033,11 +1033,9 @@ def _known_elsewhere(other: Extraction, replacements: dict[str, str], ext: Extra
     return out
 
 
-def _outcome(ext: Extraction, spec: str, request: Any, argv: list[str], launch_env: list[str], other: Extraction,
-             replacements: dict[str, str], static: VersionDiff, side: str) -> Outcome:
-    from .argv import parse_argv
-    from .explain import parse_env_items
-
+def _outcome(session: Session, request: Any, argv: list[str], launch_env: list[str], other: Extraction,
+             replacements: dict[str, str]) -> Outcome:
+    ext = session.extraction
     try:
         parse_argv(ext, argv, known_elsewhere=_known_elsewhere(other, replacements, ext),
                    env=parse_env_items(launch_env + list(request.env)))
@@ -1046,17 +1044,16 @@ def _outcome(ext: Extraction, spec: str, request: Any, argv: list[str], launch_e
         outcome = Outcome(ext.version, "rejected", error=exc.one_line(), replacements=typed, failure=exc)
         if typed:
             rewritten = _rewrite(argv, typed)
-            retry = dataclasses.replace(request, sglang=spec, args=_join(rewritten), cmd=None, service=None, script=None,
-                                        env=launch_env + list(request.env))
-            outcome.retried = _explained(retry, ext.version)
+            retry = dataclasses.replace(request, sglang=session.spec, args=_join(rewritten), cmd=None, service=None,
+                                        script=None, env=launch_env + list(request.env))
+            outcome.retried = _explained(retry, session)
         return outcome
-    return _explained(dataclasses.replace(request, sglang=spec), ext.version)
+    return _explained(dataclasses.replace(request, sglang=session.spec), session)
 
 
-def _explained(request: Any, version: str) -> Outcome:
-    from .explain import explain
-
-    explanation = explain(request)
+def _explained(request: Any, session: Session) -> Outcome:
+    version = session.version
+    explanation = explain_with(request, session=session)
     trace = explanation.trace
     error = trace.error
     if error is None:
@@ -1097,8 +1094,6 @@ def _rewrite(argv: list[str], replacements: list[tuple[str, str]]) -> list[str]:
 
 
 def _join(argv: list[str]) -> str:
-    import shlex
-
     return shlex.join(argv)
 
 

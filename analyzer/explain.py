@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import argv as argv_module
 from . import guard_reads, sources
 from .errors import SgtraceError
 from .knowledge.kinds import EventKind
 from .model import NOT_LITERAL, Extraction
+from .session import Session
+from .symbolic import evaluate
 from .trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
 
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
@@ -83,8 +86,7 @@ class CauseStep:
 @dataclass
 class Explanation:
     request: ExplainRequest
-    tree: sources.SourceTree
-    extraction: Extraction
+    session: Session  # the tree and extraction it was explained on
     launch: Any  # analyzer.inputs.LaunchSpec
     parsed: UserArgs
     env: dict[str, str]
@@ -101,6 +103,14 @@ class Explanation:
     @property
     def raises(self) -> bool:
         return self.trace.error is not None
+
+    @property
+    def tree(self) -> sources.SourceTree:
+        return self.session.tree
+
+    @property
+    def extraction(self) -> Extraction:
+        return self.session.extraction
 
 
 def parse_env_items(items: list[str]) -> dict[str, str]:
@@ -249,19 +259,12 @@ def release_gap_notes(tree) -> list[str]:
 
 
 def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = None, observed: list | None = None,
-                 base: Explanation | None = None) -> Explanation:
+                 session: Session | None = None) -> Explanation:
     """``explain``, optionally on a given launch (a changed argv) and watching the conditions of some functions.
-    ``base``: an explanation of the same request whose tree and extraction are used again (a fix or a
-    trial run verifies dozens of variants: reading the extraction each time cost 1 s a run on 0.5.23)."""
-    from . import argv as argv_module
-    from .extract import extract, problem_notes
-    from .symbolic import evaluate
-
-    if base is not None and base.request.sglang == request.sglang:
-        tree, extraction = base.tree, base.extraction
-    else:
-        tree = sources.resolve(request.sglang)
-        extraction = extract(tree)
+    ``session``: the command's Session of ``request.sglang`` (a fix or a trial run verifies dozens of
+    variants on one); opened here when not given."""
+    session = session if session is not None else Session.open(request.sglang)
+    tree, extraction = session.tree, session.extraction
     launch = launch if launch is not None else load_launch(request)
     env = {**dict(launch.env), **parse_env_items(request.env)}
     parsed = user_args(parse_launch_argv(argv_module, extraction, launch, env))
@@ -283,15 +286,15 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
         source=tree.description,
         watch=watch,
         observed=observed,
+        program=session.program(),
     )
     guard_reads.attach_reads(trace, extraction)
     trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
-    trace.notes += [n for n in problem_notes(extraction) if not any(n.split(":", 1)[0] in seen for seen in trace.notes)]
+    trace.notes += [n for n in session.notes() if not any(n.split(":", 1)[0] in seen for seen in trace.notes)]
     trace.notes += release_gap_notes(tree)
     explanation = Explanation(
         request=request,
-        tree=tree,
-        extraction=extraction,
+        session=session,
         launch=launch,
         parsed=parsed,
         env=env,

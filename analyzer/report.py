@@ -20,12 +20,17 @@ from typing import Any
 
 from . import __version__, sources
 from .errors import SgtraceError
-from .explain import ExplainRequest, Explanation, explain, load_launch, parse_env_items, pick_profile
+from . import argv as argv_module
+from .diagnose import diagnose, read_error
+from .explain import (ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items,
+                      parse_launch_argv, pick_profile)
 from .report_flags import FlagHistory, Releases, flag_history, unknown_flags
 from .report_replay import ReplayOutcome
 from .report_words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
 from .report_sections import DETAIL_LEVELS, build_document, command_text, profile_words, summary_parts, with_redaction_note
 from .schemas import SCHEMA_NUMBERS
+from .session import Session
+from .verdict import verdict_of
 
 FORMATS = ("md", "html", "json")
 REPORT_SCHEMA = SCHEMA_NUMBERS["report"]
@@ -111,6 +116,7 @@ def build_report(
     replay_place: dict | None = None,
     replay_timeout_s: float = 120,
     replay_memory_mib: int | None = None,
+    session: Session | None = None,
 ) -> Report:
     """Everything a report states about one launch on one SGLang release.
 
@@ -121,13 +127,10 @@ def build_report(
     (``--python``/``--ssh``; else the release's replay environment, never built for them).
     Bad input (a missing file, an unknown profile) raises ``SgtraceError``; a
     command line the release's parser rejects becomes the report's subject.
+    ``session``: the command's Session of ``request.sglang`` (opened here when not given).
     """
-    from . import argv as argv_module
-    from .explain import UnreadLaunchError, parse_launch_argv
-    from .extract import extract
-
-    tree = sources.resolve(request.sglang)
-    extraction = extract(tree)
+    session = session if session is not None else Session.open(request.sglang)
+    tree, extraction = session.tree, session.extraction
     launch = load_launch(request)
     env = {**dict(launch.env), **parse_env_items(request.env)}
     report = Report(request, tree, extraction.era, launch, env, pick_profile(request.profile), fields=list(fields),
@@ -139,15 +142,11 @@ def build_report(
     except SgtraceError as exc:
         report.rejection = rejection_of(exc, extraction, list(launch.argv), since)
         return report
-    report.explanation = explain(request)
-    from .verdict import verdict_of
-
+    report.explanation = explain_with(request, launch=launch, session=session)
     report.verdict = verdict_of(report.explanation)
     report.replay = replay
     if observed_error:
-        from .diagnose import diagnose, read_error
-
-        report.diagnosis = diagnose(request, read_error(text=observed_error))
+        report.diagnosis = diagnose(request, read_error(text=observed_error), session=session)
     report.fixes = find_fixes(report.explanation, replay=replay_fixes, place=replay_place, timeout_s=replay_timeout_s,
                               memory_mib=replay_memory_mib)
     return report

@@ -20,22 +20,46 @@ the figures.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import gc
+import multiprocessing
 import os
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-from . import sources
+from . import filepatch, models
+from .argv import parse_argv
+from .check import CheckResult, Expectation, Finding
+from .diff import (
+    BehaviourDiff,
+    Outcome,
+    VersionDiff,
+    _mark_decisive,
+    _rewrite,
+    _typed_replacements,
+    _unique_prefix,
+    _value_rows,
+    diff_fields,
+    diff_flags,
+    diff_sites,
+    field_renames,
+    option_renames,
+)
+from .diff_view import _decisive_lines
 from .errors import SgtraceError
-
+from .explain import explain_with, load_launch, node_profile, parse_env_items, pick_profile
+from .fix import Candidate, Change, command_line, file_patch, option_span, unified_diff, write_patch
 from .schemas import SCHEMA_NUMBERS
+from .session import Session
+from .symbolic.program import forget_program
+from .verdict_view import diff_block, short
 
 SCHEMA = SCHEMA_NUMBERS["upgrade"]
-FINAL_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 REASON_CHARS = 160
 UNIT_SUFFIXES = (".service",)
 SCRIPT_SUFFIXES = (".sh", ".bash")
@@ -108,59 +132,6 @@ class UpgradeResult:
     seconds: float = 0.0
 
 
-# -- releases ----------------------------------------------------------------------------------
-
-
-def pypi_releases(notes: list[str]) -> list[str]:
-    """The final releases PyPI has (``pip index versions sglang``), oldest first; the cached ones
-    when pip cannot say (offline), with a note."""
-    import subprocess
-    import sys
-
-    cmd = [sys.executable, "-m", "pip", "index", "versions", "sglang", "--disable-pip-version-check"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        listed = re.search(r"Available versions:\s*(.+)", proc.stdout or "")
-    except (OSError, subprocess.TimeoutExpired):
-        listed = None
-    if listed:
-        versions = [v.strip() for v in listed.group(1).split(",")]
-    else:
-        versions = [t.version for t in sources.list_cached()]
-        notes.append("pip could not list SGLang's releases on PyPI; the range is made of the cached ones "
-                     "(`sgtrace sources list`)")
-    finals = [v for v in versions if FINAL_RELEASE.match(v)
-              and sources.version_tuple(v) >= sources.OLDEST_SUPPORTED]
-    return sorted(set(finals), key=sources.version_tuple)
-
-
-def release_range(start: str | None, end: str | None, listed: str | None, notes: list[str]) -> list[str]:
-    """``--releases A,B,...`` as given, else the final releases PyPI has from ``start`` to ``end``
-    (both included; post releases are left out: they fix a release, the range names releases)."""
-    if listed:
-        if start or end:
-            raise SgtraceError("give --releases or --from/--to, not both", hint="e.g. --from 0.5.11 --to 0.5.23")
-        out = [v.strip() for v in listed.split(",") if v.strip()]
-        for v in out:
-            if not sources.VERSION_RE.match(v):
-                raise SgtraceError(f"--releases: {v!r} is not a version number", hint="e.g. --releases 0.5.11,0.5.14,0.5.23")
-        if not out:
-            raise SgtraceError("--releases names no release", hint="e.g. --releases 0.5.11,0.5.14,0.5.23")
-        return list(dict.fromkeys(out))
-    for name, value in (("--from", start), ("--to", end)):
-        if value is not None and not sources.VERSION_RE.match(value):
-            raise SgtraceError(f"{name} {value!r} is not a version number", hint="e.g. --from 0.5.11 --to 0.5.23")
-    low = sources.version_tuple(start) if start else ()
-    high = sources.version_tuple(end) if end else (10**9,)
-    if start and end and low > high:
-        raise SgtraceError(f"--from {start} is newer than --to {end}", hint="give the older release as --from")
-    out = [v for v in pypi_releases(notes) if low <= sources.version_tuple(v) <= high]
-    if not out:
-        raise SgtraceError(f"no SGLang release from {start or 'the first'} to {end or 'the last'}",
-                           hint="`sgtrace sources list --available` lists them; sgtrace reads 0.4.0 and newer")
-    return out
-
-
 # -- inputs ------------------------------------------------------------------------------------
 
 
@@ -203,15 +174,13 @@ def _file_request(path: Path, base):
 
 
 class _Release:
-    """One release: its tree and extraction, shared by every launch (an ``explain_with`` base)."""
+    """One release: its Session, shared by every launch, and the diffs to the releases before it."""
 
     def __init__(self, version: str):
-        from .extract import extract
-
         self.version = version
-        self.tree = sources.resolve(version)
-        self.extraction = extract(self.tree)
-        self.base = SimpleNamespace(request=SimpleNamespace(sglang=version), tree=self.tree, extraction=self.extraction)
+        self.session = Session.open(version)
+        self.tree = self.session.tree
+        self.extraction = self.session.extraction
         self.flag_diff: dict[str, Any] = {}  # previous version -> VersionDiff without sites
         self.full_diff: dict[str, Any] = {}  # previous version -> VersionDiff with sites
 
@@ -220,14 +189,12 @@ def _forget_program(release: _Release) -> None:
     """Drop the parsed program of a release the run has moved past from the per-process share
     (``symbolic.program.shared_program`` keeps the last 8 trees, each with the memo of every launch run
     on it: 20 launches x 17 releases peaked at 698 MB with them kept)."""
-    from .symbolic.program import forget_program
 
     forget_program(release.tree.root)
 
 
 def _flags_diff(old: _Release, new: _Release):
     """The flags and fields of OLD -> NEW (cheap: no sites), renames followed through aliases."""
-    from .diff import VersionDiff, diff_fields, diff_flags, field_renames
 
     if old.version not in new.flag_diff:
         renames = field_renames(old.extraction, new.extraction)
@@ -238,8 +205,6 @@ def _flags_diff(old: _Release, new: _Release):
 
 
 def _site_diff(old: _Release, new: _Release):
-    from .diff import diff_sites, option_renames
-
     if old.version not in new.full_diff:
         flags = _flags_diff(old, new)
         new.full_diff[old.version] = dataclasses.replace(
@@ -249,15 +214,13 @@ def _site_diff(old: _Release, new: _Release):
 
 def _run(release: _Release, request, launch, argv: list[str] | None = None):
     """(Cell, explanation or None, the refusal or None) of ``launch`` on ``release``."""
-    from .argv import parse_argv
-    from .explain import explain_with, parse_env_items
 
     request = dataclasses.replace(request, sglang=release.version)
     if argv is not None:
         launch = dataclasses.replace(launch, argv=list(argv)) if dataclasses.is_dataclass(launch) else _with_argv(launch, argv)
     started = time.perf_counter()
     try:
-        explanation = explain_with(request, launch=launch, base=release.base)
+        explanation = explain_with(request, launch=launch, session=release.session)
     except SgtraceError as exc:
         # The command line parsed once per run, here: only a failed run asks whether it was the
         # release's flag table that refused it (anything else is bad input, as in explain).
@@ -286,8 +249,6 @@ def _run(release: _Release, request, launch, argv: list[str] | None = None):
 def check_request(request) -> None:
     """The inputs of a launch that do not depend on the release, checked once before the first release
     (bad input, exit 2, before minutes of work)."""
-    from . import models
-    from .explain import node_profile, parse_env_items, pick_profile
 
     parse_env_items(request.env)
     node_profile(pick_profile(request.profile), {}, request.assume_files, [])
@@ -296,8 +257,6 @@ def check_request(request) -> None:
 
 
 def _with_argv(launch, argv):
-    import copy
-
     out = copy.copy(launch)
     out.argv = list(argv)
     return out
@@ -309,8 +268,6 @@ def _clip(text: str) -> str:
 
 
 def _short(value: Any) -> str:
-    from .verdict_view import short
-
     return short(value)
 
 
@@ -322,7 +279,6 @@ def upgrade(requests: list, releases: list[str], progress=None, jobs: int | None
     whole run): each release adds a parsed program of a few hundred thousand objects, and with
     the default thresholds the collector walked them again and again (P1 and P2 over 13
     releases: 49 s -> 20 s here)."""
-    import gc
 
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], 200_000), 30, 30)
@@ -362,8 +318,6 @@ class _Piece:
 
 
 def _upgrade(requests: list, releases: list[str], progress=None, jobs: int | None = None) -> UpgradeResult:
-    from .explain import load_launch
-
     started = time.perf_counter()
     launches = []
     for request in requests:
@@ -393,8 +347,6 @@ def _upgrade(requests: list, releases: list[str], progress=None, jobs: int | Non
 
 def _run_pieces(launches: list[LaunchUpgrade], parts: list[list[str]], progress=None) -> list[_Piece]:
     """Each piece in a process of its own (forked: the launches are read already)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return [_run_piece(launches, part, progress) for part in parts]
@@ -493,9 +445,6 @@ def transition(item: LaunchUpgrade, old: _Release, new: _Release, before: Cell, 
 
 def _difference(item: LaunchUpgrade, old: _Release, new: _Release, old_run, new_run) -> list[str]:
     """``verdict_view.diff_block`` on the two runs, and the events at sites that changed between the releases."""
-    from .diff import BehaviourDiff, Outcome, _mark_decisive, _value_rows
-    from .diff_view import _decisive_lines
-    from .verdict_view import diff_block
 
     static = _site_diff(old, new)
     outcomes = []
@@ -527,7 +476,6 @@ def _difference(item: LaunchUpgrade, old: _Release, new: _Release, old_run, new_
 def _migrate(change: Transition, item: LaunchUpgrade, old: _Release, new: _Release, old_run) -> None:
     """The options of the launch that ``new`` no longer has, each with the option ``diff`` says to use
     instead (removed with a replacement, renamed, a deprecated alias gone), and the patch."""
-    from .diff import _rewrite, _typed_replacements, option_renames
 
     flags = _flags_diff(old, new)
     forward = option_renames(flags.flags)
@@ -556,7 +504,6 @@ def _migrate(change: Transition, item: LaunchUpgrade, old: _Release, new: _Relea
 def _unknown_options(argv: list[str], release: _Release) -> list[str]:
     """The options of argv ``release`` does not take, as typed (an abbreviation argparse accepts,
     ``--tp`` for ``--tp-size``, is taken)."""
-    from .diff import _unique_prefix
 
     options = sorted({o for f in release.extraction.flags for o in f.option_strings if o.startswith("--")})
     out = []
@@ -571,8 +518,6 @@ def _unknown_options(argv: list[str], release: _Release) -> list[str]:
 
 def _patch(change: Transition, item: LaunchUpgrade, old_run, typed: list[tuple[str, str]], rewritten: list[str]) -> None:
     """The migration as a patch of the unit or script (``fix.file_patch``), else the command line."""
-    from . import filepatch
-    from .fix import Candidate, Change, command_line, file_patch, option_span, unified_diff
 
     argv = list(item.launch.argv)
     changes = []
@@ -609,7 +554,6 @@ def _patch(change: Transition, item: LaunchUpgrade, old_run, typed: list[tuple[s
 
 def write_patches(result: UpgradeResult) -> list[str]:
     """Apply each launch's migration patch to its file (``fix.write_patch``: locked, checked, a .bak kept)."""
-    from .fix import write_patch
 
     written = []
     for item in result.launches:
@@ -765,7 +709,6 @@ def _md(text: str) -> str:
 def junit_results(result: UpgradeResult, fail_on: str | None):
     """check.CheckResult's, one per launch × release, for ``check.junit_tree``: a case fails when it
     fails ``fail_on`` (without it, when the launch does not resolve)."""
-    from .check import CheckResult, Expectation, Finding
 
     out = []
     for item in result.launches:

@@ -214,7 +214,7 @@ def test_fix_reads_the_extraction_once(capsys, tmp_path, monkeypatch):
     cost a second a candidate on 0.5.23: a fix of a hybrid model ran past 30 s)."""
     import shutil
 
-    import analyzer.extract as extract_module
+    import analyzer.session as session_module  # Session.open is where a command reads the extraction
 
     tree = tmp_path / "tree"
     shutil.copytree(fixtures_dir_of() / "sites" / "era_a", tree, ignore=shutil.ignore_patterns("__pycache__"))
@@ -224,8 +224,8 @@ def test_fix_reads_the_extraction_once(capsys, tmp_path, monkeypatch):
         "    def __post_init__(self):\n        if self.dp_size == 7:\n            raise ValueError(f\"dp_size {self.dp_size} is refused\")\n", 1))
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     calls = []
-    real = extract_module.extract
-    monkeypatch.setattr(extract_module, "extract", lambda t, *a, **k: calls.append(t.root) or real(t, *a, **k))
+    real = session_module.extract
+    monkeypatch.setattr(session_module, "extract", lambda t, *a, **k: calls.append(t.root) or real(t, *a, **k))
     code, out, err = run(capsys, "fix", "--sglang", str(tree), "--args", "--model-path /m --dp-size 7", "--json")
     assert code in (0, 3), err  # 3: the only fixes drop your --dp-size (trade-offs)
     data = json.loads(out)

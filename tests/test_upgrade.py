@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import schemas, upgrade
+from analyzer import release_range, schemas, upgrade
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
 from analyzer.explain import ExplainRequest
@@ -29,23 +29,23 @@ RANGE = [f"0.5.{n}" for n in range(11, 24)]
 
 
 def test_releases_listed_are_kept_in_order_and_checked():
-    assert upgrade.release_range(None, None, "0.5.19, 0.5.11,0.5.19", []) == ["0.5.19", "0.5.11"]
+    assert release_range.release_range(None, None, "0.5.19, 0.5.11,0.5.19", []) == ["0.5.19", "0.5.11"]
     with pytest.raises(SgtraceError, match="not a version"):
-        upgrade.release_range(None, None, "0.5.19,latest", [])
+        release_range.release_range(None, None, "0.5.19,latest", [])
     with pytest.raises(SgtraceError, match="not both"):
-        upgrade.release_range("0.5.11", None, "0.5.19", [])
+        release_range.release_range("0.5.11", None, "0.5.19", [])
     with pytest.raises(SgtraceError, match="newer than"):
-        upgrade.release_range("0.5.20", "0.5.19", None, [])
+        release_range.release_range("0.5.20", "0.5.19", None, [])
 
 
 def test_range_keeps_final_releases_between_the_bounds(monkeypatch):
     listed = ["0.5.6", "0.5.11", "0.5.12.post1", "0.5.12", "0.5.13rc1", "0.5.14", "0.5.23", "0.6.0"]
-    monkeypatch.setattr(upgrade, "pypi_releases", lambda notes: sorted(
-        (v for v in listed if upgrade.FINAL_RELEASE.match(v)), key=upgrade.sources.version_tuple))
-    assert upgrade.release_range("0.5.11", "0.5.14", None, []) == ["0.5.11", "0.5.12", "0.5.14"]
-    assert upgrade.release_range("0.5.14", None, None, []) == ["0.5.14", "0.5.23", "0.6.0"]
+    monkeypatch.setattr(release_range, "pypi_releases", lambda notes: sorted(
+        (v for v in listed if release_range.FINAL_RELEASE.match(v)), key=release_range.sources.version_tuple))
+    assert release_range.release_range("0.5.11", "0.5.14", None, []) == ["0.5.11", "0.5.12", "0.5.14"]
+    assert release_range.release_range("0.5.14", None, None, []) == ["0.5.14", "0.5.23", "0.6.0"]
     with pytest.raises(SgtraceError, match="no SGLang release"):
-        upgrade.release_range("0.5.15", "0.5.16", None, [])
+        release_range.release_range("0.5.15", "0.5.16", None, [])
 
 
 def test_inputs_from_files_folders_and_options(tmp_path):
@@ -114,7 +114,7 @@ def test_gate_and_junit_cases():
 @pytest.fixture(scope="module")
 def seeds():
     """P2's and P1's units over 0.5.11-0.5.23, in one run (each release loaded once for both)."""
-    releases = upgrade.release_range("0.5.11", "0.5.23", None, [])
+    releases = release_range.release_range("0.5.11", "0.5.23", None, [])
     requests = [ExplainRequest(service=str(FIXTURES / name), profile=PROFILE) for name in ("p2.service", "p1.service")]
     result = upgrade.upgrade(requests, releases)
     return releases, {Path(item.request.service).stem: item for item in result.launches}
@@ -246,7 +246,7 @@ def test_expectation_file_names_a_release_range(tmp_path):
 def test_expectation_release_spec_forms(monkeypatch):
     from analyzer import check
 
-    monkeypatch.setattr(upgrade, "pypi_releases", lambda notes: ["0.5.11", "0.5.12", "0.5.13"])
+    monkeypatch.setattr(release_range, "pypi_releases", lambda notes: ["0.5.11", "0.5.12", "0.5.13"])
     assert check.release_list("0.5.12..0.5.13") == ["0.5.12", "0.5.13"]
     assert check.release_list("0.5.12..") == ["0.5.12", "0.5.13"]
     assert check.release_list("0.5.13, 0.5.11") == ["0.5.13", "0.5.11"]
