@@ -250,39 +250,6 @@ def _packages(found: list[tuple[str, str]]) -> dict[str, bool]:
 # -- the profile --------------------------------------------------------------------------------------
 
 
-def load(path: str):
-    """The profile of the check_env output at ``path`` (``-``: standard input)."""
-    from .profiles import Profile, list_profiles, profile_from_dict
-
-    where = "check_env output on standard input" if path == "-" else f"check_env output {path}"
-    facts, notes = profile_facts(read(path), where)
-    match: Profile | None = None
-    if facts.get("gpu_name"):
-        match = next((p for p in list_profiles() if p.gpu_name and p.gpu_name.lower() == facts["gpu_name"].lower()
-                      and p.runtime == facts["runtime"]), None)
-        if match is not None and facts.get("compute_capability") and list(match.compute_capability or ()) != facts["compute_capability"]:
-            notes.append(f"the built-in profile {match.name!r} has {match.gpu_name} at capability "
-                         f"{'.'.join(map(str, match.compute_capability))}, check_env says {'.'.join(map(str, facts['compute_capability']))}: "
-                         "none of its facts is used")
-            match = None
-    if match is not None:
-        taken = [name for name in MODEL_FACTS if getattr(match, name) is not None and name not in facts]
-        for name in taken:
-            facts[name] = getattr(match, name)
-        if "compute_capability" not in facts and match.compute_capability:
-            facts["compute_capability"] = list(match.compute_capability)
-            taken.append("compute_capability")
-        if taken:
-            notes.append(f"not in check_env, from the built-in profile {match.name!r} ({match.gpu_name}): {', '.join(taken)}")
-    elif facts.get("gpu_name"):
-        notes.append(f"no built-in profile has {facts['gpu_name']}: its memory and SM count are unknown "
-                     "(give memory_per_gpu_mib, smi_memory_mib and multiprocessor_count in a profile TOML)")
-    gpu = f"{facts['gpu_count']}x {facts['gpu_name']}" if facts.get("gpu_name") else "CPU only"
-    name = f"check-env:{path}"
-    data = {"name": name, "description": f"from check_env: {gpu}", **facts, "notes": notes}
-    return profile_from_dict(data, source=name)
-
-
 def toml_text(profile) -> str:
     """The profile as a TOML file ``--profile FILE`` reads back (``sgtrace profiles --from-check-env``)."""
     lines = [f"# written by sgtrace from {profile.source.removeprefix(PREFIX)} (python3 -m sglang.check_env)"]

@@ -1057,12 +1057,11 @@ def models_cmd() -> None:
               help="Print the profile `python3 -m sglang.check_env` output gives (- for stdin) as TOML, for --profile FILE.")
 def profiles_cmd(check_env_file: str | None) -> None:
     """The built-in hardware profiles."""
-    from .profiles import list_profiles
+    from . import check_env
+    from .profiles import list_profiles, profile_of_check_env
 
     if check_env_file is not None:
-        from . import check_env
-
-        echo(check_env.toml_text(check_env.load(check_env_file)), nl=False)
+        echo(check_env.toml_text(profile_of_check_env(check_env_file)), nl=False)
         return
 
     for profile in list_profiles():

@@ -44,6 +44,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+from analyzer import check_env
 from analyzer.errors import SgtraceError
 from analyzer.knowledge.probes import PROBES, Missing, ProbeSpec, Raises
 from analyzer.safe_read import read_utf8
@@ -404,6 +405,38 @@ def _load_file(path: Path) -> Profile:
     return profile_from_dict(_read_toml(text, str(path)), source=str(path))
 
 
+def profile_of_check_env(path: str) -> Profile:
+    """The profile of the check_env output at ``path`` (``-``: standard input): its facts
+    (``analyzer.check_env``), completed by the built-in profile of the same GPU."""
+    where = "check_env output on standard input" if path == "-" else f"check_env output {path}"
+    facts, notes = check_env.profile_facts(check_env.read(path), where)
+    match: Profile | None = None
+    if facts.get("gpu_name"):
+        match = next((p for p in list_profiles() if p.gpu_name and p.gpu_name.lower() == facts["gpu_name"].lower()
+                      and p.runtime == facts["runtime"]), None)
+        if match is not None and facts.get("compute_capability") and list(match.compute_capability or ()) != facts["compute_capability"]:
+            notes.append(f"the built-in profile {match.name!r} has {match.gpu_name} at capability "
+                         f"{'.'.join(map(str, match.compute_capability))}, check_env says {'.'.join(map(str, facts['compute_capability']))}: "
+                         "none of its facts is used")
+            match = None
+    if match is not None:
+        taken = [name for name in check_env.MODEL_FACTS if getattr(match, name) is not None and name not in facts]
+        for name in taken:
+            facts[name] = getattr(match, name)
+        if "compute_capability" not in facts and match.compute_capability:
+            facts["compute_capability"] = list(match.compute_capability)
+            taken.append("compute_capability")
+        if taken:
+            notes.append(f"not in check_env, from the built-in profile {match.name!r} ({match.gpu_name}): {', '.join(taken)}")
+    elif facts.get("gpu_name"):
+        notes.append(f"no built-in profile has {facts['gpu_name']}: its memory and SM count are unknown "
+                     "(give memory_per_gpu_mib, smi_memory_mib and multiprocessor_count in a profile TOML)")
+    gpu = f"{facts['gpu_count']}x {facts['gpu_name']}" if facts.get("gpu_name") else "CPU only"
+    name = f"{check_env.PREFIX}{path}"
+    data = {"name": name, "description": f"from check_env: {gpu}", **facts, "notes": notes}
+    return profile_from_dict(data, source=name)
+
+
 def _looks_like_path(name_or_path: str) -> bool:
     return name_or_path.endswith(".toml") or "/" in name_or_path or "\\" in name_or_path
 
@@ -411,10 +444,8 @@ def _looks_like_path(name_or_path: str) -> bool:
 def load_profile(name_or_path: str | Path) -> Profile:
     """A built-in profile by name (case-insensitive, ``_`` for ``-`` allowed), a TOML file path, or
     ``check-env:FILE``: what ``python3 -m sglang.check_env`` printed on the node (``analyzer.check_env``)."""
-    if isinstance(name_or_path, str) and name_or_path.startswith("check-env:"):
-        from analyzer import check_env
-
-        return check_env.load(name_or_path[len("check-env:"):])
+    if isinstance(name_or_path, str) and name_or_path.startswith(check_env.PREFIX):
+        return profile_of_check_env(name_or_path[len(check_env.PREFIX):])
     if isinstance(name_or_path, Path) or _looks_like_path(str(name_or_path)):
         return _load_file(Path(name_or_path))
     key = name_or_path.strip().lower().replace("_", "-")

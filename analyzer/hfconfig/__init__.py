@@ -27,27 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cache
+from .loaded import Loaded
+from .loader import load_with
 from .tree import for_sglang_tree, installed_beside, pinned_version
 
 LOADER_VERSION = 3  # 2: is_torch_available() is true, a torch dtype is kept as its name; 3: Loaded.unrecognized
-
-
-@dataclass
-class Loaded:
-    """What loading a config.json gives SGLang."""
-
-    data: dict | None = None  # the config object's attributes as data; None: read config.json as plain data
-    error: tuple[str, str, tuple[str, int] | None] | None = None  # (type, message, site in the trees) it raises
-    classes: list[str] = field(default_factory=list)  # the classes that built it, in order ("transformers ...Config")
-    transformers: str | None = None  # the transformers version read
-    notes: list[str] = field(default_factory=list)
-    # transformers has no class for the model type (and SGLang registers none): the error its AutoConfig raises
-    # (type, message, site), which SGLang's ``get_config`` may catch and load the file another way
-    unrecognized: tuple[str, str, tuple[str, int] | None] | None = None
 
 
 def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fetch: bool = True,
@@ -73,8 +60,6 @@ def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fe
         if tree is None:
             loaded = Loaded(notes=[why] if why else [])
         else:
-            from .loader import load_with  # the evaluator is imported only when a config is followed
-
             try:
                 loaded = load_with(root, tree, config, trust_remote_code)
             except RecursionError:

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import Loaded, pyeval
+from . import pyeval
+from .loaded import Loaded
 from .pyeval import ClassInfo, Evaluator, ExtRef, Frame, GiveUp, Native, Obj, Raised, Sources, Table, Unk, is_unk
 from .tree import TransformersTree
 
