@@ -260,17 +260,40 @@ class StartUpAnswers:
         return super().object_binop(op, left, right)
 
 
+# The methods of ``World`` that ``StartUpAnswers`` overrides, each of them calling ``World``'s own unless
+# ``answers_start_up()`` holds.
+_ANSWERING = ("global_name", "intrinsic_for", "instantiate", "attribute", "call_external", "compare", "object_binop")
+
+
 class StartUpWorld(StartUpAnswers, World):
     """The engine's world: resolution and the start-up steps before the pools as ``World`` runs them; the answers
     above while the start-up sizes the pools (``sizing_pools``, set by ``analyzer.symbolic.pool_startup``; the free
-    memory the GPU's whole memory), as the replay harness's ``run_pool_sizing`` answers them there."""
+    memory the GPU's whole memory), as the replay harness's ``run_pool_sizing`` answers them there.
+
+    Outside the sizing ``answers_start_up()`` never holds, and every attribute read, global name, comparison and call
+    of the evaluator would pass through an override that asks it and then calls ``World``'s method (700,000 times in
+    200 launches): there ``World``'s methods are bound on the instance itself, which Python finds first."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.sizing_pools = False
 
+    @property
+    def sizing_pools(self) -> bool:
+        return self._sizing_pools
+
+    @sizing_pools.setter
+    def sizing_pools(self, value: bool) -> None:
+        self._sizing_pools = value
+        own = self.__dict__
+        for name in _ANSWERING:
+            if value:
+                own.pop(name, None)  # the overrides above, which answer while the phase is start-up
+            else:
+                own[name] = getattr(World, name).__get__(self)
+
     def answers_start_up(self) -> bool:
-        return self.sizing_pools and self.phase == START_UP
+        return self._sizing_pools and self.phase == START_UP
 
 
 class MemoryWorld(StartUpAnswers, World):
