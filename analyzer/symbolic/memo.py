@@ -74,17 +74,29 @@ class Unsupported(Exception):
     """A value the memo cannot compare or carry over to another run: the call is not shared."""
 
 
+_SCALAR_NAMES = {cls: cls.__name__ for cls in _SCALARS}
+_ATOMS = _SCALARS | {float}  # what ``_transplant`` keeps as it is
+
+
 def fingerprint(value: Any) -> Any:
     """A hashable, type-strict stand-in for a value: equal only for values the interpreted code cannot tell apart."""
     cls = value.__class__
-    if cls in _SCALARS:
-        return (cls.__name__, value)
+    name = _SCALAR_NAMES.get(cls)
+    if name is not None:
+        return (name, value)
     if cls is float:
         return ("float", repr(value))
     if cls is list or cls is tuple or cls is Stash:
-        return (cls.__name__, tuple(fingerprint(v) for v in value))
+        return (cls.__name__, _fingerprints(value))
     if cls is dict:
-        return ("dict", tuple((fingerprint(k), fingerprint(v)) for k, v in value.items()))
+        # (a scalar key or value, the most frequent, printed here: one call less for each)
+        names = _SCALAR_NAMES
+        items = []
+        for k, v in value.items():
+            key_name, value_name = names.get(k.__class__), names.get(v.__class__)
+            items.append(((key_name, k) if key_name is not None else fingerprint(k),
+                          (value_name, v) if value_name is not None else fingerprint(v)))
+        return ("dict", tuple(items))
     if cls is set or cls is frozenset:
         return (cls.__name__, frozenset(fingerprint(v) for v in value))
     if cls is Unknown:
@@ -104,6 +116,16 @@ def fingerprint(value: Any) -> Any:
     if cls is ExternalRef:
         return ("external", value.path)
     raise Unsupported(cls.__name__)
+
+
+def _fingerprints(values) -> tuple:
+    """``tuple(fingerprint(v) for v in values)``, a scalar printed in place."""
+    names = _SCALAR_NAMES
+    out = []
+    for v in values:
+        name = names.get(v.__class__)
+        out.append((name, v) if name is not None else fingerprint(v))
+    return tuple(out)
 
 
 class ReadLog(dict):
@@ -247,7 +269,7 @@ def _transplant(value: Any, memo: dict[int, Any], resolve) -> Any:
     """A copy of ``value`` for another run: containers and SGLang instances copied, sharing kept, the objects
     ``memo`` already maps replaced, references to code shared; anything tied to a run raises Unsupported."""
     cls = value.__class__
-    if cls in _SCALARS or cls is float:
+    if cls in _ATOMS:
         return value
     found = memo.get(id(value), MISSING)
     if found is not MISSING:
@@ -256,14 +278,17 @@ def _transplant(value: Any, memo: dict[int, Any], resolve) -> Any:
         out = resolve(value)
         memo[id(value)] = out
         return out
+    atoms = _ATOMS  # (a scalar item, the most frequent, kept here: one call less for each)
     if cls is list:
         out = memo[id(value)] = []
-        out.extend(_transplant(v, memo, resolve) for v in value)
+        for v in value:
+            out.append(v if v.__class__ in atoms else _transplant(v, memo, resolve))
         return out
     if cls is dict:
         out = memo[id(value)] = {}
         for k, v in value.items():
-            out[_transplant(k, memo, resolve)] = _transplant(v, memo, resolve)
+            copied = v if v.__class__ in atoms else _transplant(v, memo, resolve)
+            out[k if k.__class__ in atoms else _transplant(k, memo, resolve)] = copied
         return out
     if cls is tuple:
         out = tuple(_transplant(v, memo, resolve) for v in value)
@@ -271,7 +296,7 @@ def _transplant(value: Any, memo: dict[int, Any], resolve) -> Any:
         out = cls(_transplant(v, memo, resolve) for v in value)
     elif cls is Instance:
         out = memo[id(value)] = Instance(value.cls, {})
-        out.attrs.update({k: _transplant(v, memo, resolve) for k, v in value.attrs.items()})
+        out.attrs.update({k: v if v.__class__ in atoms else _transplant(v, memo, resolve) for k, v in value.attrs.items()})
         return out
     elif cls is ConfigObj:
         out = memo[id(value)] = ConfigObj({}, value.path, value.loaded)  # (the Loaded is never changed: shared)
