@@ -185,7 +185,12 @@ _PLAIN = (type(None), bool, int, float, str, bytes, list, tuple, dict, set, froz
 _NOT_OPERANDS = (FunctionRef, ClassRef, ModuleRef, ExternalRef, Intrinsic, Record, View, LoggerObj, EnvsObj, EnvVar)
 
 
+_PLAIN_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+
+
 def is_plain(value: Any) -> bool:
+    if value.__class__ in _PLAIN_SCALARS:  # the most frequent case
+        return True
     if isinstance(value, (list, tuple, set, frozenset)):
         return all(is_plain(v) for v in value)
     if isinstance(value, dict):
@@ -194,6 +199,8 @@ def is_plain(value: Any) -> bool:
 
 
 def contains_unknown(value: Any, depth: int = 0) -> bool:
+    if value.__class__ in _PLAIN_SCALARS:  # the most frequent case
+        return False
     if isinstance(value, Unknown):
         return True
     if depth > 4:
@@ -209,6 +216,8 @@ def contains_unknown(value: Any, depth: int = 0) -> bool:
 # (an attribute or item that holds it: ``self.found = x or y``; ``World.attribute`` and ``get_item`` give a
 # plain unknown for an attribute or item *of* a ``Decided``).
 _CARRY_DECIDED = frozenset({ast.BoolOp, ast.NamedExpr, ast.IfExp, ast.Starred, ast.Attribute, ast.Subscript})
+# the node classes the hot paths test, read once (a module global is one lookup, ``ast.Name`` two)
+_NAME, _CONSTANT, _ATTRIBUTE, _STARRED = ast.Name, ast.Constant, ast.Attribute, ast.Starred
 
 
 def _operand_value(value: Any, held: bool) -> Any:
@@ -241,6 +250,8 @@ class Interpreter:
         return SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
 
     def truth(self, value: Any, node: ast.AST, frame: Frame) -> bool:
+        if value.__class__ is bool:  # the most frequent case (what ``bool(value)`` below gives for it)
+            return value
         if isinstance(value, Decided):
             return value.held
         if isinstance(value, Unknown):
@@ -274,17 +285,19 @@ class Interpreter:
 
     # -- calls --------------------------------------------------------------------
     def call_function(self, ref: FunctionRef, args: list, kwargs: dict, caller: Frame | None, call_node: ast.AST | None = None) -> Any:
+        qualname = ref.qualname
         if ref.node is not None:
             node, module = ref.node, self.program.module(ref.module_rel)
         else:
-            found = self.program.function(ref.id)
+            found = self.program.function_in(ref.module_rel, qualname)
             if found is None:
-                return Unknown(f"{ref.qualname}() not found in {ref.module_rel}")
+                return Unknown(f"{qualname}() not found in {ref.module_rel}")
             module, node = found
         if self.depth >= MAX_DEPTH:
-            return Unknown(f"call depth limit at {ref.qualname}()")
-        class_name = ref.qualname.split(".")[0] if "." in ref.qualname and ref.qualname.split(".")[0] in module.classes else None
-        frame = Frame(module=module, qualname=ref.qualname, class_name=class_name, closure=ref.closure, parent=caller)
+            return Unknown(f"call depth limit at {qualname}()")
+        head, dot, _rest = qualname.partition(".")
+        class_name = head if dot and head in module.classes else None
+        frame = Frame(module, qualname, class_name, {}, ref.closure, caller)
         if ref.bound is not MISSING and not _is_static(node):
             args = [ref.bound, *args]
         elif ref.bound is MISSING and class_name and _is_classmethod(node):
@@ -330,14 +343,17 @@ class Interpreter:
             local[kwarg] = dict(kwargs)
 
     def call(self, func: Any, args: list, kwargs: dict, node: ast.AST, frame: Frame) -> Any:
-        self.tick()
-        if isinstance(func, Unknown):
-            return Unknown(f"call of an unknown value ({func.reason})")
-        if isinstance(func, Intrinsic):
+        self.steps += 1  # ``tick``, inlined
+        if self.steps > MAX_STEPS:
+            raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+        cls = func.__class__
+        if cls is Intrinsic:  # (Intrinsic and FunctionRef have no subclasses, nor are they Unknown)
             if func.bound is not MISSING:
                 args = [func.bound, *args]
             return func.fn(self, args, kwargs, node, frame)
-        if isinstance(func, FunctionRef):
+        if isinstance(func, Unknown):
+            return Unknown(f"call of an unknown value ({func.reason})")
+        if cls is FunctionRef:
             probe = self.world.probe_for(func)
             if probe is not None:
                 return self.world.answer_probe(probe, func, node, frame, args)
@@ -364,15 +380,22 @@ class Interpreter:
     # -- statements ----------------------------------------------------------------
     def exec_block(self, statements: list[ast.stmt], frame: Frame) -> None:
         pushed = 0
+        guards = frame.guards
         try:
             for stmt in statements:
-                before = len(frame.guards)
-                self.exec_stmt(stmt, frame)
+                before = len(guards)
+                # ``exec_stmt``, inlined
+                self.steps += 1
+                if self.steps > MAX_STEPS:
+                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+                handler = _STMT_HANDLERS.get(stmt.__class__)
+                if handler is not None:  # (class definitions, global/nonlocal, type aliases: nothing to resolve)
+                    handler(self, stmt, frame)
                 # an `if cond: return` not taken: the rest of the block runs under `not cond`
-                pushed += len(frame.guards) - before
+                pushed += len(guards) - before
         finally:
             if pushed:
-                del frame.guards[len(frame.guards) - pushed:]
+                del guards[len(guards) - pushed:]
 
     def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
         self.steps += 1
@@ -471,17 +494,21 @@ class Interpreter:
         else:
             value = self.eval(stmt.test, frame)
             taken = self.truth(value, stmt.test, frame)
-            guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
+            guard = None  # built below where it is pushed (most conditions not taken have no ``else``)
             if self.world.hooks is not None:  # a counterfactual run tracking conditions (World.observe)
-                self.world.observe(frame, stmt, guard.expr, taken, value)
+                self.world.observe(frame, stmt, _source(stmt.test), taken, value)
         body = stmt.body if taken else stmt.orelse
         if body:
+            if guard is None:
+                guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
             frame.guards.append(guard)
             try:
                 self.exec_block(body, frame)
             finally:
                 frame.guards.pop()
-        if not taken and not stmt.orelse and _if_terminates(stmt):
+        elif not taken and not stmt.orelse and _if_terminates(stmt):
+            if guard is None:
+                guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
             frame.guards.append(guard)  # popped by the enclosing exec_block
 
     def stmt_For(self, stmt: ast.For, frame: Frame) -> None:
@@ -710,7 +737,7 @@ class Interpreter:
         if self.steps > MAX_STEPS:
             raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
         node_class = node.__class__
-        if node_class is ast.Name:  # half of all nodes evaluated: ``lookup``, inlined
+        if node_class is _NAME:  # half of all nodes evaluated: ``lookup``, inlined
             name = node.id
             scope: Frame | None = frame
             while scope is not None:
@@ -718,7 +745,9 @@ class Interpreter:
                     return scope.locals[name]
                 scope = scope.closure
             return self.world.global_name(frame.module, name)
-        if node_class is ast.Constant:
+        if node_class is _ATTRIBUTE:  # a fifth: ``expr_Attribute``, inlined (its value carries a ``Decided``)
+            return self.world.get_attribute(self.eval(node.value, frame), node.attr, node, frame)
+        if node_class is _CONSTANT:
             return node.value
         handler = _EXPR_HANDLERS.get(node_class)
         if handler is None:
@@ -993,7 +1022,7 @@ class Interpreter:
         func = self.eval(node.func, frame)
         args: list = []
         for arg in node.args:
-            if isinstance(arg, ast.Starred):
+            if arg.__class__ is _STARRED:
                 value = self.eval(arg.value, frame)
                 if isinstance(value, (list, tuple)):
                     args.extend(value)

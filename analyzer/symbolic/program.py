@@ -264,7 +264,11 @@ class Program:
 
     def function(self, function_id: str) -> tuple[Module, ast.FunctionDef] | None:
         rel, qualname = function_id.split("::", 1)
-        module = self.module(rel)
+        return self.function_in(rel, qualname)
+
+    def function_in(self, rel: str, qualname: str) -> tuple[Module, ast.FunctionDef] | None:
+        """``function(f"{rel}::{qualname}")``, for a caller that holds the two parts (every interpreted call)."""
+        module = self._modules[rel] if rel in self._modules else self.module(rel)
         if module is None:
             return None
         node = module.functions.get(qualname)
