@@ -15,6 +15,7 @@ import ast
 import copy
 import json
 import math
+import weakref
 from typing import Any
 
 from ..model import NOT_LITERAL, Extraction
@@ -78,6 +79,47 @@ def _names_probe(rel: str, name: str) -> bool:
 # another name SGLang gives a probe's function (``is_blackwell_supported = is_blackwell = lru_cache(...)``)
 _PROBE_ALIASES = {name: spec.name for spec in PROBES.values() for name in spec.sglang
                   if name.isidentifier() and name not in PROBES}
+
+
+# What a function is to ``World.probe_for`` and ``World.intrinsic_for``, by (module, qualname): both answers
+# follow from the two names and the tables above alone, and every interpreted call asks them.
+_PROBES_OF: dict[tuple[str, str], str | None] = {}
+_MODULE_INTRINSICS: dict[tuple[str, str], tuple[str, Any]] = {}
+MAX_NAMES_KEPT = 50_000  # (functions of a few trees)
+
+
+def _probe_of(rel: str, qualname: str) -> str | None:
+    """The probe the profile answers for the function ``qualname`` of ``rel``, else None."""
+    key = (rel, qualname)
+    try:
+        return _PROBES_OF[key]
+    except KeyError:
+        pass
+    name = qualname.split(".")[-1]
+    found = _PROBE_ALIASES.get(name, name) if _names_probe(rel, name) else None
+    if len(_PROBES_OF) >= MAX_NAMES_KEPT:
+        _PROBES_OF.clear()
+    _PROBES_OF[key] = found
+    return found
+
+
+def _module_intrinsic(rel: str, qualname: str) -> tuple[str, Any]:
+    """(the function's short name, the handler ``intrinsics.MODULE_INTRINSICS_BY_NAME`` gives it in ``rel``, else None)."""
+    key = (rel, qualname)
+    try:
+        return _MODULE_INTRINSICS[key]
+    except KeyError:
+        pass
+    name = qualname.split(".")[-1]
+    found = None
+    for fragment, module_handler in intrinsics.MODULE_INTRINSICS_BY_NAME.get(name, ()):
+        if fragment in rel:
+            found = module_handler
+            break
+    if len(_MODULE_INTRINSICS) >= MAX_NAMES_KEPT:
+        _MODULE_INTRINSICS.clear()
+    _MODULE_INTRINSICS[key] = (name, found)
+    return name, found
 
 
 _SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
@@ -517,10 +559,9 @@ class World:
 
     # -- probes --------------------------------------------------------------------------
     def probe_for(self, ref: FunctionRef) -> str | None:
-        name = ref.qualname.split(".")[-1]
         if self.context is not None and ref.module_rel == RUNTIME_CONTEXT and self.context.is_bag_accessor(ref.qualname):
             return None  # 0.5.23's runtime_context.get_device() is the "device" config bag, not utils' probe
-        return _PROBE_ALIASES.get(name, name) if _names_probe(ref.module_rel, name) else None
+        return _probe_of(ref.module_rel, ref.qualname)
 
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
         if name not in PROBES:
@@ -555,12 +596,11 @@ class World:
             found = self.context.intrinsic_for(ref)
             if found is not None:
                 return found
-        name = ref.qualname.split(".")[-1]
-        for fragment, module_handler in intrinsics.MODULE_INTRINSICS_BY_NAME.get(name, ()):
-            if fragment in ref.module_rel:
-                if getattr(module_handler, "wants_ref", False):
-                    return Intrinsic(name, lambda interp, args, kwargs, node, frame, _h=module_handler: _h(interp, args, kwargs, node, frame, ref=ref))
-                return Intrinsic(name, module_handler)
+        name, module_handler = _module_intrinsic(ref.module_rel, ref.qualname)
+        if module_handler is not None:
+            if getattr(module_handler, "wants_ref", False):
+                return Intrinsic(name, lambda interp, args, kwargs, node, frame, _h=module_handler: _h(interp, args, kwargs, node, frame, ref=ref))
+            return Intrinsic(name, module_handler)
         handler = self.intrinsics.get(name)
         if handler is None:
             return None
@@ -1188,13 +1228,23 @@ def _snapshot(value: Any) -> Any:
 
 def _class_body_value(node_cls: ast.ClassDef, attr: str) -> ast.expr | None:
     """The expression a class body assigns to ``attr`` (the last assignment wins), or None."""
-    found = None
-    for stmt in node_cls.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
-            found = stmt.value if stmt.value is not None else found
-        elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
-            found = stmt.value
-    return found
+    values = _BODY_VALUES.get(node_cls)
+    if values is None:
+        # every name the body assigns, walked once per class (ServerArgs' body is 500 statements, read by name)
+        values = {}
+        for stmt in node_cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:  # (an annotation alone leaves an earlier value)
+                    values[stmt.target.id] = stmt.value
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        values[target.id] = stmt.value
+        _BODY_VALUES[node_cls] = values
+    return values.get(attr)
+
+
+_BODY_VALUES: weakref.WeakKeyDictionary[ast.ClassDef, dict[str, ast.expr]] = weakref.WeakKeyDictionary()
 
 
 class _ClassNamespace(dict):
