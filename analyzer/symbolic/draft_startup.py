@@ -33,6 +33,7 @@ from typing import Any
 
 from ..trace import Unknown
 from .interp import Frame, Interpreter, SGLangError
+from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .objects import MISSING, ClassRef, FunctionRef, Instance
 
 SPEC_INFO = "sglang/srt/speculative/spec_info.py"
@@ -102,16 +103,14 @@ def draft_model_config(interp: Interpreter, world, record, frame: Frame) -> Any:
 
 def run(interp: Interpreter, world, record, target_runner: Instance, build_runner, layout) -> None:
     """Build the draft runner and the worker, then run the worker's factory method; SGLang's raises propagate."""
-    from . import startup
-
     worker = worker_class(interp, world, record)
     holder = factory_holder(interp, world, worker) if worker is not None else None
     if holder is None:
         return
-    init = interp.program.function(f"{startup.MODEL_RUNNER}::{startup.RUNNER_CLASS}.__init__")
+    init = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
     if init is None:
         return
-    frame = Frame(module=init[0], qualname=f"{startup.RUNNER_CLASS}.__init__", class_name=startup.RUNNER_CLASS)
+    frame = Frame(module=init[0], qualname=f"{RUNNER_CLASS}.__init__", class_name=RUNNER_CLASS)
     try:
         model_config = draft_model_config(interp, world, record, frame)
     except SGLangError as exc:

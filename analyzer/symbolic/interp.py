@@ -44,11 +44,8 @@ from .objects import (
     Record,
     View,
 )
+from .limits import MAX_DEPTH, MAX_LOOP, MAX_STEPS
 from .program import Module, Program, resolve_relative
-
-MAX_DEPTH = 60
-MAX_STEPS = 400_000
-MAX_LOOP = 2_000
 
 
 class BudgetExceeded(Exception):

@@ -23,6 +23,7 @@ from typing import Any
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import Raises
 from ..trace import Decided, Unknown
+from .limits import MAX_STEPS
 from .objects import (
     MISSING,
     ClassRef,
@@ -406,7 +407,7 @@ class CallMemo:
             return None
 
     def _matches(self, entry: _Entry, world) -> bool:
-        if (not entry.class_function and entry.profile != world.profile) or world.interp.steps + entry.steps > _max_steps():
+        if (not entry.class_function and entry.profile != world.profile) or world.interp.steps + entry.steps > MAX_STEPS:
             return False
         fields = world.record.fields
         try:
@@ -645,8 +646,3 @@ def _absolute(recorded: tuple[bool, list], chain: list) -> list:
     below, guards = recorded
     return chain + guards if below else list(guards)
 
-
-def _max_steps() -> int:
-    from .interp import MAX_STEPS
-
-    return MAX_STEPS

@@ -33,10 +33,10 @@ from typing import Any
 from ..trace import Unknown
 from . import runtime_context
 from .interp import SGLangError
+from .model_runner import MODEL_RUNNER
 from .objects import FunctionRef, Instance, Opaque
 from .startup_world import FREE_MEMORY, StartUpWorld, loaded_model
 
-MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
 KV_CACHE_MIXIN = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py"
 CONFIGURATOR = "sglang/srt/mem_cache/kv_cache_configurator.py"
 CONFIGURATOR_ENTRY = "KVCacheConfigurator._resolve_memory_pool_config"

@@ -32,10 +32,8 @@ from typing import Any
 from ..trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
 from . import draft_startup, pool_startup, runtime_context
+from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .objects import ClassRef, FunctionRef, Instance
-
-MODEL_RUNNER = "sglang/srt/model_executor/model_runner.py"
-RUNNER_CLASS = "ModelRunner"
 STARTUP_STEPS = 150_000  # the evaluation budget of the start-up phase (resolution keeps its own)
 
 
