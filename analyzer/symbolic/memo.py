@@ -88,8 +88,18 @@ def fingerprint(value: Any) -> Any:
     if cls is float:
         return ("float", repr(value))
     if cls is list or cls is tuple or cls is Stash:
+        items = tuple(value)
+        plain = _plain_items(items)
+        if plain is not None:
+            return (cls.__name__, _PLAIN_FORM, items, *plain)
         return (cls.__name__, _fingerprints(value))
     if cls is dict:
+        keys, values = tuple(value), tuple(value.values())
+        plain_keys = _plain_items(keys)
+        if plain_keys is not None:
+            plain_values = _plain_items(values)
+            if plain_values is not None:
+                return ("dict", _PLAIN_FORM, keys, *plain_keys, values, *plain_values)
         # (a scalar key or value, the most frequent, printed here: one call less for each)
         names = _SCALAR_NAMES
         items = []
@@ -117,6 +127,27 @@ def fingerprint(value: Any) -> Any:
     if cls is ExternalRef:
         return ("external", value.path)
     raise Unsupported(cls.__name__)
+
+
+# The form of a container whose items are all scalars or floats (config.json's dicts, the record's fields): the
+# items themselves with their classes (``1``, ``True`` and ``1.0`` are equal items but not equal classes) and the
+# reprs of the floats (``0.0`` and ``-0.0`` are equal floats), built by C loops. Equal where the item by item form
+# is equal: a NaN, not equal to itself, takes that form.
+_PLAIN_FORM = "plain items"
+_PLAIN_ITEMS = _SCALARS | {float}
+
+
+def _plain_items(items: tuple) -> tuple | None:
+    """(the items' classes, the floats' reprs) where every item is a scalar or a float other than NaN, else None."""
+    classes = tuple(map(type, items))
+    if not _PLAIN_ITEMS.issuperset(classes):
+        return None
+    if float not in classes:
+        return (classes, ())
+    floats = [v for v in items if v.__class__ is float]
+    if any(v != v for v in floats):
+        return None
+    return (classes, tuple(map(repr, floats)))
 
 
 def _fingerprints(values) -> tuple:
