@@ -813,7 +813,7 @@ def _merge_config(
     takes them from SGLang's.
     """
     try:
-        from .inputs import config_yaml
+        from .inputs import config_yaml  # --config only: it loads PyYAML
     except ImportError:  # pragma: no cover - the adapter ships with sgtrace
         notes = ["--config is not merged: analyzer.inputs.config_yaml is missing"] if "--config" in argv else []
         return argv, notes, 0

@@ -33,21 +33,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import argv as argv_module
 from . import report_words as words
+from .argv import _record_copies
 from .controls import printable
 from .errors import SgtraceError
+from .explain import ExplainRequest, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
+from .explain_view import show
+from .inputs import adapters
+from .models import load_model_config
 from .release_range import release_range
+from .report_chain import field_story
+from .report_flags import find_flag, flag_history, unknown_flags
+from .report_replay import replay_trace
 from .safe_read import read_utf8
 from .session import Session
 from .sources import VERSION_RE
-from . import argv as argv_module
-from .explain import ExplainRequest, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv
-from .report_chain import field_story
-from .explain_view import show
 from .trace import Trace, is_unknown, same_value
 
-LAUNCH_KEYS = ("args", "cmd", "service", "script")
-FILE_KEYS = ("service", "script")
+LAUNCH_KEYS = adapters.KEYS  # one of them gives the launch (inputs.adapters)
+FILE_KEYS = adapters.FILE_KEYS  # paths, relative to the expectation file
 TOP_KEYS = frozenset({"name", "description", "sglang", "env", "model_config", "profile", "expect", *LAUNCH_KEYS})
 EXPECT_KEYS = frozenset({"final", "not_overridden", "error"})
 NO_ERROR_WORDS = ("none", "no", "")
@@ -167,8 +176,6 @@ def _expect(path: Path, data: dict) -> tuple[dict, tuple, ExpectedError | None]:
 
 def _validate_references(path: Path, inputs: dict) -> None:
     """A profile or model config that does not load is a mistake in the file, found before anything runs."""
-    from .explain import pick_profile
-    from .models import load_model_config
 
     try:
         pick_profile(inputs.get("profile"))
@@ -204,8 +211,6 @@ def resolve_key(key: str, extraction) -> str | None:
     A flag's dest that ``from_cli_args`` copies onto another field (0.5.11:
     ``tensor_parallel_size`` -> ``tp_size``) names that field.
     """
-    from .argv import _record_copies
-    from .report_flags import find_flag
 
     if not key.startswith("-"):
         return key if key in extraction.fields else None
@@ -301,7 +306,6 @@ def trace_findings(expectation: Expectation, trace: Trace, fields: dict[str, str
 
 def rejection_finding(expectation: Expectation, extraction, argv: list[str], error: SgtraceError) -> Finding:
     """The release rejects the launch: say so, and for a dropped flag when it went away and what replaced it."""
-    from .report_flags import flag_history, unknown_flags
 
     since = expectation.sglang if expectation.sglang != extraction.version and _is_version(expectation.sglang) else None
     text = words.CHECK_REJECTED.format(version=extraction.version, message=error.message)
@@ -314,14 +318,11 @@ def rejection_finding(expectation: Expectation, extraction, argv: list[str], err
 
 
 def _is_version(spec: str) -> bool:
-    from .sources import VERSION_RE
-
     return bool(VERSION_RE.match(spec))
 
 
 def replay_findings(expectation: Expectation, explanation, fields: dict[str, str], starts: dict[str, Any]) -> list[Finding]:
     """The same expectations against SGLang's own resolution (``--replay``), each marked as the replay's."""
-    from .report_replay import replay_trace
 
     try:
         trace = replay_trace(explanation)
@@ -400,9 +401,6 @@ def _run_one(expectation: Expectation, sglang: str | None, replay: bool) -> Chec
 
 def print_summary(results: list[CheckResult], console=None) -> None:
     """A table of the results, then each failure in full."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     console = console or Console(width=160, soft_wrap=False)
     passed = sum(1 for r in results if r.passed)

@@ -25,7 +25,7 @@ def _matching(words, incomplete: str, help_text: str | None = None) -> list[Comp
 def profiles(ctx, param, incomplete: str) -> list[CompletionItem]:
     if _looks_like_path(incomplete):
         return [CompletionItem(incomplete, type="file")]
-    from .profiles import builtin_names
+    from .profiles import builtin_names  # shell completion: each TAB runs sgtrace, so only what the word needs
 
     return _matching(builtin_names(), incomplete, "built-in profile")
 
@@ -33,7 +33,7 @@ def profiles(ctx, param, incomplete: str) -> list[CompletionItem]:
 def models(ctx, param, incomplete: str) -> list[CompletionItem]:
     if _looks_like_path(incomplete):
         return [CompletionItem(incomplete, type="file")]
-    from .models import builtin_names
+    from .models import builtin_names  # shell completion: only what the word needs
 
     return _matching(builtin_names(), incomplete, "built-in model config")
 
@@ -41,7 +41,7 @@ def models(ctx, param, incomplete: str) -> list[CompletionItem]:
 def sglang_trees(ctx, param, incomplete: str) -> list[CompletionItem]:
     if _looks_like_path(incomplete):
         return [CompletionItem(incomplete, type="dir")]
-    from . import sources
+    from . import sources  # shell completion: only what the word needs
 
     try:
         cached = [tree.version for tree in sources.list_cached()]
@@ -53,8 +53,8 @@ def sglang_trees(ctx, param, incomplete: str) -> list[CompletionItem]:
 def fields(ctx, param, incomplete: str) -> list[CompletionItem]:
     """The server-argument fields of the tree the command line's ``--sglang`` names (as it stands
     so far), read from the extraction cache; none when that tree is not on this machine."""
-    from . import sources
-    from .extract import extract
+    from . import sources  # shell completion: only what the word needs
+    from .extract import extract  # shell completion: only what the word needs
 
     spec = (ctx.params.get("sglang_spec") if ctx is not None else None) or "installed"
     try:

@@ -53,7 +53,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import verdict
 from .errors import SgtraceError
+from .explain import ExplainRequest, explain, override_of
 from .safe_read import read_utf8
 from .trace import target_value
 
@@ -94,8 +96,6 @@ class Case:
     draft_model_config: str | None = None  # the config of the launch's draft model path (--draft-model-config)
 
     def request(self):
-        from .explain import ExplainRequest
-
         return ExplainRequest(sglang=self.release, args=self.args, env=list(self.env),
                               model_config=self.model_config, profile=self.profile,
                               draft_model_config=self.draft_model_config)
@@ -197,7 +197,6 @@ def load_cases(folder: Path) -> list[Case]:
 
 def run(case: Case):
     """The engine's explanation of the case's launch."""
-    from .explain import explain
 
     return explain(case.request())
 
@@ -225,7 +224,6 @@ def outcome(case: Case, explanation) -> tuple[bool, str]:
         return False, f"raises another {error.exc_type}: {message[:80]}"
     if error is not None:
         return False, f"raises {error.exc_type}: {(error.message or '')[:80]}"
-    from .explain import override_of  # (a field, or an attribute of the object a field holds)
 
     override = override_of(explanation, case.expect_field) if case.expect_field else None
     if override is not None:
@@ -237,15 +235,6 @@ def outcome(case: Case, explanation) -> tuple[bool, str]:
         return True, what
     final = target_value(explanation.trace.final, case.expect_field or "")
     return False, f"{case.expect_field} not overridden (final {final!r})"
-
-
-def verdict_module():
-    """``analyzer.verdict``, or the ImportError that says why it is not there."""
-    try:
-        from . import verdict
-    except ImportError as exc:
-        return None, exc
-    return verdict, None
 
 
 def first_cause(case: Case, explanation, verdict) -> Any:
@@ -277,11 +266,10 @@ class Row:
     reproduces: bool
     what: str
     cause: str
-    match: bool | None  # None: no verdict (not reproduced, or the verdict is missing)
+    match: bool | None  # None: no verdict (not reproduced)
 
 
 def score(cases: list[Case], out=sys.stdout) -> list[Row]:
-    verdict, missing = verdict_module()
     rows: list[Row] = []
     for case in cases:
         try:
@@ -291,23 +279,20 @@ def score(cases: list[Case], out=sys.stdout) -> list[Row]:
             continue
         ok, what = outcome(case, explanation)
         row = Row(case, ok, what, "-", None)
-        if ok and verdict is not None:
+        if ok:
             cause = first_cause(case, explanation, verdict)
             row.cause = describe(cause)
             row.match = matches(case, cause)
         rows.append(row)
     print_table(rows, out)
-    summarize(rows, out, missing)
+    summarize(rows, out)
     return rows
 
 
-def summarize(rows: list[Row], out, missing: Exception | None = None) -> None:
+def summarize(rows: list[Row], out) -> None:
     """The closing lines: how many cases reproduce, the figure for all of them, then for the held-out ones."""
     reproduced = [r for r in rows if r.reproduces]
     print(f"\nreproduced: {len(reproduced)} of {len(rows)} cases", file=out)
-    if missing is not None:
-        print(f"analyzer.verdict is not importable ({missing}): no verdict to score", file=out)
-        return
     print(figure(rows), file=out)
     heldout = [r for r in rows if r.case.heldout]
     if heldout:

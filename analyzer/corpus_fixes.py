@@ -26,9 +26,12 @@ from pathlib import Path
 
 from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
-from .explain import override_of
+from .explain import explain_with, override_of
+from .fix import Change, apply, find_fixes, with_argv
+from .keep_fix import keep_default, keep_fix
+from .keep_replay import change_list
 from .trace import same_value, target_value
-from .verdict import resolves
+from .verdict import Runner, resolves
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
 
@@ -70,10 +73,6 @@ def accepted_changes(case: Case, flag_dest) -> frozenset | None:
 
 
 def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str]:
-    from .fix import find_fixes
-    from .keep_fix import keep_default, keep_fix
-    from .verdict import Runner
-
     if case.kind == "raise":
         report = find_fixes(case.request(), explanation)
         first = (report.fixes or report.trade_offs or report.plausible or [None])[0]
@@ -99,8 +98,6 @@ def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str
 
 
 def _from_text(text: str, env: dict, flag_dest) -> frozenset:
-    from .keep_replay import change_list
-
     items = set()
     for change in change_list(text):
         dest = flag_dest(change.option) or change.option
@@ -155,8 +152,6 @@ def same_resolution(case: Case, explanation, accepted: frozenset, proposed: froz
 def _run_changes(case: Case, explanation, items: frozenset):
     """The case's launch with ``items`` (``corpus_fixes``' changes) applied, explained; None when a change
     is no flag of this release or carries a placeholder value (``--max-running-requests N``)."""
-    from .explain import explain_with
-    from .fix import Change, apply, with_argv
 
     changes = []
     for kind, name, value in sorted(items, key=repr):

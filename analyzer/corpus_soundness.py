@@ -16,12 +16,19 @@ named ("not replayed"), never counted as agreeing. ``make corpus-soundness`` run
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .corpus import CASE_DIR, Case, load_cases, reproduced
 from .errors import SgtraceError
+from .explain import override_of
+from .fix import find_fixes, replay_check
+from .keep_fix import keep_default, keep_fix, keep_fixes
+from .keep_replay import replay_keep, replayable
+from .replay import envs
+from .verdict import Runner
 
 
 @dataclass
@@ -37,7 +44,6 @@ class CaseResult:
 
 def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     """The case's verified fixes replayed; None when the engine does not reproduce it as a raise."""
-    from .fix import find_fixes, replay_check
 
     explanation = reproduced(case)
     if explanation is None:
@@ -62,10 +68,6 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
 def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     """An override case: each change that keeps a value (``fix`` on the launch, ``fix --field`` on the case's
     field) replayed, with the field's final value checked."""
-    from .explain import override_of
-    from .keep_fix import keep_default, keep_fix, keep_fixes
-    from .keep_replay import replay_keep, replayable
-    from .verdict import Runner
 
     result = CaseResult(case)
     kept = keep_fixes(explanation)
@@ -88,7 +90,6 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
 def _why_not_replayed(explanation, verified: list) -> str | None:
     """Why nothing is replayed for the case (no verified fix; no replay environment for the release, which is never
     built here), or None."""
-    from .replay import envs
 
     version = explanation.trace.sglang_version
     if not verified:
@@ -101,7 +102,6 @@ def _why_not_replayed(explanation, verified: list) -> str | None:
 def _missing_path_named(verdict: str, argv: list[str], explanation) -> str | None:
     """A path of the launch other than the model's (which the replay is given) that the replay's raise names and this
     machine does not have (a draft model, a LoRA adapter): the raise is about this machine, not SGLang's checks."""
-    import os
 
     if not verdict.startswith("raises"):
         return None

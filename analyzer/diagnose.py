@@ -21,15 +21,16 @@ from typing import Any
 from . import message_match, sources
 from .controls import strip_escapes
 from .errors import SgtraceError
-from .explain import Explanation, ExplainRequest, explain_with, guard_inputs
-from .message_index import ASSERT, LOG, MessageIndex, MessageSite, message_index
+from .explain import ExplainRequest, Explanation, explain_with, guard_inputs
+from .fix import argv_without, with_argv
+from .knowledge.kinds import SiteKind
+from .message_index import ASSERT, LOG, MessageIndex, MessageSite, is_indexed, message_index
 from .message_match import Normalized
 from .model import Extraction, Guard, Location, Reads, Site
 from .phases import RESOLUTION, Phases
 from .safe_read import MAX_LOG_BYTES, read_text
 from .session import Session
 from .trace import GuardValue
-from .knowledge.kinds import SiteKind
 
 JOURNAL_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: |\[[\d\- :,.]+(?: [A-Z]+\d+)*\] |\d{4}-\d\d-\d\d[ T][\d:.,]+\s+)")
 # SGLang's own log line: ``[2026-11-29 10:00:01 TP0] message`` (the rank tags are optional)
@@ -258,7 +259,6 @@ def versions_matching(observed: ObservedError, exclude: str) -> tuple[list[str],
     over ``message_index.is_indexed``: a release is indexed when ``--error`` or ``--log`` first
     reads it; indexing others here would cost seconds each), those with a message site that matches the
     message; how many releases were searched, and how many cached ones were not."""
-    from .message_index import is_indexed
 
     normalized = message_match.normalize(observed.message.strip())
     found = []
@@ -466,7 +466,6 @@ def _fields_of(diagnosis: Diagnosis) -> list[str]:
 
 def producing_inputs(request: ExplainRequest, explanation: Explanation, diagnosis: Diagnosis, target: Site) -> list[Producer]:
     """Changes to the user's flags under which the engine reaches the observed raise."""
-    from .fix import argv_without, with_argv
 
     parsed = explanation.parsed
     producers: list[Producer] = []

@@ -7,7 +7,7 @@ import shlex
 from .diagnose import Diagnosis
 from .explain import Explanation
 from .fix import FixReport, command_line, file_patch, unified_diff
-
+from .verdict_view import diagnosis_block
 
 MAX_MATCHES = 4
 PHASE_WORDS = {
@@ -57,8 +57,6 @@ def outside_lines(diagnosis: Diagnosis) -> list[str]:
 
 
 def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgtrace fix ...") -> str:
-    from .verdict_view import diagnosis_block
-
     observed = diagnosis.observed
     lines = [f"Observed: {observed.exc_type or 'error'}: {observed.message}"]
     if not diagnosis.matches:

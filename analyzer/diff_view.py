@@ -22,9 +22,15 @@ from .diff import (
     SiteChange,
     ValueRow,
     VersionDiff,
+    _effective,
+    relevant_sites,
 )
-from .trace import Unknown, encode_value
 from .knowledge.kinds import EventKind, SiteKind
+from .render import site_json
+from .schemas import SCHEMA_NUMBERS
+from .trace import Unknown, encode_value
+from .verdict import raise_verdict
+from .verdict_view import cause_effect, cause_headline, short
 
 MAX_GUARDS = 8  # per list of a site, in the text view
 MAX_KEPT_GUARDS = 3
@@ -35,6 +41,62 @@ SITE_KIND_TITLES = {SiteKind.WRITE: "writes to {target}", SiteKind.ENV_WRITE: "e
 
 
 # -- values --------------------------------------------------------------------------------------
+
+
+def _status(outcome) -> str:
+    if outcome.status == "resolves":
+        return "resolves"
+    if outcome.status == "raises":
+        site = outcome.error_site
+        return f"raises {outcome.error.split(':', 1)[0]} at {site.short()} in {site.function}" if site else f"raises {outcome.error}"
+    failure = getattr(outcome, "failure", None)
+    text = f"refuses the command line ({getattr(failure, 'message', None) or outcome.error})"
+    if outcome.replacements:
+        text += "; use " + ", ".join(f"{new} instead of {old}" for old, new in outcome.replacements)
+    return text
+
+
+def _last_write(explanation, name: str):
+    if explanation is None or name is None:
+        return None
+    writes = [e for e in explanation.trace.events if e.kind == "write" and e.field == name]
+    return writes[-1] if writes else None
+
+
+def diff_block(diff) -> list[str]:
+    """The verdict of ``sgtrace diff OLD NEW`` with a launch: each version's outcome, and for the
+    version that raises, its decisive cause and what the other version does with it."""
+    behaviour = diff.behaviour
+    if behaviour is None:
+        return []
+    old, new = behaviour.old, behaviour.new
+    lines = [f"Verdict: {old.version} {_status(old)}; {new.version} {_status(new)}."]
+    old_run, new_run = _effective(old), _effective(new)
+    if old.status == "rejected" and old_run is not old:
+        lines.append(f"  ({old.version} with the replacements: {_status(old_run)})")
+    if new.status == "rejected" and new_run is not new:
+        lines.append(f"  ({new.version} with the replacements: {_status(new_run)})")
+    pairs = [(old_run, new_run, False), (new_run, old_run, True)]
+    for raising, other, reverse in pairs:
+        if raising.status != "raises" or other.status != "resolves" or raising.explanation is None:
+            continue
+        verdict = raising.verdict = raising.verdict or raise_verdict(raising.explanation)  # the diff view reuses it
+        if not verdict.causes:
+            continue
+        top = verdict.causes[0]
+        lines.extend(f"  {raising.version}: {cause_headline(top)};".split("\n"))
+        lines.append(f"    {cause_effect(top)}.")
+        renames = diff.renames
+        if reverse:
+            other_name = next((r.old for r in renames.values() if r.new == top.field), top.field)
+        else:
+            other_name = renames[top.field].new if top.field in renames else top.field
+        write = _last_write(other.explanation, other_name)
+        if write is not None:
+            lines.append(f"  {other.version}: {other_name} {short(write.old)} -> {short(write.new)} at {write.site.short()} in {write.site.function}.")
+        elif other.explanation is not None and other_name in other.explanation.trace.final:
+            lines.append(f"  {other.version}: {other_name} = {short(other.explanation.trace.final[other_name])}, no write changes it.")
+    return lines
 
 
 def value_text(value: Any) -> str:
@@ -170,7 +232,6 @@ def render(diff: VersionDiff, show_all: bool = False) -> str:
     With a launch (and no ``--field``), the three lists are summarised unless ``show_all``: their
     counts, the few changes nearest to the launch (see ``launch_touches``) and a line that says
     how to see the rest; ``--json`` always has everything."""
-    from .verdict_view import diff_block
 
     lines = header(diff)
     block = diff_block(diff)  # first: it makes the verdicts ``launch_touches`` reads
@@ -329,7 +390,6 @@ class Touches:
 
 def launch_touches(diff: VersionDiff) -> Touches:
     """What the launch of ``diff.behaviour`` touches, ranked (the verdicts are those ``diff_block`` made)."""
-    from .diff import relevant_sites
 
     behaviour = diff.behaviour
     forward = {k: r.new for k, r in diff.renames.items()}
@@ -636,7 +696,6 @@ def _decisive_lines(version: str, item: Decisive, diff: VersionDiff, max_guards:
 
 def to_json(diff: VersionDiff) -> dict:
     """``diff --json`` (``analyzer/data/schemas/diff.json``): every change, whatever the text view shows."""
-    from .schemas import SCHEMA_NUMBERS
 
     return {
         "schema": SCHEMA_NUMBERS["diff"],
@@ -688,8 +747,6 @@ def site_change_json(change: SiteChange) -> dict:
 
 
 def _side_json(site, guards: list[str], value: str) -> dict | None:
-    from .render import site_json  # imports networkx: only the JSON view needs it
-
     if site is None:
         return None
     data = site_json(site)

@@ -10,14 +10,17 @@ chain of conditions led there and which of my inputs drive each.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from . import argv as argv_module
-from . import guard_reads, sources
+from . import guard_reads, models, node_files, profiles, releases, sources
 from .errors import SgtraceError
+from .inputs import adapters
 from .knowledge.kinds import EventKind
 from .model import NOT_LITERAL, Extraction
 from .session import Session
@@ -124,24 +127,16 @@ def parse_env_items(items: list[str]) -> dict[str, str]:
 
 
 def load_launch(request: ExplainRequest):
-    from . import inputs
-
-    given = [name for name in ("args", "cmd", "service", "script") if getattr(request, name) is not None]
-    if len(given) > 1:
-        raise SgtraceError(f"give one of --args, --cmd, --service, --script (got {', '.join('--' + g for g in given)})",
+    """The launch the request names, read by its adapter (``inputs.adapters``: exactly one is given)."""
+    chosen = adapters.given(vars(request))
+    if len(chosen) > 1:
+        raise SgtraceError(f"give one of {', '.join(a.option for a in adapters.ADAPTERS)} "
+                           f"(got {', '.join(a.option for a in chosen)})",
                            hint="they are alternative ways to say the same command")
-    if not given:
+    if not chosen:
         raise SgtraceError("no command to explain", hint='pass --args "--model-path ... --tp 4", --cmd, --service FILE or --script FILE')
-    kind = given[0]
-    value = getattr(request, kind)
-    if kind == "args":
-        return inputs.from_args(value)
-    if kind == "cmd":
-        return inputs.from_cmd(value)
-    if kind == "service":
-        return inputs.from_service(value)
-    env = parse_env_items(request.env)  # the script's conditions read them as it starts with them
-    return inputs.from_script(value, env=env, env_origins={k: inputs.ArgOrigin("--env", None) for k in env})
+    adapter = chosen[0]
+    return adapter.read(getattr(request, adapter.key), parse_env_items(request.env))
 
 
 class UnreadLaunchError(SgtraceError):
@@ -173,7 +168,6 @@ def parse_launch_argv(argv_module, extraction, launch, env):
 
 def pick_model(request: ExplainRequest, parsed, notes: list[str]):
     """--model-config, else the config.json under a local --model-path, else a built-in of the same name."""
-    from . import models
 
     if request.model_config:
         model = models.load_model_config(request.model_config)
@@ -195,9 +189,7 @@ def with_draft_config(request: ExplainRequest, parsed, model, notes: list[str]):
     """``model`` knowing the config.json of the launch's draft model path from ``--draft-model-config``
     (``ModelInfo.others``): SGLang reads it (the algorithm alias, the draft's architecture) where sgtrace
     cannot when the path is not on this machine."""
-    import dataclasses
 
-    from . import models
 
     if not request.draft_model_config:
         return model
@@ -214,8 +206,6 @@ def with_draft_config(request: ExplainRequest, parsed, model, notes: list[str]):
 
 
 def pick_profile(name: str | None):
-    from . import profiles
-
     if not name:
         return None
     return profiles.load_profile(name)
@@ -226,10 +216,7 @@ def node_profile(profile, given: dict[str, Any], assumed_items: list[str], notes
     machine's for the absolute paths that are here, then the profile's own ``[files]``, then
     ``--assume-file``. A native profile answers for itself; without a profile there is no node to
     answer for, so ``--assume-file`` needs one."""
-    import dataclasses
-    from types import MappingProxyType
 
-    from . import node_files
 
     assumed = node_files.parse_assumptions(assumed_items)
     if profile is None:
@@ -253,7 +240,6 @@ def explain(request: ExplainRequest) -> Explanation:
 
 def release_gap_notes(tree) -> list[str]:
     """What this release resolves in a way the engine does not evaluate (analyzer/releases.py), as notes."""
-    from . import releases
 
     return [f"SGLang {tree.version} ({gap.key}): {gap.text}" for gap in releases.gaps_of(tree.root)]
 

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 import shlex
+import textwrap
 from typing import Any
 
+from . import verdict_view
 from .explain import Explanation, switched_features
-from .trace import Event, Unknown, change_of, encode_value, split_target
+from .field_why import field_why
 from .knowledge.kinds import EventKind
+from .schemas import stamp
+from .trace import Event, Unknown, change_of, decode_value, encode_value, split_target
+from .verdict import open_inputs
 
 
 def show(value: Any) -> str:
@@ -61,7 +66,6 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
         raising = [a for a in trace.alternatives if a.error is not None]
         if not raising:
             return ["Resolution: succeeds (no error predicted)."]
-        from .verdict import open_inputs
 
         lines = [f"Resolution: may raise, depending on {open_inputs(explanation, raising)}:"]
         for alternative in raising:
@@ -113,8 +117,6 @@ def deciding_part(condition: str, keep: int = 2) -> str:
 
 def message_lines(message: str, width: int = 100) -> list[str]:
     """SGLang's message, wrapped at sentence ends and spaces so its own hint is not lost off screen."""
-    import re
-    import textwrap
 
     text = re.sub(r"(?<=[a-z_])\.(?=[A-Z][a-z]+ )", ". ", message or "")
     out: list[str] = []
@@ -224,7 +226,6 @@ def field_section(explanation: Explanation, name: str, show_all: bool = False, w
     """One field: where its value came from (each write that fired, with the decision its function
     made and, for a computed value, each term), the writes that did not fire and the guard that was
     false, and briefly the sites in functions that did not run (analyzer.field_why)."""
-    from .field_why import field_why
 
     why = why if why is not None else field_why(explanation, name)
     words = _TermWords()
@@ -416,8 +417,6 @@ def _truth(value) -> str:
 
 
 def _value(encoded) -> str:
-    from .trace import decode_value
-
     value = decode_value(encoded)
     if isinstance(value, dict) and set(value) == {"repr"}:
         return str(value["repr"])
@@ -457,7 +456,6 @@ def all_events(explanation: Explanation) -> list[str]:
 
 def render(explanation: Explanation, fields: list[str] | None = None, show_all: bool = False, verdict=None,
            field_verdicts=(), fix_command: str = "sgtrace fix ...") -> str:
-    from . import verdict_view
 
     lines: list[str] = []
     lines += header(explanation)
@@ -496,7 +494,6 @@ def render(explanation: Explanation, fields: list[str] | None = None, show_all: 
 
 def to_json(explanation: Explanation, verdict=None, field_verdicts=(), fields: list[str] | None = None) -> dict:
     """``explain --json`` (``analyzer/data/schemas/explain.json``): the Trace, then what explain adds to it."""
-    from .schemas import stamp
 
     data = stamp("explain", explanation.trace.to_dict())
     if verdict is not None:
@@ -504,7 +501,6 @@ def to_json(explanation: Explanation, verdict=None, field_verdicts=(), fields: l
     if field_verdicts:
         data["field_verdicts"] = {name: v.to_dict() for name, v in field_verdicts}
     if fields:
-        from .field_why import field_why
 
         data["fields"] = {name: field_why(explanation, name).to_json() for name in fields}
     data["overrides"] = [

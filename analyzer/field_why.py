@@ -24,9 +24,10 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Site
-from .trace import Event, Trace, decode_value, encode_value, target_value
 from .knowledge.kinds import EventKind, SiteKind
+from .model import NOT_LITERAL, Site
+from .symbolic import evaluate
+from .trace import Event, Trace, decode_value, encode_value, target_value
 
 MAX_DEPTH = 3  # how far a local is followed back through the statements that built it
 NOT_SHOWN = ("global", "attr", "item")  # operands not worth a line of their own
@@ -156,7 +157,6 @@ def watched_functions(extraction, sites: list[Site]) -> set[str]:
 
 def observe(explanation, name: str) -> tuple[Trace, list]:
     """Run the engine again on the explanation's inputs, recording what the functions around ``name`` did."""
-    from .symbolic import evaluate
 
     sites = write_sites(explanation.extraction, name)
     details: list = []
@@ -423,8 +423,6 @@ def _unique(terms: list[Term]) -> list[Term]:
 
 
 def _is_literal(site: Site) -> bool:
-    from .model import NOT_LITERAL
-
     return site.literal != NOT_LITERAL
 
 

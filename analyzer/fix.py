@@ -12,6 +12,7 @@ with what it costs, never as the fix.
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
 import os
@@ -21,11 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import guard_reads
-from .explain import Explanation, ExplainRequest, explain_with
+from . import filepatch, guard_reads
+from .errors import SgtraceError
+from .explain import ExplainRequest, Explanation, explain_with
+from .inputs import adapters
 from .inputs.launch import ArgOrigin
 from .model import Flag
-from .trace import new_assumptions
+from .replay import envs
+from .replay.launch_replay import replay_launch
+from .trace import EventKind, new_assumptions, same_value
+from .verdict import Runner, names_value, ordering_causes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -247,7 +253,6 @@ def cause_changes(explanation: Explanation) -> list[Change]:
     """The verdict's causes of the raise (``analyzer.verdict``) as command-line changes: each cause's
     input set to the value whose run avoided the raise (an ordering cause: the value SGLang itself
     writes later). Hardware and model causes are no command-line change."""
-    from .verdict import verdict_of
 
     changes = []
     for cause in verdict_of(explanation).causes:
@@ -288,7 +293,6 @@ def own_names(explanation: Explanation) -> frozenset:
 
 def verify(request: ExplainRequest, explanation: Explanation, changes: list[Change],
            names: frozenset = frozenset(), later: frozenset = frozenset()) -> Candidate:
-    from .errors import SgtraceError
 
     argv, env = apply(explanation, changes)
     candidate = Candidate(changes, argv, env)
@@ -372,7 +376,6 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
     whose value SGLang's message names costs half (the message is SGLang's own advice)."""
     if candidate.trade_off is None and not candidate.assumes:
         return 0.0
-    from .verdict import setting_hints
 
     given = explanation.parsed.given
     hinted = {(name, str(value)) for name, value in setting_hints(explanation, message)}  # ``only supports topk=1``
@@ -402,7 +405,6 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
 def _named(message: str, change: Change, dest: str) -> bool:
     """SGLang's message asks for this change: it names the value (``only supports trtllm_mha, triton``),
     or the field set the way the change sets it (``set disable_overlap_schedule=True``)."""
-    from .verdict import names_value
 
     if not message:
         return False
@@ -440,8 +442,6 @@ def later_values(explanation: Explanation) -> frozenset:
 
 
 def _ordering(explanation: Explanation) -> list[tuple[str, str, Any]]:
-    from .verdict import Runner, ordering_causes
-
     cached = getattr(explanation, "_fix_ordering", None)
     if cached is not None:
         return cached
@@ -467,7 +467,6 @@ def siblings(explanation: Explanation, trace, site, field_name: str) -> list[tup
     """The other fields SGLang's one statement at ``site`` writes with ``field_name`` (``steps, topk,
     draft_tokens = auto_choose_speculative_params(self)``) that you did not set: set one of them
     before that statement and SGLang's own check (``assert topk is None and ...``) wants the others too."""
-    from .trace import EventKind
 
     if trace is None or site is None:
         return []
@@ -501,7 +500,6 @@ def named_values(explanation: Explanation, message: str, guards) -> list[Change]
     """For each input on the way (what the conditions read, the verdict's causes), the values of its
     flag's choices that SGLang's message names, in the message's order (``Gemma4 only supports
     trtllm_mha, triton``; ``only ['flashinfer', 'fa3', 'triton'] ... are supported``)."""
-    from .verdict import names_value, verdict_of
 
     if not message:
         return []
@@ -527,9 +525,7 @@ def named_values(explanation: Explanation, message: str, guards) -> list[Change]
 def bound_changes(explanation: Explanation, guards) -> list[Change]:
     """A number compared with a bound on the way (``topk > 1``, also where Python refused ``None > 1``):
     the bound itself, the nearest value on the other side, for a flag that takes a number."""
-    import ast
 
-    from .verdict import verdict_of
 
     texts = [g.expr for g in guards or []]
     if explanation.trace.error is not None:
@@ -569,7 +565,6 @@ def adjustments(explanation: Explanation, result: Explanation, changed: set[str]
     overrides (it did not before the change), and a field SGLang writes with a warning that names it
     (``speculative_num_draft_tokens is adjusted to speculative_num_steps + 1``), neither of which the
     change itself sets. Stated, the command line says what runs."""
-    from .trace import EventKind, same_value
 
     before = {(e.site.file, e.site.line, e.field) for e in explanation.trace.events
               if e.kind == EventKind.WRITE and e.site is not None}
@@ -637,9 +632,6 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
     """Replay a verified candidate through SGLang's own code: on ``ssh``, in ``python``, else in the
     replay environment of ``version`` (default: the explained release). None when there is no such
     environment (it is never built here)."""
-    from .errors import SgtraceError
-    from .replay import envs
-    from .replay.launch_replay import replay_launch
 
     version = version or explanation.trace.sglang_version
     if python is None and ssh is None and envs.env_python(version) is None:
@@ -793,15 +785,14 @@ def command_line(explanation: Explanation, candidate: Candidate) -> str:
 
 
 def file_patch(explanation: Explanation, candidate: Candidate, snap=None) -> tuple[Path, str, str] | None:
-    """(path, old text, new text) for a --service or --script input, else None. The patch is made on
-    ``snap`` (a :class:`filepatch.Snapshot` taken before the file was parsed), else on the file as it
+    """(path, old text, new text) for a launch read from a file (--service, --script), else None. The patch is
+    made on ``snap`` (a :class:`filepatch.Snapshot` taken before the file was parsed), else on the file as it
     is now (to show it); the texts have LF line ends (:meth:`Snapshot.encode` gives the file's own)."""
-    from . import filepatch
-
     origin = explanation.launch.origin
-    if not origin.startswith(("service:", "script:")):
+    file = adapters.file_of(origin)
+    if file is None:
         return None
-    path = Path(origin.split(":", 1)[1])
+    path = Path(file)
     snap = snap if snap is not None else filepatch.snapshot(path)
     if snap is None:
         return None
@@ -898,7 +889,6 @@ def unified_diff(path: Path, old: str, new: str) -> str:
 def write_patch(snap, new: str) -> Path:
     """Write ``new`` (LF line ends, as :func:`file_patch` makes it) over the file of ``snap`` in the
     file's own line ends, safely (:func:`filepatch.write`); returns the backup's path."""
-    from . import filepatch
 
     return filepatch.write(snap, snap.encode(new))
 

@@ -29,7 +29,7 @@ from .errors import UnknownFieldError
 from .model import Extraction, Reads, Site
 
 if TYPE_CHECKING:  # networkx costs 0.1 s to import: only the commands that build a graph pay it
-    import networkx as nx
+    import networkx as nx  # only `sgtrace graph` builds one; render (every command) imports this module
 
 DATA_EDGES = ("writes", "guard-read", "value-read", "reads")
 
@@ -62,7 +62,7 @@ def site_label(site: Site) -> str:
 
 
 def build_graph(extraction: Extraction) -> nx.MultiDiGraph:
-    import networkx as nx
+    import networkx as nx  # only `sgtrace graph` builds one; render (every command) imports this module
 
     graph = nx.MultiDiGraph(version=extraction.version, era=extraction.era)
     helper_ids = {}

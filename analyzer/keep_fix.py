@@ -13,12 +13,16 @@ change of one input keeps the value, it says so, with the write that SGLang make
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
+from . import guard_reads
 from .explain import Explanation, Override
 from .extract.parse import ast_nodes
+from .fix import FEATURE_COST, adjustments, feature_cost, siblings
 from .knowledge.defaults import picked_by_sglang
 from .knowledge.flag_help import testing_only
 from .knowledge.kinds import EventKind
@@ -205,10 +209,6 @@ def _keeps(explanation: Explanation, override: Override, trace) -> bool:
 
 
 def _adjusted(explanation: Explanation, trace, changed: set[str]):
-    from types import SimpleNamespace
-
-    from .fix import adjustments
-
     return adjustments(explanation, SimpleNamespace(trace=trace), changed)
 
 
@@ -223,8 +223,6 @@ def _values(explanation: Explanation, cause, override: Override) -> list:
     ``fp8_e5m2``), a value equivalent for your purpose before one that gives it up; then leaving your
     flag out where SGLang's write tests it for being unset (``decode_attention_backend is None``):
     SGLang has a branch of its own for that case, before an arbitrary other value."""
-    import ast
-    import difflib
 
     out = []
     if cause.kind == "field" and cause.role == "user-flag" and cause.value is not None and not isinstance(cause.value, bool):
@@ -263,7 +261,6 @@ def _unset_branch(explanation: Explanation, override: Override, name: str) -> bo
 
 def _env_hints(explanation: Explanation, override: Override) -> list[Change]:
     """The env vars SGLang's warnings in the function of the deciding write ask for (``set SGLANG_ENABLE_SPEC_V2=1``)."""
-    from .trace import EventKind
 
     site = deciding_write(override).site
     if site is None:
@@ -280,7 +277,6 @@ def _env_hints(explanation: Explanation, override: Override) -> list[Change]:
 def _env_switch(explanation: Explanation, override: Override, runner: Runner, found: KeepFix) -> KeepFix | None:
     """An env switch the deciding write's own conditions read (``explicit_mem_fraction and
     envs.SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION.get()``), turned the other way: it keeps every flag."""
-    from . import guard_reads
 
     names: list[str] = []
     for guard in conditions_of(deciding_write(override).guards):
@@ -301,8 +297,6 @@ def _env_switch(explanation: Explanation, override: Override, runner: Runner, fo
 
 
 def _warning_env(trace) -> list[tuple[str, str]]:
-    from .trace import EventKind
-
     return [pair for e in trace.events if e.kind == EventKind.WARNING and e.message for pair in ENV_HINT.findall(e.message)]
 
 
@@ -335,7 +329,6 @@ def _scaled(explanation: Explanation, override: Override, runner: Runner, found:
 
 def _feature(explanation: Explanation, text: str | None) -> bool:
     """The change gives up a feature of yours: leaves out an enabling flag, a parallelism size, the PD role."""
-    from .fix import FEATURE_COST
 
     if not text:
         return False
@@ -352,7 +345,6 @@ def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found
     speculative decoding) has no effect there: leaving it out says what runs, and the trade-off is named.
     A default SGLang switches because of a feature of yours (radix cache off with ``--enable-mis``) is what
     that feature costs: no change is proposed, the trade-off is named."""
-    from .fix import feature_cost
 
     flags = explanation.extraction.flags_for_dest(override.field)
     option = (fallback.change or "").split()[-1] if (fallback.change or "").startswith("without ") else (fallback.change or " ").split()[0]
@@ -522,7 +514,6 @@ def _ordering_keep(explanation: Explanation, override: Override, runner: Runner,
     cause: ``speculative_eagle_topk`` still unset when the attention backend is chosen): that input
     stated, with the values SGLang's same statement writes beside it, when the default then comes out
     otherwise."""
-    from .fix import siblings
 
     verdict = override_verdict(explanation, override, runner)
     runner.budget = max(runner.budget, runner.runs + KEEP_RUNS)

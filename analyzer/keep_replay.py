@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import SgtraceError
 from .explain import Explanation
 from .fix import Change, apply
 from .keep_fix import KeepFix
+from .replay.launch_replay import replay_launch
 from .trace import same_value, split_target, target_value
 
 
@@ -87,8 +89,6 @@ def replay_keep(explanation: Explanation, kept: KeepFix, place: dict, timeout_s:
                 memory_mib: int | None = None) -> str | None:
     """The replay's verdict on ``kept``: "confirms: ...", "raises ...", "rejects: ..." (resolution succeeds but the
     field ends otherwise), "not replayed (...)"; None when ``kept`` proposes no change."""
-    from .errors import SgtraceError
-    from .replay.launch_replay import replay_launch
 
     if not replayable(explanation, kept):
         return None

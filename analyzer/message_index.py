@@ -20,17 +20,20 @@ import ast
 import bisect
 import functools
 import hashlib
+import inspect
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cache
+from . import cache, message_match
 from .knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
 from .knowledge.receivers import RECEIVER_PARAMS, VIEW_CALLS
 from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, format_parts, merged, norm, percent_parts
-from .sources import SourceTree
+from .sources import SourceTree, _hashed_files
+from .extract.parse import parse_python
+from .extract.parse import SourceProblem, read_source
 
 # Bump when the index changes shape or meaning (the code hash below also keys every entry).
 INDEX_VERSION = 1
@@ -346,7 +349,6 @@ def log_call_lines(source: bytes) -> list[int]:
 
 def index_file(rel: str, source: bytes) -> list[MessageSite]:
     """The message sites of one file (its path relative to the tree root)."""
-    from .extract.parse import parse_python
 
     tree = parse_python(source, rel)
     indexer = _Indexer(rel, log_call_lines(source))
@@ -356,8 +358,6 @@ def index_file(rel: str, source: bytes) -> list[MessageSite]:
 
 def index_tree(root: Path) -> tuple[list[MessageSite], list[str]]:
     """Every message site of ``root``'s ``sglang/srt``, and the files that could not be read or parsed."""
-    from .extract.parse import SourceProblem, read_source
-    from .sources import _hashed_files
 
     sites: list[MessageSite] = []
     problems: list[str] = []
@@ -379,9 +379,7 @@ def _code_hash() -> str:
     """The indexer's code and the normaliser's (the anchors are normalised text): part of every key.
     Only the normalising functions of ``message_match`` count: a change in how a match is scored
     does not need the 17 trees indexed again."""
-    import inspect
 
-    from . import message_match
 
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for function in (message_match.normalize, message_match.literal_chunks, message_match.anchor_of):

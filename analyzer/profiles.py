@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterable, Mapping
 from analyzer import check_env
 from analyzer.errors import SgtraceError
 from analyzer.knowledge.probes import PROBES, Missing, ProbeSpec, Raises
+from analyzer.node_files import check_table
 from analyzer.safe_read import read_utf8
 from analyzer.trace import Unknown, encode_value
 
@@ -372,7 +373,6 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "dict") -> Profile:
         kwargs["compute_capability"] = _capability_from(kwargs["compute_capability"], source)
     kwargs["packages"] = MappingProxyType(dict(kwargs.get("packages", {})))
     if "files" in kwargs:
-        from analyzer.node_files import check_table
 
         kwargs["files"] = MappingProxyType(check_table(kwargs["files"], source))
     kwargs["probes"] = MappingProxyType({k: _probe_value(v) for k, v in kwargs.get("probes", {}).items()})

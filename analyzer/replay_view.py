@@ -21,8 +21,9 @@ from typing import Any
 
 from .compare import Comparison
 from .explain_view import show
-from .trace import Event, Trace, encode_value
 from .knowledge.kinds import EventKind
+from .schemas import SCHEMA_NUMBERS, stamp
+from .trace import Event, Trace, encode_value
 
 PROBES_SHOWN = 40
 NOTES_SHOWN = 20
@@ -234,7 +235,6 @@ def partial_count(exc) -> str:
 
 def failure_json(exc) -> dict:
     """A failed replay as JSON: the one-line error and whatever trace it kept."""
-    from .schemas import SCHEMA_NUMBERS
 
     trace = getattr(exc, "trace", None)
     return {
@@ -251,7 +251,6 @@ def failure_json(exc) -> dict:
 
 def replay_json(run: ReplayRun) -> dict:
     """``replay --json`` (``analyzer/data/schemas/replay.json``): the Trace, with where it ran."""
-    from .schemas import stamp
 
     data = stamp("replay", run.trace.to_dict())  # the document's number, not the harness's protocol number
     data["where"] = run.where

@@ -12,22 +12,26 @@ timestamps, no cache paths, links pinned to the release tag.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, sources
-from .errors import SgtraceError
+from . import __version__, fix, sources
 from . import argv as argv_module
+from .controls import json_safe, printable
 from .diagnose import diagnose, read_error
-from .explain import (ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items,
-                      parse_launch_argv, pick_profile)
+from .errors import SgtraceError
+from .explain import ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
+from .explain_view import to_json as explanation_json
+from .redact import for_launch, sanitize_document
+from .report_doc import plain
 from .report_flags import FlagHistory, Releases, flag_history, unknown_flags
+from .report_html import render as render_html
+from .report_md import render as render_md
 from .report_replay import ReplayOutcome
-from .report_words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
 from .report_sections import DETAIL_LEVELS, build_document, command_text, profile_words, summary_parts, with_redaction_note
+from .report_words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
 from .schemas import SCHEMA_NUMBERS
 from .session import Session
 from .verdict import verdict_of
@@ -81,21 +85,15 @@ class Report:
 
 def find_fixes(explanation: Explanation, replay: bool = False, place: dict | None = None, timeout_s: float = 120,
                memory_mib: int | None = None):
-    """Verified fixes for the predicted error (``analyzer.fix``), or None: no error, or no fix module (optional section).
+    """Verified fixes for the predicted error (``analyzer.fix``), or None when there is no error.
 
     Fixes are replayed only when the report is (``replay``): a report must not
     depend on whether this machine happens to have a replay environment.
     """
     if explanation.trace.error is None:
         return None
-    try:
-        from . import fix  # optional: the section is left out without it
-    except ImportError:
-        return None
-    if "replay" in inspect.signature(fix.find_fixes).parameters:
-        where = {} if place is None else {key: place.get(key) for key in ("python", "ssh", "version")}
-        return fix.find_fixes(explanation.request, explanation, replay=replay, timeout_s=timeout_s, memory_mib=memory_mib, **where)
-    return fix.find_fixes(explanation.request, explanation)
+    where = {} if place is None else {key: place.get(key) for key in ("python", "ssh", "version")}
+    return fix.find_fixes(explanation.request, explanation, replay=replay, timeout_s=timeout_s, memory_mib=memory_mib, **where)
 
 
 def rejection_of(error: SgtraceError, extraction, argv: list[str], since: str | None) -> Rejection:
@@ -157,7 +155,6 @@ def build_report(
 
 def redactor(report: Report, enabled: bool = True):
     """The secrets of this report's launch (``analyzer.redact``): its env, its secret flags' values, shaped tokens."""
-    from .redact import for_launch
 
     extraction = report.extraction or (report.explanation.extraction if report.explanation is not None else None)
     flags = extraction.flags if extraction is not None else ()
@@ -168,8 +165,6 @@ def redactor(report: Report, enabled: bool = True):
 def document(report: Report, detail: str = "full", redact: bool = True):
     """The report as a document (see ``analyzer.report_doc``): secrets redacted (unless ``redact`` is False,
     and then said so), every control character of every value escaped."""
-    from .controls import printable
-    from .redact import sanitize_document
 
     secrets = redactor(report, redact)
     clean = sanitize_document(build_document(report, detail), lambda text: printable(secrets.text(text), newlines=True))
@@ -178,7 +173,6 @@ def document(report: Report, detail: str = "full", redact: bool = True):
 
 def render_markdown(report: Report, redact: bool = True) -> str:
     """Markdown for a GitHub issue: the full trace if it fits in an issue body, else shorter versions of it."""
-    from .report_md import render as render_md
 
     for detail in DETAIL_LEVELS:
         text = render_md(document(report, detail, redact))
@@ -189,7 +183,6 @@ def render_markdown(report: Report, redact: bool = True) -> str:
 
 def metadata(report: Report) -> dict:
     """What the JSON says about the report besides the trace."""
-    from .report_doc import plain
 
     explanation = report.explanation
     model = explanation.model.architecture if explanation is not None and explanation.model is not None else None
@@ -243,8 +236,6 @@ def _diagnosis_json(diagnosis: Any) -> dict | None:
 
 
 def _fixes_json(report: Report) -> dict | None:
-    from dataclasses import asdict
-
     if report.fixes is None:
         return None
     def plain(candidate) -> dict:
@@ -262,7 +253,6 @@ def _fixes_json(report: Report) -> dict | None:
 def to_json(report: Report, redact: bool = True) -> dict:
     """The Trace (with overrides and cause, as ``explain --json``) plus the report's metadata; secrets
     redacted unless ``redact`` is False (``report.redacted`` names what was)."""
-    from .explain_view import to_json as explanation_json
 
     data: dict = {"schema": REPORT_SCHEMA, "report": metadata(report), "trace": None}
     if report.explanation is not None:
@@ -278,11 +268,9 @@ def to_json(report: Report, redact: bool = True) -> dict:
 def render(report: Report, fmt: str = "md", redact: bool = True) -> str:
     """The report as Markdown (``md``), one HTML file (``html``) or JSON (``json``); ``redact`` False keeps secrets."""
     if fmt == "json":
-        from .controls import json_safe
 
         return json_safe(json.dumps(to_json(report, redact), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "html":
-        from .report_html import render as render_html
 
         return render_html(document(report, redact=redact))
     if fmt == "md":

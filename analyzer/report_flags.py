@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from . import sources
 from .errors import SourceError
+from .extract import extract
 from .model import Extraction, Flag
 
 
@@ -45,8 +46,6 @@ class Releases:
 
     @staticmethod
     def _load(version: str) -> list[Flag] | None:
-        from .extract import extract
-
         try:
             return extract(sources.resolve(version)).flags
         except SourceError:

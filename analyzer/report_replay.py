@@ -13,10 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import report_words as words
+from .compare import compare as compare_traces
 from .errors import SgtraceError
-from .safe_read import read_file
 from .explain import Explanation
 from .explain_view import show
+from .replay.launch_replay import replay_launch
+from .replay_view import describe_place
+from .safe_read import read_file
+from .terminal import progress, step
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -71,7 +75,6 @@ def differences(comparison: Comparison) -> tuple[str, ...]:
 
 def compare(explanation: Explanation, replayed: Trace) -> ReplayOutcome:
     """The replay's Trace against the prediction (``analyzer.compare``): the raise and every final value."""
-    from .compare import compare as compare_traces
 
     user_path = explanation.parsed.values.get("model_path")
     replay_path = replayed.final.get("model_path")
@@ -105,13 +108,6 @@ def replay_trace(explanation: Explanation, timeout_s: float = 180, place: dict |
     """Replay the explained launch through SGLang's own code, emulating the profile (native without one):
     at ``place`` (``--python``/``--ssh``, see ``replay.launch_replay``), by default in the replay environment
     of the explained release (built when missing), or this interpreter for the installed SGLang."""
-    try:
-        from .replay.launch_replay import replay_launch
-        from .replay_view import describe_place
-    except ImportError:
-        raise SgtraceError("replay is not available in this sgtrace", hint="run without --replay") from None
-    from .terminal import progress, step
-
     profile = explanation.profile
     emulated = None if profile is None or getattr(profile, "native", False) else profile
     if place is None:

@@ -11,7 +11,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import SgtraceError
 from .explain import ExplainRequest
+from .report import build_report, write
 
 P1_UNIT = "fixtures/inputs/p1.service"
 P2_UNIT = "fixtures/inputs/p2.service"
@@ -48,7 +50,6 @@ SCENARIOS = (
 
 def build(scenario: ReportScenario):
     """The report of one scenario."""
-    from .report import build_report
 
     return build_report(scenario.request, fields=scenario.fields, since=scenario.since,
                         observed_error=scenario.observed_error)
@@ -56,7 +57,6 @@ def build(scenario: ReportScenario):
 
 def write_all(directory: str | Path, scenarios=SCENARIOS) -> list[Path]:
     """Write every scenario's report in each of its formats under ``directory``."""
-    from .report import write
 
     written = []
     for scenario in scenarios:
@@ -68,7 +68,6 @@ def write_all(directory: str | Path, scenarios=SCENARIOS) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m analyzer.report_scenarios [DIRECTORY]`` (default ``reports``)."""
-    from .errors import SgtraceError
 
     args = sys.argv[1:] if argv is None else argv
     directory = args[0] if args else "reports"

@@ -16,7 +16,10 @@ from . import __version__
 from . import report_words as words
 from .explain import Override
 from .explain_view import show
-from .report_words import MAY_RAISE, RAISES, REJECTED, source_words
+from .fix import command_line
+from .inputs import adapters
+from .knowledge.kinds import EventKind
+from .redact import REDACTED
 from .report_chain import error_chain, field_story, written_by_sglang, your_flags
 from .report_doc import (
     Break,
@@ -35,8 +38,10 @@ from .report_doc import (
     merge_text,
 )
 from .report_mermaid import error_flowchart, fields_flowchart
+from .report_words import MAY_RAISE, RAISES, REJECTED, source_words
 from .trace import Event, GuardValue, SiteRef, change_of
-from .knowledge.kinds import EventKind
+from .verdict import fix_words
+from .verdict_view import short_input
 
 PERMALINK = "https://github.com/sgl-project/sglang/blob/v{version}/python/{path}#L{line}"
 SITE_IN_TEXT = re.compile(r"(sglang/[\w./-]+\.py):(\d+)")
@@ -103,8 +108,7 @@ def profile_words(profile: Any) -> str:
 
 
 def origin_words(origin: str) -> str:
-    kind, _, path = origin.partition(":")
-    return words.ORIGIN_WORDS.get(kind, "{path}").format(path=path or kind)
+    return adapters.origin_words(origin)
 
 
 def argv_lines(argv: list[str]) -> list[list[str]]:
@@ -216,8 +220,6 @@ def _resolution_summary(report) -> list:
 
 
 def _cause_parts(cause, version: str) -> tuple:
-    from .verdict_view import short_input
-
     held = "true" if cause.held else "false"
     if cause.role == "sglang-default":
         return fill(words.SUM_CAUSE_SGLANG, field=Code(cause.field), value=Code(show(cause.value)),
@@ -233,13 +235,11 @@ def _cause_parts(cause, version: str) -> tuple:
 
 def _verdict_summary(verdict, version: str) -> list:
     """The verdict of a raise: its decisive cause with value and site, the other decisive inputs, the verified fix."""
-    from .verdict_view import short_input
 
     parts = list(fill(words.SUM_CAUSE, cause=merge_text(list(_cause_parts(verdict.causes[0], version)))))
     others = verdict.causes[1:4]
     if others:
         parts += fill(words.SUM_ALSO_DECISIVE, inputs=joined([Text(short_input(c)) for c in others]))
-    from .verdict import fix_words
 
     if fix_words(verdict) and verdict.fix_verified:
         fix = [Code(verdict.fix)] if verdict.fix else []
@@ -342,7 +342,6 @@ def _cause_rows(report) -> list:
 
 def _candidate_item(explanation, candidate) -> tuple:
     """One verified fix: the changes, the whole command, and what it costs when it is a trade-off."""
-    from .fix import command_line
 
     parts = list(joined([Code(change.text()) for change in candidate.changes]))
     parts += [Text(f" ({words.FIX_VERIFIED}: {candidate.outcome})"), Break(), Code(command_line(explanation, candidate))]
@@ -659,7 +658,6 @@ def with_redaction_note(document: Document, names: list[str]) -> Document:
     """``document`` with a line under its environment saying what was redacted (nothing when ``names`` is empty)."""
     if not names:
         return document
-    from .redact import REDACTED
 
     note = Paragraph(fill(words.REDACTED_NOTE, names=joined([Code(n) if n.startswith(("-", "$")) or n.isupper() else Text(n)
                                                               for n in names]),

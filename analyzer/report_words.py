@@ -96,13 +96,6 @@ SOURCE_FETCHED = "PyPI wheel sglang=={version}"
 SOURCE_INSTALLED = "installed package sglang {version}"
 SOURCE_PATH = "local source tree {name} (SGLang {version}; links point at the v{version} release)"
 
-ORIGIN_WORDS = {
-    "args": "--args",
-    "cmd": "--cmd",
-    "service": "systemd unit {path}",
-    "script": "launch script {path}",
-}
-
 # -- error, cause, fixes ---------------------------------------------------------------------
 
 RAISED_AT = "raised at {site} in {function}"

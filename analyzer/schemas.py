@@ -22,7 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .knowledge.kinds import EventKind, SiteKind
+from .trace import PHASES
 from .trace import SCHEMA_VERSION as TRACE_SCHEMA
+from .verdict import ROLES
 
 # document -> its schema number. A history of each number is in README ("JSON output").
 SCHEMA_NUMBERS = {
@@ -96,9 +99,6 @@ STRS = array(STR)
 
 def definitions() -> dict[str, dict]:
     """Every shared definition, by name."""
-    from .knowledge.kinds import EventKind, SiteKind
-    from .trace import PHASES
-    from .verdict import ROLES
 
     defs: dict[str, dict] = {}
     defs["value"] = {

@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,7 +260,6 @@ def venv_site_packages(path: Path) -> tuple[Path, Path] | None:
 def launcher_interpreter(launcher: str) -> Path | None:
     """The interpreter (or the ``sglang`` entry script) a launch starts SGLang with, when the launch
     names it by an absolute path that is on this machine (``/opt/venv/bin/python -m sglang.launch_server``)."""
-    import shlex
 
     try:
         words = shlex.split(launcher or "")
@@ -378,7 +378,7 @@ class _version_lock:
 
 
 def _download_wheel(version: str, dest: Path, package: str = "sglang", label: str = "SGLang") -> Path:
-    import subprocess
+    import subprocess  # a fetch only: a run on a cached tree never loads it
 
     dest.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d", str(dest), f"{package}=={version}"]
@@ -401,7 +401,7 @@ def _download_wheel(version: str, dest: Path, package: str = "sglang", label: st
 
 
 def _unpack_sources(wheel: Path, staging: Path, keep=_keep_sglang) -> None:
-    import zipfile
+    import zipfile  # a fetch only
 
     staging.mkdir(parents=True)
     try:
@@ -452,9 +452,9 @@ PYPI_JSON = "https://pypi.org/pypi/sglang/json"
 def pypi_releases(timeout_s: float = 20.0) -> list[str]:
     """Every release of SGLang that PyPI has files for (yanked ones left out), oldest first, from
     PyPI's JSON API (``$SGTRACE_PYPI_JSON`` names another). No network is one SourceError."""
-    import json
-    import urllib.error
-    import urllib.request
+    import json  # --available only
+    import urllib.error  # --available only
+    import urllib.request  # --available only
 
     url = os.environ.get("SGTRACE_PYPI_JSON") or PYPI_JSON
     try:

@@ -6,7 +6,7 @@ extraction and parsed program (``symbolic.program.shared_program``) are loaded o
 and serve every launch. Per launch: the outcome on each release (resolves, raises at
 file:line, or the command line is refused), the silent overrides that changed from the
 previous release, and for the first release whose outcome changes, what made the
-difference (``verdict_view.diff_block`` and the changed sites of ``diff``) and, when a
+difference (``diff_view.diff_block`` and the changed sites of ``diff``) and, when a
 flag went away, the flag migration that ``diff`` follows through deprecated aliases
 (``diff.option_renames``), as a patch for the unit or script (``fix.file_patch``).
 
@@ -50,14 +50,15 @@ from .diff import (
     field_renames,
     option_renames,
 )
-from .diff_view import _decisive_lines
+from .diff_view import _decisive_lines, diff_block
 from .errors import SgtraceError
 from .explain import explain_with, load_launch, node_profile, parse_env_items, pick_profile
 from .fix import Candidate, Change, command_line, file_patch, option_span, unified_diff, write_patch
+from .inputs import adapters
 from .schemas import SCHEMA_NUMBERS
 from .session import Session
 from .symbolic.program import forget_program
-from .verdict_view import diff_block, short
+from .verdict_view import short
 
 SCHEMA = SCHEMA_NUMBERS["upgrade"]
 REASON_CHARS = 160
@@ -139,7 +140,7 @@ def requests_for(paths: list[str], base) -> list:
     """One ExplainRequest per launch: ``base`` when it names one (--args/--cmd/--service/--script),
     and one per unit or script named or found in a folder (``*.service``, ``*.sh``)."""
     out = []
-    if any(getattr(base, k) is not None for k in ("args", "cmd", "service", "script")):
+    if adapters.given(vars(base)):
         out.append(base)
     for item in paths:
         path = Path(item)
@@ -165,7 +166,7 @@ def _file_request(path: Path, base):
         except OSError:
             head = ""
         kind = "service" if re.search(r"^\s*\[Service\]", head, re.M) else "script"
-    values = {k: None for k in ("args", "cmd", "service", "script")}
+    values = {k: None for k in adapters.KEYS}
     values[kind] = str(path)
     return dataclasses.replace(base, **values)
 
@@ -444,7 +445,7 @@ def transition(item: LaunchUpgrade, old: _Release, new: _Release, before: Cell, 
 
 
 def _difference(item: LaunchUpgrade, old: _Release, new: _Release, old_run, new_run) -> list[str]:
-    """``verdict_view.diff_block`` on the two runs, and the events at sites that changed between the releases."""
+    """``diff_view.diff_block`` on the two runs, and the events at sites that changed between the releases."""
 
     static = _site_diff(old, new)
     outcomes = []
@@ -541,8 +542,9 @@ def _patch(change: Transition, item: LaunchUpgrade, old_run, typed: list[tuple[s
         change.patch = "sglang serve " + " ".join(rewritten)
         return
     origin = item.launch.origin or ""
-    if origin.startswith(("service:", "script:")):
-        snap = filepatch.snapshot(origin.split(":", 1)[1])
+    file = adapters.file_of(origin)
+    if file is not None:
+        snap = filepatch.snapshot(file)
         made = file_patch(old_run, candidate, snap=snap)
         if made is not None:
             path, old_text, new_text = made

@@ -36,8 +36,23 @@ from .knowledge.kinds import EventKind
 from .knowledge.probes import PROBES
 from .knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .trace import (RESOLUTION, START_UP, Event, GuardValue, SiteRef, Trace, Unknown, changes_target, encode_value, new_assumptions,
-                    same_value, split_target, target_value)
+from .symbolic import RunHooks, evaluate
+from .symbolic.program import shared_program
+from .trace import (
+    RESOLUTION,
+    START_UP,
+    Event,
+    GuardValue,
+    SiteRef,
+    Trace,
+    Unknown,
+    changes_target,
+    encode_value,
+    new_assumptions,
+    same_value,
+    split_target,
+    target_value,
+)
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -177,7 +192,6 @@ def record_helpers(expr: str) -> list[str]:
 def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -> list[str]:
     """The right-hand sides of the local variables a condition reads, as last assigned in its function
     before it (``algo = cfg.speculative_algorithm`` for ``algo is not None``), followed ``depth`` deep."""
-    from .symbolic.program import shared_program
 
     if not guard.file or not guard.function:
         return []
@@ -204,7 +218,6 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
     """For a parameter ``name`` of a function: the argument each caller passes for it, and the
     right-hand side of the caller's local it names (``gpu_mem = get_device_memory_capacity(...)``
     for ``self._handle_gpu_memory_settings(gpu_mem)``)."""
-    from .symbolic.program import shared_program
 
     program = shared_program(explanation.tree.root, refresh=False)
     found = program.function(function_id)
@@ -522,9 +535,6 @@ class Runner:
     """Counterfactual runs on the parsed program and the extraction the explanation already has."""
 
     def __init__(self, explanation: Explanation, budget: int = MAX_RUNS):
-        from .symbolic import Program  # noqa: F401  (the engine; imported here to keep explain's import light)
-        from .symbolic.program import shared_program
-
         self.explanation = explanation
         # A counterfactual goes as far as the question needs: the model runner's start-up steps only where
         # start-up is what fails, or where a value the verdict explains was written there. A cause or fix
@@ -548,7 +558,6 @@ class Runner:
         """The engine on the explanation's inputs with ``changes``; ``engine_checks=False`` stops
         at the end of resolution (a question about resolution's own order needs no more);
         ``max_paths=1`` where only the first path is read (the hooks watch that one only)."""
-        from .symbolic import RunHooks, evaluate
 
         key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after, stop_unless,
                engine_checks, max_paths)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
 from .explain import override_of
+from .trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
 from .verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
@@ -203,62 +203,3 @@ def diagnosis_block(diagnosis, verdict: Verdict | None, fix_command: str) -> lis
 
 
 # -- diff with a launch ------------------------------------------------------------------------------------
-
-
-def _status(outcome) -> str:
-    if outcome.status == "resolves":
-        return "resolves"
-    if outcome.status == "raises":
-        site = outcome.error_site
-        return f"raises {outcome.error.split(':', 1)[0]} at {site.short()} in {site.function}" if site else f"raises {outcome.error}"
-    failure = getattr(outcome, "failure", None)
-    text = f"refuses the command line ({getattr(failure, 'message', None) or outcome.error})"
-    if outcome.replacements:
-        text += "; use " + ", ".join(f"{new} instead of {old}" for old, new in outcome.replacements)
-    return text
-
-
-def _last_write(explanation, name: str):
-    if explanation is None or name is None:
-        return None
-    writes = [e for e in explanation.trace.events if e.kind == "write" and e.field == name]
-    return writes[-1] if writes else None
-
-
-def diff_block(diff) -> list[str]:
-    """The verdict of ``sgtrace diff OLD NEW`` with a launch: each version's outcome, and for the
-    version that raises, its decisive cause and what the other version does with it."""
-    from .diff import _effective
-    from .verdict import raise_verdict
-
-    behaviour = diff.behaviour
-    if behaviour is None:
-        return []
-    old, new = behaviour.old, behaviour.new
-    lines = [f"Verdict: {old.version} {_status(old)}; {new.version} {_status(new)}."]
-    old_run, new_run = _effective(old), _effective(new)
-    if old.status == "rejected" and old_run is not old:
-        lines.append(f"  ({old.version} with the replacements: {_status(old_run)})")
-    if new.status == "rejected" and new_run is not new:
-        lines.append(f"  ({new.version} with the replacements: {_status(new_run)})")
-    pairs = [(old_run, new_run, False), (new_run, old_run, True)]
-    for raising, other, reverse in pairs:
-        if raising.status != "raises" or other.status != "resolves" or raising.explanation is None:
-            continue
-        verdict = raising.verdict = raising.verdict or raise_verdict(raising.explanation)  # the diff view reuses it
-        if not verdict.causes:
-            continue
-        top = verdict.causes[0]
-        lines.extend(f"  {raising.version}: {cause_headline(top)};".split("\n"))
-        lines.append(f"    {cause_effect(top)}.")
-        renames = diff.renames
-        if reverse:
-            other_name = next((r.old for r in renames.values() if r.new == top.field), top.field)
-        else:
-            other_name = renames[top.field].new if top.field in renames else top.field
-        write = _last_write(other.explanation, other_name)
-        if write is not None:
-            lines.append(f"  {other.version}: {other_name} {short(write.old)} -> {short(write.new)} at {write.site.short()} in {write.site.function}.")
-        elif other.explanation is not None and other_name in other.explanation.trace.final:
-            lines.append(f"  {other.version}: {other_name} = {short(other.explanation.trace.final[other_name])}, no write changes it.")
-    return lines

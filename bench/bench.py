@@ -318,7 +318,7 @@ def work_upgrade(spec: dict) -> dict:
 
 def work_replay(spec: dict) -> dict:
     """Fallback when the CLI has no ``replay`` command: the runner, with a materialized model directory."""
-    from analyzer.cli import model_path_in
+    from analyzer.cli.replaying import model_path_in
     from analyzer.explain import ExplainRequest, load_launch, pick_model, pick_profile
     from analyzer.models import materialize
     from analyzer.replay.runner import replay

@@ -2,8 +2,7 @@
 verdict's first cause is the cause the maintainers or the reporter established.
 
 Each case is a report from SGLang's public tracker (see its ``source``); the format is in
-``analyzer/corpus.py``. The verdict assertions need ``analyzer.verdict``; they skip, saying so,
-only when that module cannot be imported.
+``analyzer/corpus.py``.
 
 Held-out cases (``heldout = true``) measure how the verdict generalizes to reports written down
 before it was run on them; ``python -m analyzer.corpus`` prints their figure separately. Once
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import corpus
+from analyzer import corpus, verdict
 from analyzer.errors import EXIT_BAD_INPUT, SgtraceError
 
 CASES = corpus.load_cases(corpus.CASE_DIR)
@@ -125,9 +124,6 @@ def test_scorer_prints_all_and_heldout_figures():
     out = io.StringIO()
     corpus.summarize(rows[:2], out)
     assert "held-out" not in out.getvalue()
-    out = io.StringIO()
-    corpus.summarize(rows, out, missing=ImportError("gone"))
-    assert "no verdict to score" in out.getvalue() and "first cause" not in out.getvalue()
 
 
 def test_scorer_main_on_a_missing_folder(tmp_path, capsys):
@@ -178,9 +174,6 @@ def test_engine_reproduces_the_report(case):
 def test_a_known_miss_of_the_verdict_is_still_a_miss(case):
     """A case recorded as a miss (``verdict_miss``) fails here once the verdict gets it right,
     so the record, and the figure the scorer prints, stay honest."""
-    verdict, missing = corpus.verdict_module()
-    if verdict is None:
-        pytest.skip(f"analyzer.verdict is not importable ({missing})")
     cause = corpus.first_cause(case, explanation_of(case), verdict)
     assert not corpus.matches(case, cause), f"{case.slug}: the verdict now names the established cause; drop verdict_miss"
 
@@ -188,9 +181,6 @@ def test_a_known_miss_of_the_verdict_is_still_a_miss(case):
 @pytest.mark.network
 @pytest.mark.parametrize("case", [c for c in CASES if c.reproduces and not c.verdict_miss], ids=ids)
 def test_verdict_names_the_established_cause_first(case):
-    verdict, missing = corpus.verdict_module()
-    if verdict is None:
-        pytest.skip(f"analyzer.verdict is not importable ({missing})")
     cause = corpus.first_cause(case, explanation_of(case), verdict)
     assert cause is not None, f"the verdict names no cause for {case.slug}"
     assert cause.field == case.cause_field, (

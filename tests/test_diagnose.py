@@ -263,12 +263,12 @@ def test_only_releases_indexed_already_are_searched_for_a_message(monkeypatch):
     the nearest releases whose index exists and counts the others, never building one."""
     from types import SimpleNamespace
 
-    from analyzer import diagnose, message_index, sources
+    from analyzer import diagnose, sources
 
     cached = ["0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.18", "0.5.23"]
     indexed = {"0.5.10", "0.5.18"}
     monkeypatch.setattr(sources, "list_cached", lambda: [SimpleNamespace(version=v) for v in cached])
-    monkeypatch.setattr(message_index, "is_indexed", lambda tree: tree.version in indexed)
+    monkeypatch.setattr(diagnose, "is_indexed", lambda tree: tree.version in indexed)
     read = []
 
     def index_of(tree):

@@ -742,12 +742,12 @@ def test_exit_4_the_replay_disagrees(capsys, tmp_path):
 
 
 def test_exit_5_internal_error_is_one_line(capsys, monkeypatch):
-    import analyzer.explain
+    import analyzer.cli.explain as explain_command  # the command's module, which calls explain
 
     def broken(request):
         raise RuntimeError("an internal bug\nwith a second line")
 
-    monkeypatch.setattr(analyzer.explain, "explain", broken)
+    monkeypatch.setattr(explain_command, "explain", broken)
     monkeypatch.delenv("SGTRACE_DEBUG", raising=False)
     code, out, err = run(capsys, *EXPLAIN_A, "--args", "--model-path /m")
     assert code == 5 and out == ""

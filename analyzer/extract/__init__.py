@@ -22,6 +22,7 @@ from .. import cache
 from ..model import Extraction
 from ..errors import SourceError
 from ..sources import SourceTree
+from .parse import code_memo, fewer_collections
 
 # The passes (and libcst) are imported by ``extract_uncached`` only: a cache hit never needs them.
 
@@ -96,18 +97,16 @@ def problem_notes(extraction: Extraction, limit: int = 5) -> list[str]:
 
 
 def extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
-    from .parse import code_memo, fewer_collections
-
     with fewer_collections(), code_memo():
         return _extract_uncached(tree, content_hash)
 
 
 def _extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
-    from .environ import extract_env
-    from .fields import SERVER_ARGS, detect_era, extract_fields
-    from .flags import extract_flags
-    from .parse import SourceIndex
-    from .sites import extract_sites
+    from .environ import extract_env  # a cache miss only: the passes import libcst (0.3 s)
+    from .fields import SERVER_ARGS, detect_era, extract_fields  # a cache miss only
+    from .flags import extract_flags  # a cache miss only
+    from .parse import SourceIndex  # a cache miss only
+    from .sites import extract_sites  # a cache miss only
 
     index = SourceIndex(tree.root)
     if index.get(SERVER_ARGS) is None:  # without it nothing else means anything: say so, not "no flag --model-path"

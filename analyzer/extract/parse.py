@@ -8,18 +8,18 @@ text of any node. Files libcst cannot parse are reported, never fatal.
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
+import dataclasses
 import functools
 import gc
+import importlib
+import importlib.util
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import bisect
-import importlib
-import importlib.util
-import sys
 
 from ..errors import SgtraceError
 from ..model import Location, ParseProblem
@@ -323,7 +323,7 @@ def byte_spans(module: cst.Module):
     extraction of 0.5.23). The public path stays as the fallback for a libcst
     whose internals moved.
     """
-    from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
+    from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper  # libcst: only when byte spans are asked for (a cache miss)
 
     provider = ByteSpanPositionProvider()
     try:
@@ -545,7 +545,6 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 def _child_fields(kind: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(kind)
     if names is None:
-        import dataclasses
 
         names = tuple(f.name for f in dataclasses.fields(kind) if not any(s in f.name for s in _SKIPPED_FIELDS))
         _CHILD_FIELDS[kind] = names

@@ -257,7 +257,7 @@ def _load(path: str, local: Path) -> tuple[Any, dict[str, int]]:
         )
     text = read_text_file(local, "config file")
     try:
-        import yaml
+        import yaml  # PyYAML: only a --config file
     except ImportError:
         raise SgtraceError("reading --config needs PyYAML, which is not installed", hint="pip install pyyaml") from None
     try:
@@ -343,7 +343,7 @@ def _check_size(root: Any, local: Path) -> None:
 
 def _children(node: Any) -> list:
     """The nodes under a YAML node: items of a sequence, keys and values of a mapping, none for a scalar."""
-    import yaml
+    import yaml  # PyYAML: only a --config file
 
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)

@@ -76,8 +76,8 @@ def _system_manager(unit_name: str) -> Specifiers:
 
 
 def _user_manager(unit_name: str) -> Specifiers:
-    import grp
-    import pwd
+    import grp  # POSIX only
+    import pwd  # POSIX only
 
     user = pwd.getpwuid(os.getuid())
     try:

@@ -15,15 +15,14 @@ from pathlib import Path
 
 from ..agreement import load_scenarios, request_for
 from ..errors import SgtraceError
+from ..explain import explain
+from . import replay
+from .plan import plan_memory
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "tests" / "scenarios" / "memory"
 
 
 def run(scenario):
-    from ..explain import explain
-    from . import replay
-    from .plan import plan_memory
-
     explanation = explain(request_for(scenario))
     report = plan_memory(explanation)
     return report, replay.compare(report, replay.run_replay(report, scenario.version))

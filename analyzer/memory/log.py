@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 from .. import message_match
 from ..controls import strip_escapes
+from ..diagnose import SGLANG_LOG_LINE, _strip_journal
+from ..message_index import message_index
 from ..safe_read import MAX_LOG_BYTES, read_text
-from .plan import MemoryReport
+from .plan import MemoryReport, Number
 
 # (site file fragment, printed expression) -> the plan's number it is
 LOGGED = {
@@ -59,8 +61,6 @@ class LogValue:
 
 
 def _lines(content: str):
-    from ..diagnose import SGLANG_LOG_LINE, _strip_journal
-
     for raw in content.splitlines():
         journal = _strip_journal(raw)
         found = SGLANG_LOG_LINE.match(journal)
@@ -69,8 +69,6 @@ def _lines(content: str):
 
 
 def read_log(report: MemoryReport, path: str) -> list[LogValue]:
-    from ..message_index import message_index
-
     content = strip_escapes(read_text(path, "log", MAX_LOG_BYTES, stdin=True))
     index = message_index(report.explanation.tree)
     out: list[LogValue] = []
@@ -159,8 +157,6 @@ def _close(logged, planned) -> bool:
 
 
 def _planned(report, chosen, number: str):
-    from .plan import Number
-
     if number == "weights per rank (GiB)":
         return Number(number, report.inputs.weights_rank_gib, None)
     return chosen.get(number) if chosen else None

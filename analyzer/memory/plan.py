@@ -24,6 +24,7 @@ it, at the line of the assignment that ran (``Number.site``).
 from __future__ import annotations
 
 import ast
+import ast as _ast
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -443,7 +444,6 @@ def worker_checks(world: PlanWorld, runner: Instance, interp, plan: StrategyPlan
     found = world.program.module(TP_WORKER)
     if found is None or not isinstance(config, Instance):
         return
-    import ast as _ast
 
     values = {name: config.attrs.get(name) for name in WORKER_READS}
     for qual in list(found.functions):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..schemas import stamp
 from ..trace import Unknown
 from .plan import GIB, MemoryReport, StrategyPlan
 
@@ -125,8 +126,6 @@ def render(report: MemoryReport) -> str:
 
 
 def to_json(report: MemoryReport) -> dict:
-    from ..schemas import stamp
-
     e = report.explanation
     return stamp("memory", {
         "sglang_version": e.tree.version,

@@ -17,8 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..models import materialize
 from ..trace import Trace
 from .limits import address_space_limit
+from . import runner
 
 PLACE_KEYS = ("ssh", "python", "version")
 
@@ -51,8 +53,6 @@ def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, p
     for the launch's model. ``memory_mib``: ``--memory-limit``, None when not given (``limits.address_space_limit``:
     the default for an emulated replay, none for a native one). ``create_missing`` builds a missing replay
     environment; the runner's errors (``ReplayError``, ``SgtraceError``) propagate."""
-    from ..models import materialize
-    from .runner import replay
 
     memory_mib = address_space_limit(memory_mib, is_native(profile))
     where = {key: place.get(key) for key in PLACE_KEYS}
@@ -64,6 +64,6 @@ def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, p
             model_dir = model_kwargs["model_dir"] = str(materialize(model, tmp))
         elif send:
             model_kwargs["model_config"] = model.config
-        trace = replay(list(argv), env, profile, timeout_s=timeout_s, memory_mib=memory_mib, create_missing=create_missing,
-                       log=log, **where, **model_kwargs)
+        trace = runner.replay(list(argv), env, profile, timeout_s=timeout_s, memory_mib=memory_mib,
+                              create_missing=create_missing, log=log, **where, **model_kwargs)
     return LaunchReplay(trace, model_dir, send)

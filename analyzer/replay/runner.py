@@ -16,6 +16,7 @@ A resolution that raises is not a failure: it is the Trace's ``error``.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -26,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .. import cache
 from ..errors import SgtraceError
 from ..knowledge import probes
 from ..knowledge.kinds import EventKind
+from ..sources import tree_hash
 from ..trace import Event, Trace, same_value
-from . import process
+from . import envs, process
 from .process import DEFAULT_MEMORY_MIB
-
 
 HARNESS_PATH = Path(__file__).with_name("harness.py")
 MARK = "@@sgtrace@@ "
@@ -293,11 +295,7 @@ def tree_flag_table(root: str | os.PathLike, *, timeout_s: float = 240, log: Cal
     every other third-party module an import stand-in, see ``envs.FLAGS_ENV_PACKAGES``). No replay
     environment is needed, so it works for every release. Cached in the user cache per tree content,
     harness text and the flags environment's packages."""
-    import hashlib
 
-    from .. import cache
-    from ..sources import tree_hash
-    from . import envs
 
     python = envs.flags_env_python(log=log)
     pins = json.dumps(envs._installed(envs.flags_env_dir()), sort_keys=True)
@@ -349,7 +347,6 @@ def _where(*, python, version, ssh, ssh_options, memory_mib, create_missing, log
             raise ReplaySetupError(f"no interpreter at {path}", hint=HINTS["no_interpreter"])
         return _Target([str(path), "-c", BOOTSTRAP], str(path), "python")
     if version is not None:
-        from . import envs
 
         found = envs.env_python(version)
         if found is None:

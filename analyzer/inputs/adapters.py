@@ -1,0 +1,69 @@
+"""The ways an operator hands sgtrace a launch, in one table.
+
+Each ``Adapter`` is one input format: the key it has in an ``ExplainRequest``, an expectation
+file and a scenario; its command-line option and help; whether it names a file on this machine
+(a check resolves it beside its own file; ``fix --write`` patches it); how a report names it; and
+the reader that turns its value into a ``LaunchSpec``. The commands' options
+(``cli.options.explain_inputs``), ``explain.load_launch``, ``check``'s keys, the report's words
+and ``fix --write`` all read this table: a new format is one reader and one entry here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .command import from_args, from_cmd
+from .launch import ArgOrigin, LaunchSpec
+from .script import from_script
+from .systemd import from_service
+
+
+@dataclass(frozen=True)
+class Adapter:
+    key: str  # the ExplainRequest field, and the key of an expectation file or a scenario
+    option: str  # its command-line option
+    help: str
+    file: bool  # a file on this machine: its origin is "KEY:PATH", and it can be patched
+    origin_words: str  # how a report names the launch's origin ({path}: the file)
+    read: Callable[[str, Mapping[str, str]], LaunchSpec]  # (the value, the --env items as a dict) -> the launch
+    metavar: str | None = None
+
+
+def _script(path: str, env: Mapping[str, str]) -> LaunchSpec:
+    """A launch script: its conditions read the --env items, as the script starts with them."""
+    return from_script(path, env=dict(env), env_origins={k: ArgOrigin("--env", None) for k in env})
+
+
+ADAPTERS: tuple[Adapter, ...] = (
+    Adapter("args", "--args", 'The server arguments, shell-quoted: "--model-path /m --tp 4".', False, "--args",
+            lambda text, env: from_args(text)),
+    Adapter("cmd", "--cmd", "A whole command line: python -m sglang.launch_server ... / sglang serve ...", False, "--cmd",
+            lambda text, env: from_cmd(text)),
+    Adapter("service", "--service", "A systemd unit file (ExecStart=, Environment=, EnvironmentFile=).", True,
+            "systemd unit {path}", lambda path, env: from_service(path), metavar="FILE"),
+    Adapter("script", "--script", "A shell launch script (parsed, never executed).", True, "launch script {path}",
+            _script, metavar="FILE"),
+)
+BY_KEY: dict[str, Adapter] = {a.key: a for a in ADAPTERS}
+KEYS: tuple[str, ...] = tuple(BY_KEY)
+FILE_KEYS: tuple[str, ...] = tuple(a.key for a in ADAPTERS if a.file)
+
+
+def given(values: Mapping[str, object]) -> list[Adapter]:
+    """The adapters ``values`` (an ExplainRequest's fields, a TOML table) gives a value to."""
+    return [a for a in ADAPTERS if values.get(a.key) is not None]
+
+
+def file_of(origin: str) -> str | None:
+    """The file a launch's origin names ("service:/etc/x.service" -> "/etc/x.service"); None for --args/--cmd."""
+    key, sep, path = origin.partition(":")
+    adapter = BY_KEY.get(key)
+    return path if sep and adapter is not None and adapter.file else None
+
+
+def origin_words(origin: str) -> str:
+    """How a report names a launch's origin: "systemd unit /etc/x.service", "--args"."""
+    key, _, path = origin.partition(":")
+    adapter = BY_KEY.get(key)
+    return adapter.origin_words.format(path=path or key) if adapter is not None else (path or key)
