@@ -171,6 +171,8 @@ class Program:
         self._calls_by_line: dict[str, dict[int, list[ast.Call]]] = {}  # function id -> line -> the calls there
         self.memo = CallMemo()  # calls shared between evaluations, keyed on the inputs each read (analyzer.symbolic.memo)
         self._class_functions: dict[str, bool] = {}  # function id -> whether it reads only its class argument
+        # model_type -> the config class of sglang/srt/configs/ that declares it (startup_world.config_class)
+        self.config_classes: dict[str, object] = {}
 
     @property
     def problems(self) -> list[str]:
@@ -212,6 +214,7 @@ class Program:
                 self._problems.pop(rel, None)
                 self._rels.clear()  # a file appeared or went away: look modules up again
                 self.references.clear()
+                self.config_classes.clear()
                 self.memo.clear()  # what a call did was worked out on the old code
 
     def is_parsed(self, rel: str) -> bool:

@@ -112,7 +112,6 @@ class StartUpAnswers:
         self.free_gb: Any = Unknown(FREE_MEMORY)
         self.attention_tp_size = attention_tp_size if attention_tp_size is not None else Unknown("attention TP size")
         self.memory_reads: list[tuple[str, Any]] = []  # (what, value) for each measured answer given
-        self._config_classes: dict[str, ClassRef | None] = {}
         self._isinstance_builtin = Intrinsic("isinstance", self._isinstance)
 
     def global_name(self, module, name: str) -> Any:
@@ -206,11 +205,13 @@ class StartUpAnswers:
 
     # -- SGLang's config classes -----------------------------------------------------------------
     def config_class(self, model_type: Any) -> ClassRef | None:
-        """The SGLang config class that declares ``model_type = <it>`` (``sglang/srt/configs/``)."""
+        """The SGLang config class that declares ``model_type = <it>`` (``sglang/srt/configs/``), found once per
+        tree (``Program.config_classes``): the sizing asks for each attribute config.json lacks, in every run."""
         if not isinstance(model_type, str):
             return None
-        if model_type in self._config_classes:
-            return self._config_classes[model_type]
+        known = self.program.config_classes
+        if model_type in known:
+            return known[model_type]  # type: ignore[return-value]
         found = None
         for rel in _config_modules(self.program):
             module = self.program.module(rel)
@@ -227,7 +228,7 @@ class StartUpAnswers:
                     break
             if found:
                 break
-        self._config_classes[model_type] = found
+        known[model_type] = found
         return found
 
     def _config_property(self, config: ConfigObj, attr: str, node, frame) -> Any:
