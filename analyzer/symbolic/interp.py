@@ -322,22 +322,26 @@ class Interpreter:
     def bind_arguments(self, node, args: list, kwargs: dict, frame: Frame) -> None:
         positional, kwonly, default_for, vararg, kwarg = _signature(node)
         local = frame.locals
-
-        def by_name(name: str) -> Any:
-            if name in kwargs:
-                return kwargs.pop(name)
-            if name in default_for:
-                return self.eval(default_for[name], frame)
-            return Unknown(f"argument {name} not passed")
-
+        given = len(args)
         for i, name in enumerate(positional):
-            local[name] = args[i] if i < len(args) else by_name(name)
+            if i < given:
+                local[name] = args[i]
+            else:
+                local[name] = self._by_name(name, kwargs, default_for, frame)
         if vararg is not None:
             local[vararg] = tuple(args[len(positional):])
         for name in kwonly:
-            local[name] = by_name(name)
+            local[name] = self._by_name(name, kwargs, default_for, frame)
         if kwarg is not None:
             local[kwarg] = dict(kwargs)
+
+    def _by_name(self, name: str, kwargs: dict, default_for: dict, frame: Frame) -> Any:
+        """A parameter not given by position: its keyword argument (taken out of ``kwargs``), else its default."""
+        if name in kwargs:
+            return kwargs.pop(name)
+        if name in default_for:
+            return self.eval(default_for[name], frame)
+        return Unknown(f"argument {name} not passed")
 
     def call(self, func: Any, args: list, kwargs: dict, node: ast.AST, frame: Frame) -> Any:
         self.steps += 1  # ``tick``, inlined
@@ -985,11 +989,13 @@ class Interpreter:
         result: Any = True
         for op, comparator in zip(node.ops, node.comparators):
             right = self.eval(comparator, frame)
-            refused = _unorderable(op, left, right)
-            if refused is not None:
-                # Python raises here (``None > 1``), and so does SGLang's own code: not a false condition
-                raise SGLangError("TypeError", refused, self.site(node, frame), frame.chain())
-            outcome = self.world.compare(type(op), left, right)
+            op_class = op.__class__
+            if op_class in ORDERING_SYMBOLS:  # (``_unorderable`` answers None for the other operators)
+                refused = _unorderable(op, left, right)
+                if refused is not None:
+                    # Python raises here (``None > 1``), and so does SGLang's own code: not a false condition
+                    raise SGLangError("TypeError", refused, self.site(node, frame), frame.chain())
+            outcome = self.world.compare(op_class, left, right)
             if isinstance(outcome, Unknown):
                 result = outcome
             elif not outcome:
@@ -1183,12 +1189,14 @@ def _terminates(body: list[ast.stmt]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=None)
 def _is_classmethod(node) -> bool:
     return isinstance(node, ast.FunctionDef) and any(
         isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list
     )
 
 
+@functools.lru_cache(maxsize=None)
 def _is_static(node) -> bool:
     return isinstance(node, ast.FunctionDef) and any(
         isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list

@@ -124,6 +124,7 @@ def _module_intrinsic(rel: str, qualname: str) -> tuple[str, Any]:
 
 _SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
 _SCALARS = frozenset({type(None), bool, int, float, str})
+_COLLECTIONS = frozenset({list, tuple, set, frozenset})
 
 
 class Observation:
@@ -1044,11 +1045,16 @@ class World:
         return Unknown(f"subscript of {type(container).__name__}")
 
     def compare(self, op: type, left: Any, right: Any) -> Any:
-        if left.__class__ in _SCALARS and right.__class__ in _SCALARS and op not in (ast.In, ast.NotIn):
-            try:  # the most frequent case, and what the general path below answers for it
-                return _CMPOPS[op](left, right)
-            except TypeError:
-                return Unknown(f"comparison of {type(left).__name__} and {type(right).__name__}")
+        if left.__class__ in _SCALARS:
+            if right.__class__ in _SCALARS and op not in (ast.In, ast.NotIn):
+                try:  # the most frequent case, and what the general path below answers for it
+                    return _CMPOPS[op](left, right)
+                except TypeError:
+                    return Unknown(f"comparison of {type(left).__name__} and {type(right).__name__}")
+            if (op is ast.In or op is ast.NotIn) and right.__class__ in _COLLECTIONS and _SCALARS.issuperset(map(type, right)):
+                # a scalar in a collection of scalars (``quantization in supported_methods``): what the general path
+                # below answers for it, without walking the collection twice (for unknown items, then plain ones)
+                return (left in right) if op is ast.In else (left not in right)
         if op in (ast.Is, ast.IsNot):
             if isinstance(left, Unknown) or isinstance(right, Unknown):
                 if (left is None or right is None) and isinstance(left, Unknown) != isinstance(right, Unknown):
