@@ -71,10 +71,6 @@ TABLE_END = ("Hypervisor vendor", "ulimit soft")  # what check_env prints after 
 _STDIN_TEXT: dict[str, str] = {}  # "-" read once per process: the profile may be loaded more than once
 
 
-def is_check_env(spec: str) -> bool:
-    return isinstance(spec, str) and spec.startswith(PREFIX)
-
-
 def read(path: str) -> str:
     """The text of ``path`` (``-``: standard input, read once), as check_env output."""
     if path == "-" and path in _STDIN_TEXT:

@@ -398,6 +398,3 @@ def guard_inputs(guard: GuardValue, explanation: Explanation, before: Event | No
 def cause_chain(explanation: Explanation, error: Event) -> list[CauseStep]:
     return [CauseStep(guard, guard_inputs(guard, explanation, None)) for guard in error.guards]
 
-
-def field_chain(trace: Trace, name: str) -> list[Event]:
-    return [e for e in trace.events if e.kind == EventKind.WRITE and e.field == name]

@@ -56,13 +56,6 @@ def test_requirements_take_the_release_specifiers_for_the_allow_list():
     assert "dill" in reqs
 
 
-def test_sglang_pins():
-    pins = envs.sglang_pins(METADATA)
-    assert pins["transformers"] == "5.6.0"
-    assert pins["flashinfer-python"] == "0.6.8.post1"
-    assert "pyzmq" not in pins and "pytest" not in pins
-
-
 def test_cache_root_follows_sgtrace_cache(cache):
     assert envs.envs_root() == cache / "replay-envs"
     assert envs.env_dir("0.5.11") == cache / "replay-envs" / "0.5.11"

@@ -330,11 +330,6 @@ class Evaluator:
         """What a name or an attribute chain refers to, without evaluating it."""
         return self._ref(expr, ctx)
 
-    def record_default(self, name: str, module: ModuleIndex) -> Any:
-        """The declared default of an era-B record field (the namespace classes of ``_INPUT_NAMESPACES``)."""
-        result = self._record_default(name, module)
-        return NOT_LITERAL if result is _NL else result
-
     # -- core -----------------------------------------------------------------
     def _eval(self, expr: cst.BaseExpression, ctx: Ctx) -> Any:
         if self._depth >= self.max_depth:

@@ -334,14 +334,6 @@ def byte_spans(module: cst.Module):
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
 
 
-def parse_file(root: Path, rel: str) -> tuple[ModuleIndex | None, ParseProblem | None]:
-    try:
-        source = read_source(root / rel, rel)
-    except SourceProblem as exc:
-        return None, ParseProblem(rel, problem_text(exc))
-    return parse_source(source, rel)
-
-
 def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int = 0,
                  checked: bool = False) -> tuple[ModuleIndex | None, ParseProblem | None]:
     """``source`` parsed by libcst and indexed. ``checked``: ``source`` is (part of) a file
@@ -524,10 +516,6 @@ class SourceIndex:
             return None
         self.modules[rel] = index
         return index
-
-    def get_dotted(self, dotted: str) -> ModuleIndex | None:
-        rel = module_to_rel(self.root, dotted)
-        return self.get(rel) if rel else None
 
     def exists(self, rel: str) -> bool:
         return (self.root / rel).is_file()

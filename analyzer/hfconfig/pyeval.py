@@ -628,10 +628,6 @@ class Evaluator:
             found = self._classes[id(node)] = ClassInfo(self, node, mod, outer)
         return found
 
-    def module_class(self, dotted: str, name: str) -> ClassInfo | None:
-        value = self.global_value(dotted, name)
-        return value if isinstance(value, ClassInfo) else None
-
     def global_value(self, dotted: str, name: str, depth: int = 0) -> Any:
         """Module ``dotted``'s name ``name`` (a definition, an import, a module-level value); raises NameError."""
         hook = self.hooks.get((dotted, name))

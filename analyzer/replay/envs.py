@@ -575,21 +575,6 @@ def _node_marker(marker: str) -> str | None:
     return re.sub(r"^(and\s+)|(\s+and)$", "", rest).strip()
 
 
-def sglang_pins(metadata_text: str) -> dict[str, str]:
-    """``{distribution: version}`` for every ``==`` pin in a wheel's METADATA (no extras)."""
-    pins = {}
-    for line in metadata_text.splitlines():
-        if not line.startswith("Requires-Dist:"):
-            continue
-        spec, _, marker = line.split(":", 1)[1].partition(";")
-        if _node_marker(marker) is None:
-            continue
-        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*==\s*([^,\s]+)\s*$", spec)
-        if m:
-            pins[_norm(m.group(1))] = m.group(3)
-    return pins
-
-
 def _sglang_metadata(env: Path, version: str) -> str:
     for site in sorted(env.glob("lib/python*/site-packages")):
         meta = site / f"sglang-{version}.dist-info" / "METADATA"
