@@ -19,10 +19,12 @@ TEST_JOBS ?= -n auto --maxprocesses 4
 test: lint
 	$(PYTHON) -m pytest -q $(TEST_JOBS)
 
-# pyflakes and bugbear's likely bugs everywhere (pyproject.toml [tool.ruff]); strict types on the knowledge package.
+# pyflakes and bugbear's likely bugs everywhere (pyproject.toml [tool.ruff]); strict types on the knowledge
+# package and the contracts (the extraction, the Trace, the launch, the Session, the adapters' table).
+STRICT_TYPED = analyzer/knowledge analyzer/model.py analyzer/trace.py analyzer/inputs/launch.py analyzer/session.py analyzer/inputs/adapters.py
 lint: install
 	$(PYTHON) -m ruff check analyzer tests bench
-	$(PYTHON) -m mypy --strict --follow-imports=silent analyzer/knowledge
+	$(PYTHON) -m mypy --strict --follow-imports=silent $(STRICT_TYPED)
 
 # Only the tests that need neither the network nor a replay environment.
 test-offline: install

@@ -198,7 +198,7 @@ def split_target(name: str) -> tuple[str, str | None]:
     return field_name, path or None
 
 
-def target_value(final: dict, name: str) -> Any:
+def target_value(final: dict[str, Any], name: str) -> Any:
     """The final value of a field, or of an attribute inside the object a field holds (None when absent)."""
     field_name, path = split_target(name)
     value = final.get(field_name)
@@ -275,7 +275,7 @@ class Trace:
         return [e for e in self.events if e.kind == EventKind.WARNING]
 
     # -- JSON --------------------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["final"] = {k: encode_value(v) for k, v in self.final.items()}
         data["given"] = {k: encode_value(v) for k, v in self.given.items()}
@@ -307,18 +307,19 @@ class Trace:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Trace":
-        def site(d):
+    def from_dict(cls, data: dict[str, Any]) -> "Trace":
+        def site(d: dict[str, Any] | None) -> SiteRef | None:
             return SiteRef(**d) if d else None
 
-        def guard(g):
+        def guard(g: dict[str, Any]) -> GuardValue:
             reads = g.get("reads")
             return GuardValue(**{**g, "value": decode_value(g.get("value")),
                                  "reads": Reads(**reads) if isinstance(reads, dict) else None})
 
-        def event(d):
-            if d is None:
-                return None
+        def maybe_event(d: dict[str, Any] | None) -> Event | None:
+            return None if d is None else event(d)
+
+        def event(d: dict[str, Any]) -> Event:
             return Event(
                 **{
                     **d,
@@ -333,14 +334,14 @@ class Trace:
         data = {k: v for k, v in data.items() if k in known}
         trace = cls(**{**data, "events": [], "error": None, "alternatives": []})
         trace.events = [event(e) for e in data.get("events", [])]
-        trace.error = event(data.get("error"))
+        trace.error = maybe_event(data.get("error"))
         trace.final = {k: decode_value(v) for k, v in data.get("final", {}).items()}
         trace.given = {k: decode_value(v) for k, v in data.get("given", {}).items()}
         trace.alternatives = [
             Alternative(
                 condition=a["condition"],
                 final={k: decode_value(v) for k, v in a.get("final", {}).items()},
-                error=event(a.get("error")),
+                error=maybe_event(a.get("error")),
                 inputs=[str(i) for i in a.get("inputs", []) if isinstance(i, str)],
             )
             for a in data.get("alternatives", [])
