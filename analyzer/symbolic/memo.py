@@ -17,6 +17,7 @@ a counterfactual hook it triggered, an object tied to its run) is never stored.
 from __future__ import annotations
 
 import copy
+import operator
 from collections import OrderedDict
 from typing import Any
 
@@ -88,18 +89,16 @@ def fingerprint(value: Any) -> Any:
     if cls is float:
         return ("float", repr(value))
     if cls is list or cls is tuple or cls is Stash:
-        items = tuple(value)
-        plain = _plain_items(items)
-        if plain is not None:
-            return (cls.__name__, _PLAIN_FORM, items, *plain)
+        printed = _items_print(tuple(value))
+        if printed is not None:
+            return (cls.__name__, _ITEMS_FORM, *printed)
         return (cls.__name__, _fingerprints(value))
     if cls is dict:
-        keys, values = tuple(value), tuple(value.values())
-        plain_keys = _plain_items(keys)
-        if plain_keys is not None:
-            plain_values = _plain_items(values)
-            if plain_values is not None:
-                return ("dict", _PLAIN_FORM, keys, *plain_keys, values, *plain_values)
+        keys = _items_print(tuple(value))
+        if keys is not None:
+            values = _items_print(tuple(value.values()))
+            if values is not None:
+                return ("dict", _ITEMS_FORM, *keys, *values)
         # (a scalar key or value, the most frequent, printed here: one call less for each)
         names = _SCALAR_NAMES
         items = []
@@ -129,25 +128,32 @@ def fingerprint(value: Any) -> Any:
     raise Unsupported(cls.__name__)
 
 
-# The form of a container whose items are all scalars or floats (config.json's dicts, the record's fields): the
-# items themselves with their classes (``1``, ``True`` and ``1.0`` are equal items but not equal classes) and the
-# reprs of the floats (``0.0`` and ``-0.0`` are equal floats), built by C loops. Equal where the item by item form
-# is equal: a NaN, not equal to itself, takes that form.
-_PLAIN_FORM = "plain items"
+# The form of a container's items (config.json's dicts, the record's fields, nearly all scalars): their classes
+# (``1``, ``True`` and ``1.0`` are equal items but not equal classes), the scalars and floats themselves (the others
+# as None), the reprs of the floats (``0.0`` and ``-0.0`` are equal floats) and the fingerprints of the others, in
+# order; built by C loops where the item-by-item form paid a call and a tuple for each. Equal exactly where that
+# form is equal; a NaN, not equal to itself, takes that form.
+_ITEMS_FORM = "items"
 _PLAIN_ITEMS = _SCALARS | {float}
 
 
-def _plain_items(items: tuple) -> tuple | None:
-    """(the items' classes, the floats' reprs) where every item is a scalar or a float other than NaN, else None."""
+def _items_print(items: tuple) -> tuple | None:
+    """(classes, plain items, float reprs, fingerprints of the other items), or None where a float is NaN."""
     classes = tuple(map(type, items))
-    if not _PLAIN_ITEMS.issuperset(classes):
-        return None
+    if _PLAIN_ITEMS.issuperset(classes):
+        plain, others = items, ()
+    else:
+        odd = [i for i, c in enumerate(classes) if c not in _PLAIN_ITEMS]
+        listed = list(items)
+        for i in odd:
+            listed[i] = None
+        plain, others = tuple(listed), tuple([fingerprint(items[i]) for i in odd])
     if float not in classes:
-        return (classes, ())
-    floats = [v for v in items if v.__class__ is float]
+        return (classes, plain, (), others)
+    floats = [v for v in plain if v.__class__ is float]
     if any(v != v for v in floats):
         return None
-    return (classes, tuple(map(repr, floats)))
+    return (classes, plain, tuple(map(repr, floats)), others)
 
 
 def _fingerprints(values) -> tuple:
@@ -665,7 +671,7 @@ def _relative(guards: list, chain: list) -> tuple[bool, list]:
     """A guard chain recorded inside the call: below the caller's (``True``, what the call added) or its own
     (a module's top level, a class body: ``False``, the chain as it is)."""
     n = len(chain)
-    if n and len(guards) >= n and all(a is b for a, b in zip(guards, chain)):
+    if n and len(guards) >= n and all(map(operator.is_, guards, chain)):
         return True, list(guards[n:])
     in_chain = {id(c) for c in chain}
     if any(id(g) in in_chain for g in guards):
