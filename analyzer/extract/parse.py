@@ -199,7 +199,6 @@ class ModuleIndex:
     rel: str  # path relative to the SGLang root
     dotted: str  # ``sglang.srt.server_args``
     module: cst.Module
-    spans: dict  # node -> ByteSpan (start offset, length)
     line_starts: list[int]  # byte offset of each line's first character
     line_offset: int = 0  # a snippet (one function parsed alone) starts this many lines into the file
     col_offset: int = 0  # and was dedented by this many columns
@@ -207,6 +206,19 @@ class ModuleIndex:
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)  # qualname -> def (top-level + methods)
     classes: dict[str, cst.ClassDef] = field(default_factory=dict)
     assignments: dict[str, cst.BaseExpression] = field(default_factory=dict)  # module-level NAME = expr
+    _spans: dict | None = field(default=None, repr=False)
+
+    @property
+    def spans(self) -> dict:
+        """node -> ByteSpan (start offset, length), computed when a location in this module is first asked
+        for: most modules a cold extraction parses are read for a constant or a function's body and never
+        give a location (a whole-module code generation each, a quarter of a cold extraction)."""
+        if self._spans is None:
+            try:
+                self._spans = byte_spans(self.module)
+            except (RecursionError, MemoryError, ValueError):  # code nested past what code generation takes
+                self._spans = {}  # its nodes have no location (line 0), as a node outside any module
+        return self._spans
 
     def _line_col(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.line_starts, offset)
@@ -346,8 +358,6 @@ def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int 
             return None, ParseProblem(rel, problem_text(exc))
     try:
         module = cst.parse_module(source)
-        # Byte spans cost half of what line/column positions cost; lines come from a table.
-        spans = byte_spans(module)
     except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return None, ParseProblem(rel, f"libcst cannot parse it: {first}")
@@ -360,7 +370,7 @@ def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int 
     dotted = dotted_name(rel)
     is_package = rel.endswith("__init__.py")
     index = ModuleIndex(
-        rel=rel, dotted=dotted, module=module, spans=spans, line_starts=line_starts, line_offset=line_offset, col_offset=col_offset
+        rel=rel, dotted=dotted, module=module, line_starts=line_starts, line_offset=line_offset, col_offset=col_offset
     )
     index.imports = collect_imports(module.body, dotted, is_package)
     for stmt in module.body:
