@@ -52,7 +52,6 @@ from .replay.launch_replay import replay_launch
 from .replay.runner import ReplayError
 from .safe_read import read_utf8
 from .session import Session
-from .sources import version_tuple
 from .trace import same_value
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -79,12 +78,6 @@ class Scenario:
     expect: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     source: str = ""
-
-    @property
-    def era(self) -> str:
-        """"A" (``__post_init__`` handlers, up to 0.5.18) or "B" (the resolution pipeline, 0.5.19 on)."""
-
-        return "B" if version_tuple(self.version) >= (0, 5, 19) else "A"
 
 
 @dataclass
