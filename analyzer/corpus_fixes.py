@@ -13,7 +13,8 @@ a default SGLang resolved, ``keep_fix.keep_default`` (the flag stated explicitly
 (options compared by the field they set, so ``--tp`` is ``--tensor-parallel-size``; for a
 default SGLang resolved, the flag alone: the value wanted is the operator's); a case
 whose accepted text is "none" matches when nothing is proposed. Cases whose accepted fix is an
-SGLang-side change with flags after "as flags:" are read from there.
+SGLang-side change with flags after "as flags:" are read from there. For a raise, the fix explain's
+verdict prints on its first screen is scored the same way (a second figure).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .fix import Change, apply, find_fixes, with_argv
 from .keep_fix import keep_default, keep_fix
 from .keep_replay import change_list
 from .trace import same_value, target_value
-from .verdict import Runner, resolves
+from .verdict import Runner, resolves, verdict_of
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
 
@@ -44,6 +45,8 @@ class FixRow:
     proposed_text: str
     match: bool | None
     equivalent: bool = False  # not the same changes, but the same resolution (``same_resolution``)
+    verdict_match: bool | None = None  # a raise: explain's "Fix" line (the verdict's fix) is the accepted one
+    verdict_text: str = ""
 
 
 def accepted_changes(case: Case, flag_dest) -> frozenset | None:
@@ -126,7 +129,24 @@ def row_of(case: Case, explanation=None) -> FixRow | None:
     equivalent = False
     if match is False and accepted and proposed:
         equivalent = match = same_resolution(case, explanation, accepted, proposed)
-    return FixRow(case, accepted, proposed, text, match, equivalent)
+    row = FixRow(case, accepted, proposed, text, match, equivalent)
+    if case.kind == "raise" and accepted is not None:
+        row.verdict_match, row.verdict_text = verdict_fix_match(case, explanation, accepted, flag_dest)
+    return row
+
+
+def verdict_fix_match(case: Case, explanation, accepted: frozenset, flag_dest) -> tuple[bool, str]:
+    """Whether the fix explain's verdict prints on its first screen (``verdict.find_fix``) is the accepted
+    one, scored as ``fix``'s first is; and that fix as printed ("-": none)."""
+    verdict = verdict_of(explanation)
+    if not verdict.fix_verified or not (verdict.fix or verdict.fix_env):
+        return not accepted, "-"
+    proposed = _from_text(verdict.fix or "", verdict.fix_env, flag_dest)
+    match = _same(accepted, proposed, env_defaults=explanation.extraction.env_defaults)
+    if not match and accepted and proposed:
+        match = same_resolution(case, explanation, accepted, proposed)
+    text = " ".join(p for p in (verdict.fix, " ".join(f"{k}={v}" for k, v in verdict.fix_env.items())) if p)
+    return match, ("trade-off: " if verdict.fix_trade_off else "") + text
 
 
 def same_resolution(case: Case, explanation, accepted: frozenset, proposed: frozenset) -> bool:
@@ -191,6 +211,12 @@ def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
     print(f"\nfirst proposed fix = the accepted one in {hits} of {len(scored)} reproduced cases with a readable "
           f"accepted fix ({share:.0f}%; {same} of them resolve the same with other changes, 'same'); "
           f"{len(rows) - len(scored)} more have an accepted fix that is no command-line change", file=out)
+    raises = [r for r in rows if r.verdict_match is not None]
+    said = sum(1 for r in raises if r.verdict_match)
+    trade_offs = sum(1 for r in raises if r.verdict_text.startswith("trade-off"))
+    print(f"explain's Fix line = the accepted one in {said} of {len(raises)} raise cases "
+          f"({100.0 * said / len(raises) if raises else 0.0:.0f}%; {trade_offs} of the {len(raises)} lines say a trade-off)",
+          file=out)
     return rows
 
 

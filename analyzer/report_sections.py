@@ -245,7 +245,7 @@ def _verdict_summary(verdict, version: str) -> list:
         fix = [Code(verdict.fix)] if verdict.fix else []
         if verdict.fix_env:
             fix.append(Code(" ".join(f"{k}={v}" for k, v in verdict.fix_env.items())))
-        parts += fill(words.SUM_VERIFIED_FIX, fix=joined(fix, " with env "))
+        parts += fill(words.SUM_TRADE_OFF_FIX if verdict.fix_trade_off else words.SUM_VERIFIED_FIX, fix=joined(fix, " with env "))
     return parts
 
 

@@ -151,8 +151,8 @@ def definitions() -> dict[str, dict]:
         "field": STR, "kind": {"enum": ["field", "env", "probe", "model"]}, "value": ref("value"),
         "role": {"enum": list(ROLES)}, "site": nullable(ref("site")), "why": STR, "condition": STR, "alternative": ref("value"),
     })
-    defs["verdict"] = obj({**verdict, "overrides": array(ref("field_verdict"))}, optional=("overrides",))
-    defs["field_verdict"] = obj({"field": STR, **verdict})
+    defs["verdict"] = obj({**verdict, "overrides": array(ref("field_verdict"))}, optional=("overrides", "fix_trade_off"))
+    defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off",))
     defs["fix_candidate"] = obj({"changes": STRS, "origin": STRS, "outcome": STR, "trade_off": nullable(STR), "command": STR,
                                  "replay": nullable(STR), "note": STR, "assumes": STRS}, optional=("assumes",))
     defs["fixes"] = obj({"fixes": array(ref("fix_candidate")), "trade_offs": array(ref("fix_candidate")),
@@ -223,6 +223,8 @@ def verdict_properties() -> dict:
         "fix": nullable(STR),
         "fix_env": mapping(STR),
         "fix_verified": BOOL,
+        "fix_trade_off": {"const": True, "description": "present when the fix gives up a flag you gave: no change "
+                          "that keeps them all resolves"},
         "runs": INT,
     }
 

@@ -559,3 +559,23 @@ def test_a_condition_read_through_a_holder_or_a_config_bag_names_the_record_fiel
     assert through_views("get_schedule().page_size > 1") == "server_args.page_size > 1"
     # a function of SGLang's that is no bag accessor is left as it is
     assert through_views("get_attention_tp_size() > 1") == "get_attention_tp_size() > 1"
+
+
+# -- the fix on the verdict's first screen ------------------------------------------------------------------
+
+
+@pytest.mark.network
+def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said_as_a_trade_off():
+    from analyzer import corpus
+    from analyzer.verdict_view import fix_line
+
+    cases = {c.slug: c for c in corpus.load_cases(corpus.CASE_DIR)}
+    # "Currently LoRA is only compatible with NGRAM speculative decoding": the message names the value to use
+    lora = verdict_of(corpus.reproduced(cases["pr28395-lora-rejects-eagle-speculative"]))
+    assert (lora.fix, lora.fix_verified, lora.fix_trade_off) == ("--speculative-algorithm NGRAM", True, False)
+    # no change keeps every flag: the verified change that gives one up is a trade-off, and says so
+    ngram = verdict_of(corpus.reproduced(cases["pr28616-ngram-rejects-dp-attention"]))
+    assert (ngram.fix, ngram.fix_verified, ngram.fix_trade_off) == ("without --enable-dp-attention", True, True)
+    line = fix_line(ngram, "sgtrace fix ...")
+    assert line.startswith("  Fix: none keeps all of your flags. Trade-off (verified by the engine): without --enable-dp-attention")
+    assert ngram.to_dict()["fix_trade_off"] is True and "fix_trade_off" not in lora.to_dict()
