@@ -173,6 +173,9 @@ class Program:
         self._class_functions: dict[str, bool] = {}  # function id -> whether it reads only its class argument
         # model_type -> the config class of sglang/srt/configs/ that declares it (startup_world.config_class)
         self.config_classes: dict[str, object] = {}
+        # what the start-up's runtime context reads off the tree's code alone (runtime_context: the namespace
+        # declarations, which of its functions are config-bag accessors), by what it is
+        self.context_facts: dict[object, object] = {}
 
     @property
     def problems(self) -> list[str]:
@@ -215,6 +218,7 @@ class Program:
                 self._rels.clear()  # a file appeared or went away: look modules up again
                 self.references.clear()
                 self.config_classes.clear()
+                self.context_facts.clear()
                 self.memo.clear()  # what a call did was worked out on the old code
 
     def is_parsed(self, rel: str) -> bool:

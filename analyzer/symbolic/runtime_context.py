@@ -126,11 +126,13 @@ class PublishedContext:
         """Whether runtime_context's ``qualname`` is ``return _CONTEXT.config_bag("NS")`` (``get_device``, ``get_schedule``)."""
         if self.context is None:
             return False
-        found = self.world.program.function(f"{RUNTIME_CONTEXT}::{qualname}")
-        body = [s for s in found[1].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))] if found else []
-        call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
-        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "config_bag"
-                and isinstance(call.func.value, ast.Name) and call.func.value.id == "_CONTEXT")
+        # (asked for every call of a runtime_context function; the answer is the tree's, kept by its Program)
+        facts = self.world.program.context_facts
+        key = ("bag accessor", qualname)
+        known = facts.get(key)
+        if known is None:
+            known = facts[key] = _returns_config_bag(self.world.program, qualname)
+        return known  # type: ignore[return-value]
 
     def bag(self, path) -> Instance:
         return Instance(ClassRef(RUNTIME_CONTEXT, "_ConfigBag"), {BAG: str(path)})
@@ -268,9 +270,22 @@ def _group(width: Any) -> Instance:
 
 
 def namespaces_of(program) -> Namespaces | None:
-    """The tree's namespace declarations (0.5.21+), or None."""
-    found = Namespaces(program)
-    return found if found else None
+    """The tree's namespace declarations (0.5.21+), or None; read once per tree (its Program keeps them: nothing
+    changes a ``Namespaces`` once read)."""
+    facts = program.context_facts
+    if "namespaces" not in facts:
+        found = Namespaces(program)
+        facts["namespaces"] = found if found else None
+    return facts["namespaces"]  # type: ignore[return-value]
+
+
+def _returns_config_bag(program, qualname: str) -> bool:
+    """Whether runtime_context's ``qualname`` is ``return _CONTEXT.config_bag("NS")``."""
+    found = program.function(f"{RUNTIME_CONTEXT}::{qualname}")
+    body = [s for s in found[1].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))] if found else []
+    call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "config_bag"
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "_CONTEXT")
 
 
 def attention_tp_size(world, record) -> Any:
