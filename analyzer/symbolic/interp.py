@@ -183,11 +183,17 @@ _NOT_OPERANDS = (FunctionRef, ClassRef, ModuleRef, ExternalRef, Intrinsic, Recor
 
 
 _PLAIN_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+# classes (exactly) that are neither plain nor a subclass of a plain one: ``is_plain`` answers False for them
+_NOT_PLAIN = frozenset({Record, View, Instance, ConfigObj, ModelConfigObj, FunctionRef, ClassRef, ModuleRef, ExternalRef,
+                        Intrinsic, Unknown, Decided, Opaque})
 
 
 def is_plain(value: Any) -> bool:
-    if value.__class__ in _PLAIN_SCALARS:  # the most frequent case
+    cls = value.__class__
+    if cls in _PLAIN_SCALARS:  # the most frequent case
         return True
+    if cls in _NOT_PLAIN:  # the evaluator's own objects (the record a ``getattr`` reads)
+        return False
     if isinstance(value, (list, tuple, set, frozenset)):
         return all(is_plain(v) for v in value)
     if isinstance(value, dict):
@@ -494,7 +500,7 @@ class Interpreter:
             self.world.observe(frame, stmt, guard.expr, taken, value, guard, terms, start)
         else:
             value = self.eval(stmt.test, frame)
-            taken = self.truth(value, stmt.test, frame)
+            taken = value if value.__class__ is bool else self.truth(value, stmt.test, frame)  # (``truth`` of a bool)
             guard = None  # built below where it is pushed (most conditions not taken have no ``else``)
             if self.world.hooks is not None:  # a counterfactual run tracking conditions (World.observe)
                 self.world.observe(frame, stmt, _source(stmt.test), taken, value)
@@ -937,7 +943,7 @@ class Interpreter:
         held = is_and
         for operand in node.values:
             value = self.eval(operand, frame)
-            held = self.truth(value, operand, frame)
+            held = value if value.__class__ is bool else self.truth(value, operand, frame)  # (``truth`` of a bool)
             if held != is_and:
                 break
         return _operand_value(value, held)
@@ -1052,30 +1058,36 @@ class Interpreter:
     def _comprehension(self, generators, frame: Frame, emit) -> bool:
         inner = Frame(module=frame.module, qualname=frame.qualname, class_name=frame.class_name, closure=frame, parent=frame.parent)
         inner.guards = frame.guards
+        last = len(generators) - 1
+        if last < 0:
+            emit(inner)
+            return True
+        assign = self.assign
 
         def loop(index: int) -> bool:
-            if index == len(generators):
-                emit(inner)
-                return True
             gen = generators[index]
             iterable = self.eval(gen.iter, inner)
             items = None if isinstance(iterable, Unknown) else self.iterate(iterable, gen.iter, inner)
             if items is None:
                 return False
+            target, conditions = gen.target, gen.ifs
             for count, item in enumerate(items):
                 if count >= MAX_LOOP:
                     break
-                self.assign(gen.target, item, gen, inner, "loop")
+                assign(target, item, gen, inner, "loop")
                 keep = True
-                for condition in gen.ifs:
+                for condition in conditions:
                     tested = self.eval(condition, inner)
                     if isinstance(tested, Unknown) and tested.kind != "input":
                         return False  # a filter the evaluator cannot decide: the result is unknown, not the items it kept
                     if not self.truth(tested, condition, inner):
                         keep = False
                         break
-                if keep and not loop(index + 1):
-                    return False
+                if keep:
+                    if index == last:  # the innermost generator: the element
+                        emit(inner)
+                    elif not loop(index + 1):
+                        return False
             return True
 
         return loop(0)

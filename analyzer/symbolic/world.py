@@ -694,9 +694,12 @@ class World:
 
     def attribute(self, obj: Any, attr: str, node, frame) -> Any:
         """Like ``get_attribute`` but raises ``AttrMissing`` where Python raises AttributeError."""
-        if isinstance(obj, Unknown):
-            return obj if obj.__class__ is Unknown else Unknown(obj.reason, obj.kind)  # (a ``Decided``: not its attribute's truth)
-        if obj.__class__ is Instance:  # the most frequent receiver (SGLang's own objects, dataclass fields)
+        cls = obj.__class__
+        if cls is Record:  # the second most frequent receiver (none of these three classes is an Unknown)
+            return self._record_attribute(obj, attr, node, frame)
+        if cls is not Instance and isinstance(obj, Unknown):
+            return obj if cls is Unknown else Unknown(obj.reason, obj.kind)  # (a ``Decided``: not its attribute's truth)
+        if cls is Instance:  # the most frequent receiver (SGLang's own objects, dataclass fields)
             if attr in obj.attrs:
                 return obj.attrs[attr]
             if self.context is not None:  # a config bag or the parallel context of the published runtime context
