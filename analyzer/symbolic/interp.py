@@ -96,7 +96,7 @@ class _Continue(Exception):
     pass
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
     module: Module
     qualname: str
@@ -386,11 +386,13 @@ class Interpreter:
 
     # -- statements ----------------------------------------------------------------
     def exec_block(self, statements: list[ast.stmt], frame: Frame) -> None:
-        pushed = 0
+        # an `if cond: return` not taken: the rest of the block runs under `not cond`, its guard pushed by stmt_If
+        # and left there; every other statement leaves the guards as it found them (a block pops what its
+        # statements pushed, raising or not), so what this block's statements pushed is what lies past ``start``
         guards = frame.guards
+        start = len(guards)
         try:
             for stmt in statements:
-                before = len(guards)
                 # ``exec_stmt``, inlined
                 self.steps += 1
                 if self.steps > MAX_STEPS:
@@ -398,11 +400,9 @@ class Interpreter:
                 handler = _STMT_HANDLERS.get(stmt.__class__)
                 if handler is not None:  # (class definitions, global/nonlocal, type aliases: nothing to resolve)
                     handler(self, stmt, frame)
-                # an `if cond: return` not taken: the rest of the block runs under `not cond`
-                pushed += len(guards) - before
         finally:
-            if pushed:
-                del guards[len(guards) - pushed:]
+            if len(guards) > start:
+                del guards[start:]
 
     def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
         self.steps += 1
