@@ -2949,11 +2949,12 @@ def _CudaTensorsOnMeta():
 
 def _runner_attributes(cls):
     """Every ``self.NAME = ...`` of the model runner's module and its base classes' modules (from their text),
-    as ``analyzer/symbolic/startup.py`` (runner_attributes) reads them."""
+    as ``analyzer/symbolic/startup.py`` (runner_attributes) reads them, but for the caches SGLang fills on first use."""
     import inspect
     import re as _re
 
     names = set()
+    lazy = set()
     for klass in cls.__mro__:
         if klass is object:
             continue
@@ -2962,7 +2963,10 @@ def _runner_attributes(cls):
         except (OSError, TypeError):
             continue
         names.update(_re.findall(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)", text))
-    return names
+        # a cache SGLang fills on first use (``if not hasattr(self, "_linear_attn_registry_cache")``, 0.5.11):
+        # left unset, SGLang's own code computes it where the sizing asks (before, the replay's sizing stopped there)
+        lazy.update(_re.findall(r"if not hasattr\(self, [\"'](\w+)[\"']\)", text))
+    return names - lazy
 
 
 def run_start_up(server_args, rec):
@@ -3319,12 +3323,13 @@ def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
 
 
 def _start_up_part(rec, what, run):
-    """Run one part of start-up: SGLang's own check (an assert, ValueError or NotImplementedError at its raise
-    statement, not about process state) propagates as the prediction; anything else is code this machine cannot run
-    (a package the node installs and this machine does not, as mooncake for PD; a device): a note, and False."""
+    """Run one part of start-up: SGLang's own check (an assert, or a ValueError, NotImplementedError or
+    RuntimeError at its own raise statement, not about process state: the pools' "Not enough memory")
+    propagates as the prediction; anything else is code this machine cannot run (a package the node installs
+    and this machine does not, as mooncake for PD; a device): a note, and False."""
     try:
         run()
-    except (AssertionError, ValueError, NotImplementedError) as exc:
+    except (AssertionError, ValueError, NotImplementedError, RuntimeError) as exc:
         _site, frame = _raise_site(rec, exc.__traceback__)
         if frame is not None and _is_sglang_check(frame) and not _on_process_state(frame):
             raise
