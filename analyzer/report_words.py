@@ -63,7 +63,7 @@ SUM_CAUSE_ORDERING = "SGLang sets {field} = {alternative} only later, at {site} 
 SUM_CAUSE_INPUT = "{input}, so {condition} is {held}; with {alternative} it does not raise"
 SUM_ALSO_DECISIVE = "Also decisive: {inputs}. "
 SUM_VERIFIED_FIX = "Fix, verified by sgtrace's engine: {fix}. "
-SUM_TRADE_OFF_FIX = "No change keeps all of the flags; a trade-off verified by sgtrace's engine: {fix}. "
+SUM_TRADE_OFF_FIX = "Fix, verified by sgtrace's engine, a trade-off that gives up one of the flags: {fix}. "
 SUM_OVERRIDES = "SGLang silently overrode {given} argument(s) you gave and resolved {defaults} default(s). "
 SUM_OVERRIDDEN_LIST = "Overridden: {fields}. "
 SUM_SETTING_REJECTED = "On SGLang {version} ({profile}), "

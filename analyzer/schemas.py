@@ -223,8 +223,8 @@ def verdict_properties() -> dict:
         "fix": nullable(STR),
         "fix_env": mapping(STR),
         "fix_verified": BOOL,
-        "fix_trade_off": {"const": True, "description": "present when the fix gives up a flag you gave: no change "
-                          "that keeps them all resolves"},
+        "fix_trade_off": {"const": True, "description": "present when the fix gives up a flag you gave (without it, "
+                          "or its value when not given)"},
         "runs": INT,
     }
 

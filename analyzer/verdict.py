@@ -110,7 +110,7 @@ class Verdict:
     target: str = ""  # "raise" or the field name
     runs: int = 0  # engine runs it took
     overrides: list[tuple[Override, "Verdict"]] = field(default_factory=list)  # for a launch that resolves
-    fix_trade_off: bool = False  # the fix gives up a flag you gave (no change that keeps them all resolves)
+    fix_trade_off: bool = False  # the fix gives up a flag you gave (``without --x``, or its value when not given)
 
     def to_dict(self) -> dict:
         data = {
@@ -993,35 +993,30 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:
     """The first cause whose alternative, as a flag (plus the env the message asks for), resolves:
-    (the change, its env, verified, a trade-off). A flag you gave is changed or dropped only where
-    SGLang's message names the flag or the value to use (SGLang asks for that: "only compatible with
-    NGRAM"); otherwise changing it is a trade-off, for ``sgtrace fix`` to weigh. A change that gives up
-    a flag you gave (``without --speculative-algorithm``) is tried only when no other cause resolves,
-    and is then said as a trade-off."""
+    (the change, its env, verified, whether it gives up a flag you gave). A flag you gave is changed or
+    dropped only where SGLang's message names the flag or the value to use (SGLang asks for that: "only
+    compatible with NGRAM"); otherwise changing it is a trade-off, for ``sgtrace fix`` to weigh."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
-    for giving_up in (False, True):
-        for cause in causes:
-            if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env"):
-                continue
-            if cause.role == "user-flag" and not (cause.mentioned or cause.prescribed):
-                continue
-            if cause.role == "sglang-default" and cause.flag and not cause.mentioned:
-                continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
-            if cause.drops != giving_up:
-                continue
-            text = change_text(explanation, cause)
-            if text is None:
-                continue
-            change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
-            for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
-                if runner.exhausted():
-                    return None, {}, False, False
-                trace, _ = runner.run([change, *extra])
-                if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
-                    env = {c.name: c.value for c in extra}
-                    if cause.kind == "env":
-                        env = {cause.field: cause.alternative, **env}
-                    return (text if cause.kind != "env" else None), env, True, giving_up
+    for cause in causes:
+        if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env"):
+            continue
+        if cause.role == "user-flag" and not (cause.mentioned or cause.prescribed):
+            continue
+        if cause.role == "sglang-default" and cause.flag and not cause.mentioned:
+            continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
+        text = change_text(explanation, cause)
+        if text is None:
+            continue
+        change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
+        for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
+            if runner.exhausted():
+                return None, {}, False, False
+            trace, _ = runner.run([change, *extra])
+            if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
+                env = {c.name: c.value for c in extra}
+                if cause.kind == "env":
+                    env = {cause.field: cause.alternative, **env}
+                return (text if cause.kind != "env" else None), env, True, cause.drops
     return None, {}, False, False
 
 

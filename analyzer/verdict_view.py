@@ -91,7 +91,7 @@ def short_input(cause: Cause) -> str:
 
 def fix_line(verdict: Verdict, fix_command: str) -> str:
     if fix_words(verdict) and verdict.fix_verified and verdict.fix_trade_off:
-        return (f"  Fix: none keeps all of your flags. Trade-off (verified by the engine): {fix_words(verdict)};\n"
+        return (f"  Fix (verified by the engine; a trade-off: it gives up a flag you gave): {fix_words(verdict)}\n"
                 f"    `{fix_command}` weighs the others")
     if fix_words(verdict) and verdict.fix_verified:
         return f"  Fix (verified by the engine): {fix_words(verdict)}"

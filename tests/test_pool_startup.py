@@ -90,4 +90,4 @@ def test_the_error_is_held_against_the_inputs_and_a_config_bag_condition_names_i
     assert "kv_cache_configurator.py:1832 in KVCacheConfigurator._calculate_mamba_ratio (start-up)" in out
     assert "Consistent: these inputs reach that raise" in out
     assert "so `not get_schedule().disable_overlap_schedule` is false" in out
-    assert "Fix (verified by the engine): without --disable-overlap-schedule" in out
+    assert "Fix (verified by the engine; a trade-off: it gives up a flag you gave): without --disable-overlap-schedule" in out

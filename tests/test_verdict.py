@@ -565,7 +565,7 @@ def test_a_condition_read_through_a_holder_or_a_config_bag_names_the_record_fiel
 
 
 @pytest.mark.network
-def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said_as_a_trade_off():
+def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said_to_be_a_trade_off():
     from analyzer import corpus
     from analyzer.verdict_view import fix_line
 
@@ -573,9 +573,10 @@ def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said
     # "Currently LoRA is only compatible with NGRAM speculative decoding": the message names the value to use
     lora = verdict_of(corpus.reproduced(cases["pr28395-lora-rejects-eagle-speculative"]))
     assert (lora.fix, lora.fix_verified, lora.fix_trade_off) == ("--speculative-algorithm NGRAM", True, False)
-    # no change keeps every flag: the verified change that gives one up is a trade-off, and says so
+    # a verified change that gives up a flag you gave is a trade-off, and says so
     ngram = verdict_of(corpus.reproduced(cases["pr28616-ngram-rejects-dp-attention"]))
     assert (ngram.fix, ngram.fix_verified, ngram.fix_trade_off) == ("without --enable-dp-attention", True, True)
     line = fix_line(ngram, "sgtrace fix ...")
-    assert line.startswith("  Fix: none keeps all of your flags. Trade-off (verified by the engine): without --enable-dp-attention")
+    assert line == ("  Fix (verified by the engine; a trade-off: it gives up a flag you gave): without --enable-dp-attention\n"
+                    "    `sgtrace fix ...` weighs the others")
     assert ngram.to_dict()["fix_trade_off"] is True and "fix_trade_off" not in lora.to_dict()
