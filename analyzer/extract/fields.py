@@ -34,6 +34,7 @@ from typing import Any
 import libcst as cst
 
 from ..model import NOT_LITERAL, FieldDecl
+from ..knowledge.eras import era_of_tree
 from .constants import FIELD_FUNCS, Ctx, Evaluator, ModuleView, call_kwarg, class_body_bindings, is_call_to, is_literal
 from .parse import ModuleIndex, SourceIndex, code_of
 
@@ -80,11 +81,9 @@ class Declared:
 
 
 def detect_era(index: SourceIndex) -> str:
-    """"B" when ``ServerArgs`` has ``resolve_once`` (0.5.19 and newer), else "A"."""
+    """The era of the tree (``knowledge/eras.py``): the newest whose entry ``server_args.py`` defines."""
     module = index.get(SERVER_ARGS)
-    if module is not None and f"{RECORD_CLASS}.resolve_once" in module.functions:
-        return "B"
-    return "A"
+    return era_of_tree(lambda qualname: module is not None and qualname in module.functions)
 
 
 def record_fields(index: SourceIndex, evaluator: Evaluator | None = None) -> list[Declared]:

@@ -18,7 +18,8 @@ from ..trace import ENGINE_CHECK, Trace, Unknown
 from . import startup as startup_phase
 from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter
-from .objects import MISSING, FunctionRef, Instance, Record
+from .eras import ERAS, era_of
+from .objects import FunctionRef, Instance, Record
 from .program import Program, shared_program
 from .startup_world import StartUpWorld
 from .world import _snapshot as snapshot
@@ -82,10 +83,7 @@ def make_record(extraction: Extraction, values: dict[str, Any]) -> Record:
 
 def final_values(record: Record) -> dict[str, Any]:
     """Each field's resolved value, an object SGLang built (``CudaGraphConfig``) as its attributes (the
-    form write events hold it in): era B reads through the declarations (``resolution_result``);
-    era A reads the fields, overlaid with declarations SGLang had not yet applied (0.5.15-0.5.18
-    apply them in ``materialize_declarations`` at the end of ``__post_init__``; a raise before
-    that leaves them pending, and they are still what resolution decided)."""
+    form write events hold it in), as the record's era reads them (``eras``)."""
     out = _final_values(record)
     for name, value in out.items():
         if isinstance(value, Instance):
@@ -94,31 +92,7 @@ def final_values(record: Record) -> dict[str, Any]:
 
 
 def _final_values(record: Record) -> dict[str, Any]:
-    if record.era == "B":
-        out = {}
-        if not all(type(declared) is dict for _source, declared in record.stash):
-            for name in record.fields:  # something other than SGLang's dicts was declared: field by field
-                value = record.resolved(name)
-                out[name] = None if value is MISSING else value
-            return out
-        declared_last: dict[str, Any] = {}  # ``Record.resolved`` of every field, the declarations walked once
-        for _source, declared in record.stash:
-            declared_last.update(declared)
-        for name, value in record.fields.items():
-            if name in declared_last:
-                value = declared_last[name]
-            else:
-                if value is MISSING:
-                    value = record.extra.get(name, MISSING)
-                if value is None and name in record.fallbacks:
-                    value = record.fallbacks[name]
-            out[name] = None if value is MISSING else value
-        return out
-    out = dict(record.fields)
-    if not record.extra.get("_declarations_materialized"):
-        for _source, declared in record.stash:
-            out.update({name: value for name, value in declared.items() if name in out})
-    return out
+    return era_of(record).final_values(record)
 
 
 def evaluate(
@@ -148,7 +122,7 @@ def evaluate(
     with ``details``, each run also appends what those functions did, operand by operand (``World.details``,
     read by ``analyzer.field_why``)."""
     program = program or shared_program(Path(root))
-    entry_name = "ServerArgs.resolve_once" if extraction.era == "B" else "ServerArgs.__post_init__"
+    entry_name = ERAS[extraction.era].entry
 
     def factory(decisions: Decisions):
         record = make_record(extraction, values)

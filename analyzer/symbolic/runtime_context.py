@@ -28,7 +28,8 @@ from typing import Any
 
 from ..trace import SiteRef, Unknown
 from .interp import Frame, SGLangError
-from .objects import MISSING, ClassRef, FunctionRef, Instance, Intrinsic, View
+from .eras import era_of
+from .objects import MISSING, ClassRef, FunctionRef, Instance, Intrinsic
 
 RUNTIME_CONTEXT = "sglang/srt/runtime_context.py"
 PARALLEL_STATE = "sglang/srt/distributed/parallel_state_wrapper.py"  # 0.5.18-0.5.20: rank 0's ParallelState
@@ -87,12 +88,12 @@ class PublishedContext:
         self.parallel_state = parallel_state  # 0.5.18-0.5.20: the caller's rank-0 ParallelState
         self.parallel = Instance(ClassRef(RUNTIME_CONTEXT, "ParallelContext"), {}) if self.namespaces else None
         record = world.record
-        receiver = View(record) if record.era == "B" else record
+        receiver = era_of(record).receiver(record)
         # the module's ``_CONTEXT`` after publish: the record it published, for the scheduler's role (era B: 0.5.19's
         # entry publishes too, with no namespace declarations yet)
         self.context = Instance(ClassRef(RUNTIME_CONTEXT, "RuntimeContext"),
                                 {"parallel": self.parallel, "server_args": receiver, "_server_args": receiver,
-                                 "_publish_role": "scheduler"}) if self.namespaces or record.era == "B" else None
+                                 "_publish_role": "scheduler"}) if self.namespaces or era_of(record).publishes_context() else None
         self.derived_values: dict[str, Any] = {}
         self.stamp: dict[str, Any] = {}  # what publish's override_permanently set (ranks)
         self.publishing = False  # while publish runs: nothing the distributed init sets is there yet
@@ -202,7 +203,7 @@ class PublishedContext:
         if rel is None or program.function(f"{rel}::{function}") is None:
             return Unknown(f"{fn} ({name}) is not in this tree")
         record = self.world.record
-        receiver = View(record) if record.era == "B" else record
+        receiver = era_of(record).receiver(record)
         value = self.derived_values[name] = self.world.interp.call_function(FunctionRef(rel, function), [receiver], {}, frame, node)
         return value
 

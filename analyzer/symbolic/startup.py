@@ -33,6 +33,7 @@ from ..trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
 from . import draft_startup, pool_startup, runtime_context
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
+from .eras import ERAS, era_of
 from .objects import ClassRef, FunctionRef, Instance
 STARTUP_STEPS = 150_000  # the evaluation budget of the start-up phase (resolution keeps its own)
 
@@ -96,7 +97,7 @@ def available(program) -> bool:
 def evaluated(program, era: str) -> bool:
     """Whether the engine runs this tree's start-up: an evaluated layout, and in era B a runtime context it holds
     (the published one of 0.5.21+, or 0.5.19-0.5.20's config bags with rank 0's ``ParallelState``)."""
-    return available(program) and (era == "A" or published_context_available(program)
+    return available(program) and (not ERAS[era].publishes_context() or published_context_available(program)
                                    or program.module(runtime_context.PARALLEL_STATE) is not None)
 
 
@@ -263,7 +264,7 @@ def run(interp: Interpreter, world, record) -> None:
         layout = layout_of(interp.program)
         if layout is None or not layout.evaluated:
             return
-        if record.era == "B":
+        if era_of(record).publishes_context():
             program = interp.program
             if published_context_available(program):
                 # 0.5.21+: the runtime context publish fills, read from the tree's namespace declarations

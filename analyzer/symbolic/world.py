@@ -25,6 +25,7 @@ from .intrinsics import module_frame
 from ..knowledge import env_values
 from ..knowledge.probes import PROBES, Raises
 from .interp import _CMPOPS, Frame, SGLangError, _source, contains_unknown, is_plain
+from .eras import era_of
 from .objects import (
     MISSING,
     AttrMissing,
@@ -343,7 +344,7 @@ class World:
     def write_field(self, name: str, value: Any, frame, node, idiom: str, source: str | None = None, origin: tuple | None = None) -> Any:
         """Record a write; returns the value to store (a counterfactual run may replace what one site writes:
         ``RunHooks.replace_writes``)."""
-        old = self.record.resolved(name) if self.record.era == "B" else self.record.fields.get(name, MISSING)
+        old = era_of(self.record).field_value(self.record, name)
         old = None if old is MISSING else _snapshot(old)
         if origin is not None:
             # the decision was taken where the key was written (an override's dict), not where it was declared
@@ -371,7 +372,7 @@ class World:
             self._hold(inner, name, f"{path}.{attr}".lstrip("."), depth + 1)
 
     def _field_value(self, name: str) -> Any:
-        value = self.record.resolved(name) if self.record.era == "B" else self.record.fields.get(name, MISSING)
+        value = era_of(self.record).field_value(self.record, name)
         return None if value is MISSING else value
 
     def held_by_field(self, obj: Instance) -> tuple[str, str] | None:
@@ -1171,7 +1172,7 @@ class World:
         module = self.program.module(rel)
         if self.model is None or module is None or "ModelConfig.from_server_args" not in module.functions:
             return self.model_config
-        receiver = View(record) if record.era == "B" else record
+        receiver = era_of(record).receiver(record)
         try:
             if record is self.record:
                 built = self.program.memo.call(self, FunctionRef(rel, "ModelConfig.from_server_args"), [receiver], node, frame)
