@@ -17,13 +17,15 @@ or written to this machine.
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import posixpath
 from typing import Any
 
 from .. import node_files
 from ..trace import Unknown
-from .objects import FileHandle, PathObj
+from .interp import is_plain
+from .objects import FileHandle, Intrinsic, PathObj
 
 CONFIG_NAME = "config.json"
 OS_QUERIES = ("os.path.exists", "os.path.isdir", "os.path.isfile", "os.listdir")
@@ -88,7 +90,6 @@ def make_path(args) -> Any:
 
 def path_attribute(world, path: PathObj, attr: str) -> Any:
     """Pure path attributes, and the existence questions answered for the model directory."""
-    from .objects import Intrinsic
 
     pure = {"name": posixpath.basename(path.path), "suffix": posixpath.splitext(path.path)[1],
             "stem": posixpath.splitext(posixpath.basename(path.path))[0]}
@@ -143,7 +144,6 @@ def model_config_file(world) -> str | None:
 
 def json_load(world, handle: Any) -> Any:
     """``json.load(f)``: the model's config.json as the file holds it, or what was written to ``f``'s path."""
-    import copy
 
     if not isinstance(handle, FileHandle) or handle.mode != "r":
         return Unknown("json.load() of a file sgtrace does not see")
@@ -154,9 +154,7 @@ def json_load(world, handle: Any) -> Any:
 
 def json_dump(world, value: Any, handle: Any) -> Any:
     """``json.dump(obj, f)`` into a file opened for writing: kept in the world, read back by ``json_load``."""
-    import copy
 
-    from .interp import is_plain
 
     if isinstance(handle, FileHandle) and handle.mode == "w":
         world.written_files[handle.path] = copy.deepcopy(value) if is_plain(value) else Unknown("a value written to a file")
