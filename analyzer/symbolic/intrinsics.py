@@ -278,13 +278,21 @@ def collect_model_override_declarations(interp, args, kwargs, node, frame):
     table = world.extraction.model_overrides.get(architecture)
     if table:
         declarations.append((f"MODEL_OVERRIDES[{architecture!r}]", dict(table)))
+    # the two kinds of override functions, each in the extraction's order, found in one pass over its functions
+    overrides, predicated = [], []
     for function in world.extraction.functions.values():
-        if function.role == "model-override" and function.role_arg and architecture in [a.strip() for a in function.role_arg.split(",")]:
+        role = function.role
+        if role == "model-override":
+            overrides.append(function)
+        elif role == "predicate-override":
+            predicated.append(function)
+    for function in overrides:
+        if function.role_arg and architecture in [a.strip() for a in function.role_arg.split(",")]:
             result = interp.call(FunctionRef(function.file, function.qualname), [server_args, hf_config], {}, node, frame)
             if isinstance(result, dict) and result:
                 declarations.append((function.qualname, result))
-    for function in world.extraction.functions.values():
-        if function.role == "predicate-override" and function.role_arg:
+    for function in predicated:
+        if function.role_arg:
             matched = _predicate_matches(interp, function, architecture, frame)
             if isinstance(matched, Unknown):
                 world.note(f"override {function.qualname}: its predicate is not modeled")
