@@ -753,7 +753,20 @@ class Interpreter:
                 scope = scope.closure
             return self.world.global_name(frame.module, name)
         if node_class is _ATTRIBUTE:  # a fifth: ``expr_Attribute``, inlined (its value carries a ``Decided``)
-            return self.world.get_attribute(self.eval(node.value, frame), node.attr, node, frame)
+            owner = node.value
+            if owner.__class__ is not _NAME:
+                return self.world.get_attribute(self.eval(owner, frame), node.attr, node, frame)
+            # ``name.attr``, the most frequent: the name's ``eval`` inlined, its step counted as there
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+            name = owner.id
+            scope = frame
+            while scope is not None:
+                if name in scope.locals:
+                    return self.world.get_attribute(scope.locals[name], node.attr, node, frame)
+                scope = scope.closure
+            return self.world.get_attribute(self.world.global_name(frame.module, name), node.attr, node, frame)
         if node_class is _CONSTANT:
             return node.value
         handler = _EXPR_HANDLERS.get(node_class)
@@ -1058,39 +1071,41 @@ class Interpreter:
     def _comprehension(self, generators, frame: Frame, emit) -> bool:
         inner = Frame(module=frame.module, qualname=frame.qualname, class_name=frame.class_name, closure=frame, parent=frame.parent)
         inner.guards = frame.guards
-        last = len(generators) - 1
-        if last < 0:
+        if not generators:
             emit(inner)
             return True
+        return self._generate(generators, 0, inner, emit)
+
+    def _generate(self, generators, index: int, inner: Frame, emit) -> bool:
+        """The items of a comprehension's generator ``index``, each bound in ``inner``, then the generators after it
+        (the innermost emits the element). A method, not a closure that calls itself: that closure and its cell
+        referred to each other, and every comprehension left a cycle for the collector."""
+        gen = generators[index]
+        iterable = self.eval(gen.iter, inner)
+        items = None if isinstance(iterable, Unknown) else self.iterate(iterable, gen.iter, inner)
+        if items is None:
+            return False
+        target, conditions = gen.target, gen.ifs
+        innermost = index == len(generators) - 1
         assign = self.assign
-
-        def loop(index: int) -> bool:
-            gen = generators[index]
-            iterable = self.eval(gen.iter, inner)
-            items = None if isinstance(iterable, Unknown) else self.iterate(iterable, gen.iter, inner)
-            if items is None:
-                return False
-            target, conditions = gen.target, gen.ifs
-            for count, item in enumerate(items):
-                if count >= MAX_LOOP:
+        for count, item in enumerate(items):
+            if count >= MAX_LOOP:
+                break
+            assign(target, item, gen, inner, "loop")
+            keep = True
+            for condition in conditions:
+                tested = self.eval(condition, inner)
+                if isinstance(tested, Unknown) and tested.kind != "input":
+                    return False  # a filter the evaluator cannot decide: the result is unknown, not the items it kept
+                if not self.truth(tested, condition, inner):
+                    keep = False
                     break
-                assign(target, item, gen, inner, "loop")
-                keep = True
-                for condition in conditions:
-                    tested = self.eval(condition, inner)
-                    if isinstance(tested, Unknown) and tested.kind != "input":
-                        return False  # a filter the evaluator cannot decide: the result is unknown, not the items it kept
-                    if not self.truth(tested, condition, inner):
-                        keep = False
-                        break
-                if keep:
-                    if index == last:  # the innermost generator: the element
-                        emit(inner)
-                    elif not loop(index + 1):
-                        return False
-            return True
-
-        return loop(0)
+            if keep:
+                if innermost:  # the element
+                    emit(inner)
+                elif not self._generate(generators, index + 1, inner, emit):
+                    return False
+        return True
 
     def expr_ListComp(self, node: ast.ListComp, frame: Frame) -> Any:
         out: list = []

@@ -287,11 +287,13 @@ class StartUpWorld(StartUpAnswers, World):
     def sizing_pools(self, value: bool) -> None:
         self._sizing_pools = value
         own = self.__dict__
+        cls = type(self)
         for name in _ANSWERING:
-            if value:
-                own.pop(name, None)  # the overrides above, which answer while the phase is start-up
+            if value or getattr(cls, name) is not getattr(StartUpAnswers, name):
+                own.pop(name, None)  # the overrides above (or a subclass's), which answer while the phase is start-up
             else:
                 own[name] = getattr(World, name).__get__(self)
+        self.plain_attribute = "attribute" in own
 
     def answers_start_up(self) -> bool:
         return self._sizing_pools and self.phase == START_UP

@@ -188,6 +188,9 @@ class World:
         self.details: list[Observation] | None = None  # a list: what watched calls did, operand by operand
         self._invocations = 0
         self.intrinsics = intrinsics.table()
+        # whether ``self.attribute`` is World's own (no subclass answers attributes its way): ``get_attribute`` then
+        # answers an attribute an object holds itself without the call (StartUpWorld sets it as it binds methods)
+        self.plain_attribute = type(self).attribute is World.attribute
 
 
     # -- notes -----------------------------------------------------------------------
@@ -672,6 +675,16 @@ class World:
 
     # -- attributes ----------------------------------------------------------------------------
     def get_attribute(self, obj: Any, attr: str, node, frame) -> Any:
+        if self.plain_attribute:  # what ``World.attribute`` answers first for these two
+            cls = obj.__class__
+            if cls is Instance:
+                attrs = obj.attrs
+                if attr in attrs:
+                    return attrs[attr]
+            elif cls is Record and attr != "model_config":
+                fields = obj.fields
+                if attr in fields:
+                    return fields[attr]
         try:
             return self.attribute(obj, attr, node, frame)
         except AttrMissing as missing:
