@@ -14,18 +14,22 @@ Three groups, each a table:
 from __future__ import annotations
 
 import ast
-import re
 import copy
 import functools
 import json
 import math
+import os.path
+import re
+from pathlib import Path
 from typing import Any
 
 from .. import hfconfig
+from ..errors import SgtraceError
 from ..knowledge.log_levels import LOGGER_METHODS
+from ..safe_read import read_file
 from ..trace import SiteRef, Unknown
-from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
 from . import modeldir
+from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
 from .objects import (
     MISSING,
     AttrMissing,
@@ -387,10 +391,7 @@ def _config_at(world, path) -> ConfigObj | Unknown:
 
 def _local_config(path: str) -> dict | None:
     """The config.json under a local model directory, or None."""
-    from pathlib import Path
 
-    from ..errors import SgtraceError
-    from ..safe_read import read_file
 
     candidate = Path(path).expanduser() / "config.json"
     try:
@@ -987,12 +988,10 @@ def external_attribute(world, ref: ExternalRef, attr: str, node, frame):
     if ref.path == "copy" and attr in ("copy", "deepcopy"):
         return Intrinsic(f"copy.{attr}", _copy(attr))
     if ref.path == "re" and attr in ("match", "search", "fullmatch", "sub", "split", "findall", "compile", "escape", "IGNORECASE", "I"):
-        import re
 
         value = getattr(re, attr)
         return Intrinsic(f"re.{attr}", _plain_call(value)) if callable(value) else value
     if ref.path == "os.path" and attr in PURE_PATH_FUNCTIONS:
-        import os.path
 
         return Intrinsic(f"os.path.{attr}", _plain_call(getattr(os.path, attr)))
     return ExternalRef(path)

@@ -18,14 +18,16 @@ import math
 import weakref
 from typing import Any
 
+from .. import hfconfig
+from ..knowledge import env_values
+from ..knowledge.kinds import EventKind
+from ..knowledge.probes import PROBES, Raises
 from ..model import NOT_LITERAL, Extraction
 from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value, value_at_path
-from . import intrinsics, memo
-from .intrinsics import module_frame
-from ..knowledge import env_values
-from ..knowledge.probes import PROBES, Raises
-from .interp import _CMPOPS, Frame, SGLangError, _source, contains_unknown, is_plain
+from . import intrinsics, memo, modeldir
 from .eras import era_of
+from .interp import _CMPOPS, Frame, SGLangError, StopRun, _source, contains_unknown, is_plain
+from .intrinsics import module_frame
 from .objects import (
     MISSING,
     AttrMissing,
@@ -50,11 +52,8 @@ from .objects import (
     View,
     is_sub_config,
 )
-from . import modeldir
-from .. import hfconfig
 from .program import Module, Program
 from .runtime_context import RUNTIME_CONTEXT
-from ..knowledge.kinds import EventKind
 
 LEAF_MODULE_PREFIXES = ("sglang/srt/utils", "sglang/srt/platforms", "sglang/srt/runtime_context", "sglang/srt/hardware_backend")
 STR_METHODS = {
@@ -220,7 +219,6 @@ class World:
         if self.journal is not None:
             self.journal.returned.add(frame.function_id)
         if self.hooks.stop_after is not None and frame.function_id == self.hooks.stop_after:
-            from .interp import StopRun
 
             self.hooks.stopped = True
             raise StopRun(frame.function_id)
@@ -249,7 +247,6 @@ class World:
             if where in hooks.track:
                 hooks.seen.setdefault(where, []).append(held)
                 if hooks.stop_unless == (where, held) and (not held) not in hooks.seen[where]:
-                    from .interp import StopRun
 
                     hooks.stopped = True
                     raise StopRun(f"{where[0]}:{where[1]}")
