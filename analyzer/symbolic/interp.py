@@ -291,19 +291,23 @@ class Interpreter:
         qualname = ref.qualname
         if ref.node is not None:
             node, module = ref.node, self.program.module(ref.module_rel)
+            if self.depth >= MAX_DEPTH:
+                return Unknown(f"call depth limit at {qualname}()")
+            head, dot, _rest = qualname.partition(".")
+            class_name = head if dot and head in module.classes else None
+            static, classmethod = _is_static(node), _is_classmethod(node)
         else:
-            found = self.program.function_in(ref.module_rel, qualname)
+            # (what every call of a function of the tree asks of its definition, kept by its Program)
+            found = self.program.callee(ref.module_rel, qualname)
             if found is None:
                 return Unknown(f"{qualname}() not found in {ref.module_rel}")
-            module, node = found
-        if self.depth >= MAX_DEPTH:
-            return Unknown(f"call depth limit at {qualname}()")
-        head, dot, _rest = qualname.partition(".")
-        class_name = head if dot and head in module.classes else None
+            if self.depth >= MAX_DEPTH:
+                return Unknown(f"call depth limit at {qualname}()")
+            module, node, class_name, static, classmethod = found
         frame = Frame(module, qualname, class_name, {}, ref.closure, caller)
-        if ref.bound is not MISSING and not _is_static(node):
+        if ref.bound is not MISSING and not static:
             args = [ref.bound, *args]
-        elif ref.bound is MISSING and class_name and _is_classmethod(node):
+        elif ref.bound is MISSING and class_name and classmethod:
             args = [ClassRef(module.rel, class_name), *args]
         self.bind_arguments(node, args, kwargs, frame)
         self.world.on_enter(frame, call_node)

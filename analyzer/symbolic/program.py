@@ -176,6 +176,8 @@ class Program:
         # what the start-up's runtime context reads off the tree's code alone (runtime_context: the namespace
         # declarations, which of its functions are config-bag accessors), by what it is
         self.context_facts: dict[object, object] = {}
+        # (rel, qualname) -> what every call of that function asks of its definition (``callee``), or None
+        self._callees: dict[tuple[str, str], tuple | None] = {}
 
     @property
     def problems(self) -> list[str]:
@@ -219,6 +221,7 @@ class Program:
                 self.references.clear()
                 self.config_classes.clear()
                 self.context_facts.clear()
+                self._callees.clear()
                 self.memo.clear()  # what a call did was worked out on the old code
 
     def is_parsed(self, rel: str) -> bool:
@@ -272,6 +275,24 @@ class Program:
     def function(self, function_id: str) -> tuple[Module, ast.FunctionDef] | None:
         rel, qualname = function_id.split("::", 1)
         return self.function_in(rel, qualname)
+
+    def callee(self, rel: str, qualname: str) -> tuple | None:
+        """``(module, def, class name, is a staticmethod, is a classmethod)`` of the function ``qualname`` of ``rel``,
+        None where the tree has none: what the interpreter works out on every call of it, kept by function."""
+        key = (rel, qualname)
+        try:
+            return self._callees[key]
+        except KeyError:
+            pass
+        found = self.function_in(rel, qualname)
+        if found is not None:
+            module, node = found
+            head, dot, _rest = qualname.partition(".")
+            class_name = head if dot and head in module.classes else None
+            decorators = [d.id for d in node.decorator_list if isinstance(d, ast.Name)] if isinstance(node, ast.FunctionDef) else []
+            found = (module, node, class_name, "staticmethod" in decorators, "classmethod" in decorators)
+        self._callees[key] = found
+        return found
 
     def function_in(self, rel: str, qualname: str) -> tuple[Module, ast.FunctionDef] | None:
         """``function(f"{rel}::{qualname}")``, for a caller that holds the two parts (every interpreted call)."""
