@@ -29,6 +29,7 @@ from ..knowledge.log_levels import LOGGER_METHODS
 from ..safe_read import read_file
 from ..trace import SiteRef, Unknown
 from . import modeldir
+from .copying import deep_copy
 from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
 from .objects import (
     MISSING,
@@ -384,7 +385,7 @@ def _config_at(world, path) -> ConfigObj | Unknown:
     loaded = hfconfig.load(world.program.root, local, tree_hash=world.extraction.content_hash)
     for note in loaded.notes:
         world.note(f"{path}: {note}")
-    config = ConfigObj(copy.deepcopy(loaded.data) if loaded.data is not None else local, "hf_config")
+    config = ConfigObj(deep_copy(loaded.data) if loaded.data is not None else local, "hf_config")
     config.loaded = loaded
     return config
 
@@ -424,7 +425,7 @@ def auto_config_of_written(world, args, kwargs, node, frame) -> Any:
         raise config_error(world.interp, loaded, node, frame)
     if loaded.data is None:
         return Unknown(f"the rewritten config.json ({'; '.join(loaded.notes) or 'not loaded'})")
-    config = ConfigObj(copy.deepcopy(loaded.data), "hf_config")
+    config = ConfigObj(deep_copy(loaded.data), "hf_config")
     config.loaded = loaded
     return config
 
@@ -1005,11 +1006,11 @@ def _copy(kind: str):
     def call(interp, args, kwargs, node, frame):
         value = args[0] if args else None
         if isinstance(value, ConfigObj):
-            return ConfigObj(copy.deepcopy(value.data), value.path, value.loaded)
+            return ConfigObj(deep_copy(value.data), value.path, value.loaded)
         if isinstance(value, Instance):
-            return Instance(value.cls, copy.deepcopy(value.attrs) if kind == "deepcopy" else dict(value.attrs))
+            return Instance(value.cls, deep_copy(value.attrs) if kind == "deepcopy" else dict(value.attrs))
         if is_plain_value(value):
-            return copy.deepcopy(value) if kind == "deepcopy" else copy.copy(value)
+            return deep_copy(value) if kind == "deepcopy" else copy.copy(value)
         return value
 
     return call

@@ -25,6 +25,7 @@ from ..knowledge.probes import PROBES, Raises
 from ..model import NOT_LITERAL, Extraction
 from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value, value_at_path
 from . import intrinsics, memo, modeldir
+from .copying import deep_copy
 from .eras import era_of
 from .interp import _CMPOPS, Frame, SGLangError, StopRun, _source, contains_unknown, is_plain
 from .intrinsics import module_frame
@@ -329,7 +330,7 @@ class World:
         if self.model is None:
             data = {}
         elif self.loaded_config is not None and self.loaded_config.data is not None:
-            data, loaded = copy.deepcopy(self.loaded_config.data), self.loaded_config
+            data, loaded = deep_copy(self.loaded_config.data), self.loaded_config
         else:
             data = dict(self.model.config)
         return ModelConfigObj(hf_config=ConfigObj(data, "hf_config", loaded), model_path=self.record.fields.get("model_path"))
@@ -843,7 +844,7 @@ class World:
             target = ConfigObj(text, f"{config.path}.text_config") if isinstance(text, dict) else config
             return Intrinsic("get_text_config", lambda interp, args, kwargs, node, frame: target)
         if attr == "to_dict":
-            return Intrinsic("to_dict", lambda interp, args, kwargs, node, frame: copy.deepcopy(config.data))
+            return Intrinsic("to_dict", lambda interp, args, kwargs, node, frame: deep_copy(config.data))
         if attr in CONFIG_DICT_METHODS and not is_sub_config(config):
             return _dict_method(config, attr)
         raise AttrMissing(f"model config has no attribute {attr!r} ({config.path}.{attr} is not in config.json)")
@@ -1234,9 +1235,9 @@ HELD_DEPTH = 4  # how deep below a field's object edits are followed (cuda_graph
 
 def _snapshot(value: Any) -> Any:
     if isinstance(value, (list, dict, set)) and is_plain(value):
-        return copy.deepcopy(value)
+        return deep_copy(value)
     if isinstance(value, ConfigObj):
-        return copy.deepcopy(value.data)
+        return deep_copy(value.data)
     if isinstance(value, Instance):
         if "name" in value.attrs and "value" in value.attrs:
             return value.attrs["value"]
