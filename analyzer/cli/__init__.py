@@ -119,7 +119,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; every failure becomes one line on stderr and a documented exit code.
     Standard output is guarded for the run (``analyzer.output``): a full disk or a closed
     stdout is exit 2 with one line, a reader that went away (``| head``) a quiet 141."""
-
     _tolerant_output()
     with guard_stdout() as stdout:
         return stdout.finish(_main(argv))

@@ -19,7 +19,6 @@ def check_cmd(files, sglang_spec, run_replay, junit_xml):
 
     Exit code 0 when every expectation holds, 1 when one fails, 2 on a bad expectation file.
     """
-
     expectations = [check_module.load_expectation(path) for path in files]
     results = [check_module.run_expectation(e, sglang=sglang_spec, replay=run_replay) for e in expectations]
     check_module.print_summary(results)

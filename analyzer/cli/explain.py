@@ -80,7 +80,7 @@ def explain_cmd(sglang_spec, env_items, model_config, profile_name, fields, show
         if fixing is not None:
             data["fixes"] = fixing.fixes_json(explanation, fixing.compute_fixes(request, explanation, replay_with=fix_replay))
         if memory is not None:
-            data["memory"] = memory.memory_json(memory.plan_memory(explanation))
+            data["memory"] = memory.plan_json(explanation)
     else:
         rendered = render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request))
         echo(terminal.verdict_only(rendered) if terminal.current().quiet else rendered, nl=False)

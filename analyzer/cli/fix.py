@@ -30,7 +30,6 @@ def fix_cmd(sglang_spec, env_items, model_config, profile_name, error_text, writ
 
     Nothing is replayed unless --replay is given. Exit code 0 when a fix is found, 3 when none is, 2 on bad input.
     """
-
     request = build_request(sglang_spec, env_items, model_config, profile_name)
     check_replay_options(with_replay, python_path, ssh_target, ssh_config, None)
     snap = snapshot_for_write(request, write_patch)

@@ -100,7 +100,6 @@ def diagnose_and_print(request, error_text, log_file, as_json, with_fix, write_p
 def fix_fields(explanation, fields, as_json: bool) -> None:
     """``fix --field``: for each field, the change that decides it your way (``keep_fix`` for a flag of yours SGLang
     changed, ``keep_default`` for a value SGLang resolved); exit 3 when one has none."""
-
     for name in fields:
         check_field(explanation.extraction, name, explanation.trace.final)
     found: dict[str, object] = {}
@@ -123,7 +122,6 @@ def fix_fields(explanation, fields, as_json: bool) -> None:
 
 def compute_fixes(request, explanation, message=None, guards=None, replay_with: FixReplay | None = None):
     """The fixes; replayed only when ``replay_with`` says where (one progress line per replayed fix)."""
-
     progress("looking for fixes: each candidate is verified by running SGLang's resolution again")
     if replay_with is None:
         return find_fixes(request, explanation, message, guards)
@@ -136,7 +134,6 @@ def compute_fixes(request, explanation, message=None, guards=None, replay_with: 
 def replay_keeps(explanation, kept, how: FixReplay) -> None:
     """``fix --replay`` on a launch that resolves: each change that keeps a value of yours replayed through
     SGLang's own code (``keep_replay``), one progress line each; the verdict lands in ``KeepFix.replayed``."""
-
     place = ready_place(how.place)
     for one in kept:
         if replayable(explanation, one):

@@ -21,7 +21,6 @@ def flags_cmd(pattern: str | None, sglang_spec: str, as_json: bool) -> None:
 
     PATTERN filters flags by substring of an option string or of the field (dest) they set.
     """
-
     extraction = load_extraction(sglang_spec)
     flags = extraction.flags
     if pattern:

@@ -21,7 +21,6 @@ from .options import check_field, echo, load_extraction, sglang_option
 @sglang_option
 def graph_cmd(field_name: str, direction: str, depth: int | None, fmt: str, sglang_spec: str) -> None:
     """The dataflow slice of FIELD: the writes, guards and inputs that lead to it, or what it leads to."""
-
     extraction = load_extraction(sglang_spec)
     check_field(extraction, field_name)
     sliced = slice_graph(build_graph(extraction), field_name, direction, depth)

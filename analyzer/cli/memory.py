@@ -38,6 +38,11 @@ def memory_cmd(sglang_spec, env_items, model_config, profile_name, strategies,
                  log_file=log_file)
 
 
+def plan_json(explanation) -> dict:
+    """``explain --memory --json``: the memory plan of an explained launch, as ``sgtrace memory --json`` writes it."""
+    return memory_json(plan_memory(explanation))
+
+
 def print_memory(request, strategies=(), weight_bytes=None, startup_used_mib=None, as_json=False, explanation=None,
                  with_replay=False, with_fix=False, log_file=None):
 

@@ -11,6 +11,5 @@ from .options import echo
 @click.command("models")
 def models_cmd() -> None:
     """The built-in model configs (facts only: architecture, layers, MTP layers)."""
-
     for model in list_models():
         echo(f"{model.name:32} {model.architecture}")

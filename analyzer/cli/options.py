@@ -52,7 +52,6 @@ def launch_sglang_option(func):
 
 def load_extraction(spec: str) -> Extraction:
     """The extraction of ``--sglang``; the files of the tree it had to skip are noted on stderr."""
-
     session = Session.open(spec)
     for note in session.notes():
         say(printable(f"note: {note}"))
@@ -214,7 +213,6 @@ def _launch_environment(given: dict[str, str]) -> str | None:
 
 def same_inputs_command(command: str, request) -> str:
     """``sgtrace COMMAND`` with the inputs of ``request``, as the user would type it again."""
-
     words = ["sgtrace", command]
     if request.sglang and request.sglang != "installed":
         words += ["--sglang", request.sglang]

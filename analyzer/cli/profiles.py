@@ -14,7 +14,6 @@ from .options import echo
               help="Print the profile `python3 -m sglang.check_env` output gives (- for stdin) as TOML, for --profile FILE.")
 def profiles_cmd(check_env_file: str | None) -> None:
     """The built-in hardware profiles."""
-
     if check_env_file is not None:
         echo(check_env.toml_text(profile_of_check_env(check_env_file)), nl=False)
         return

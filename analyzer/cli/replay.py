@@ -25,7 +25,6 @@ def replay_cmd(sglang_spec, env_items, model_config, profile_name,
     hardware of the machine it runs on answer (on a node: natively).
     Exit code 0 when SGLang resolves, 3 when it raises, 2 when the replay fails.
     """
-
     # a replay runs SGLang: in the tree --sglang names, never in the interpreter a unit names (that is --python)
     sglang_spec = sglang_spec or "installed"
     request = build_request(sglang_spec, env_items, model_config, profile_name)

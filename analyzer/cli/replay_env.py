@@ -20,7 +20,6 @@ def replay_env_group() -> None:
 @click.option("--force", is_flag=True, help="Rebuild even if the environment is cached.")
 def replay_env_create(versions, force):
     """Build (or show the cached) replay environment of each SGLang VERSION: size, build time, pins."""
-
     for version in versions:
         cached = None if force else envs.get_env(version)
         if cached is None:
@@ -32,7 +31,6 @@ def replay_env_create(versions, force):
 @replay_env_group.command("list")
 def replay_env_list():
     """The replay environments in the cache."""
-
     found = envs.list_envs()
     for env in found:
         echo(env_summary(env))
@@ -44,7 +42,6 @@ def replay_env_list():
 @click.argument("version")
 def replay_env_remove(version):
     """Delete the replay environment of SGLang VERSION."""
-
     path = envs.env_dir(version)
     if not envs.remove_env(version):
         raise SgtraceError(f"no replay environment for SGLang {version}", hint="`sgtrace replay-env list` shows the cached ones")

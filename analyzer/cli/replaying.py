@@ -31,7 +31,6 @@ from .options import echo, progress
 def replay_place(sglang_spec, python_path, ssh_target, ssh_config, tree_version=None) -> dict:
     """Where to replay, as the runner's keywords: --ssh (with --python on the node), --python,
     else the replay environment of --sglang VERSION (or of the tree's version), else this interpreter."""
-
     if ssh_config and not ssh_target:
         raise SgtraceError("--ssh-config needs --ssh", hint="add --ssh USER@HOST")
     if ssh_target:
@@ -76,7 +75,6 @@ def replay_request(request, place: dict, timeout_s: float, memory_mib: int | Non
 
 def ensure_replay_env(place: dict) -> None:
     """Build the replay environment ``place`` names when it is not there yet (a progress line first)."""
-
     if place["version"] is not None and envs.env_python(place["version"]) is None:
         progress(f"no replay environment for SGLang {place['version']} yet: building it (minutes, once)")
         envs.create_env(place["version"], log=progress)
@@ -85,7 +83,6 @@ def ensure_replay_env(place: dict) -> None:
 def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib: int | None = None):
     """Replay ``run``'s launch and fill in its trace (``replay.launch_replay``: a known model config goes
     with it, except on a native ssh replay without --model-config, ``model_given``: the node reads its own)."""
-
     if run.model is not None and not sends_model(run.model, run.profile, place, model_given):
         run.model, run.model_note = None, NODE_MODEL_NOTE
     ensure_replay_env(place)
@@ -100,7 +97,6 @@ def run_replay(run, place: dict, timeout_s: float, model_given: bool, memory_mib
 def run_replay_or_fail(job, as_json: bool, data: dict | None = None):
     """Run ``job``; a failed replay becomes one line (with what the partial trace kept) and exit 2.
     With --json the failure (and the partial trace) is printed first, inside ``data`` when given."""
-
     try:
         return job()
     except ReplayError as exc:
@@ -115,7 +111,6 @@ def run_replay_or_fail(job, as_json: bool, data: dict | None = None):
 def replay_and_compare(request, explanation, place: dict, timeout_s: float, data: dict | None,
                        memory_mib: int | None = None) -> bool:
     """explain --replay: replay the explained launch, print (or add to ``data``) the agreement; True when it agrees."""
-
     run = ReplayRun(explanation.launch, explanation.env, explanation.profile, explanation.model, explanation.model_note)
     run_replay_or_fail(lambda: run_replay(run, place, timeout_s, bool(request.model_config), memory_mib), data is not None, data)
     user_path = explanation.parsed.values.get("model_path")

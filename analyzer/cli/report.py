@@ -34,7 +34,6 @@ def report_cmd(sglang_spec, env_items, model_config, profile_name,
 
     Exit code 0 when the report is written (whatever it says), 2 on bad input.
     """
-
     if since is not None and not sources.VERSION_RE.match(since):
         raise SgtraceError(f"--since {since!r} is not a version number", hint="e.g. --since 0.5.11")
     if run_replay and replay_trace:

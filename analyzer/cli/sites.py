@@ -18,7 +18,6 @@ from .options import check_field, echo, load_extraction, sglang_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sites as JSON.")
 def sites_cmd(field_name: str, kind: str | None, sglang_spec: str, as_json: bool) -> None:
     """Every site that writes FIELD or reads it in a guard: file:line, function, value, guards."""
-
     extraction = load_extraction(sglang_spec)
     check_field(extraction, field_name)
     sites = extraction.sites_for(field_name, kind)

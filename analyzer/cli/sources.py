@@ -23,7 +23,6 @@ def sources_list(available: bool) -> None:
     Each tree is followed by the marks of its code's shape (analyzer/releases.py); a mark with
     `*` is a part of that release's resolution the engine does not evaluate (an assumption,
     named in explain's notes too). The marks are explained once, at the end."""
-
     listed = sources.pypi_releases() if available else None  # first: no network is one line, nothing printed
     seen: dict[str, releases.Shape] = {}
 
