@@ -16,7 +16,7 @@ import copy
 import json
 import math
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from .. import hfconfig
 from ..knowledge import env_values
@@ -82,45 +82,42 @@ _PROBE_ALIASES = {name: spec.name for spec in PROBES.values() for name in spec.s
                   if name.isidentifier() and name not in PROBES}
 
 
-# What a function is to ``World.probe_for`` and ``World.intrinsic_for``, by (module, qualname): both answers
-# follow from the two names and the tables above alone, and every interpreted call asks them.
-_PROBES_OF: dict[tuple[str, str], str | None] = {}
-_MODULE_INTRINSICS: dict[tuple[str, str], tuple[str, Any]] = {}
 MAX_NAMES_KEPT = 50_000  # (functions of a few trees)
+
+
+class _ByFunction(dict):
+    """What a function is to ``World.probe_for`` or ``World.intrinsic_for``, by (module, qualname): an answer that
+    follows from the two names and the tables above alone, computed on the first lookup (every interpreted call
+    asks); emptied past ``MAX_NAMES_KEPT``."""
+
+    def __init__(self, compute: Callable[[str, str], Any]):
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: tuple[str, str]) -> Any:
+        if len(self) >= MAX_NAMES_KEPT:
+            self.clear()
+        found = self[key] = self.compute(*key)
+        return found
 
 
 def _probe_of(rel: str, qualname: str) -> str | None:
     """The probe the profile answers for the function ``qualname`` of ``rel``, else None."""
-    key = (rel, qualname)
-    try:
-        return _PROBES_OF[key]
-    except KeyError:
-        pass
     name = qualname.split(".")[-1]
-    found = _PROBE_ALIASES.get(name, name) if _names_probe(rel, name) else None
-    if len(_PROBES_OF) >= MAX_NAMES_KEPT:
-        _PROBES_OF.clear()
-    _PROBES_OF[key] = found
-    return found
+    return _PROBE_ALIASES.get(name, name) if _names_probe(rel, name) else None
 
 
 def _module_intrinsic(rel: str, qualname: str) -> tuple[str, Any]:
     """(the function's short name, the handler ``intrinsics.MODULE_INTRINSICS_BY_NAME`` gives it in ``rel``, else None)."""
-    key = (rel, qualname)
-    try:
-        return _MODULE_INTRINSICS[key]
-    except KeyError:
-        pass
     name = qualname.split(".")[-1]
-    found = None
     for fragment, module_handler in intrinsics.MODULE_INTRINSICS_BY_NAME.get(name, ()):
         if fragment in rel:
-            found = module_handler
-            break
-    if len(_MODULE_INTRINSICS) >= MAX_NAMES_KEPT:
-        _MODULE_INTRINSICS.clear()
-    _MODULE_INTRINSICS[key] = (name, found)
-    return name, found
+            return name, module_handler
+    return name, None
+
+
+_PROBES_OF = _ByFunction(_probe_of)
+_MODULE_INTRINSICS = _ByFunction(_module_intrinsic)
 
 
 _SHAREABLE_REFS = (FunctionRef, ClassRef, ModuleRef, ExternalRef)
@@ -564,7 +561,7 @@ class World:
     def probe_for(self, ref: FunctionRef) -> str | None:
         if self.context is not None and ref.module_rel == RUNTIME_CONTEXT and self.context.is_bag_accessor(ref.qualname):
             return None  # 0.5.23's runtime_context.get_device() is the "device" config bag, not utils' probe
-        return _probe_of(ref.module_rel, ref.qualname)
+        return _PROBES_OF[(ref.module_rel, ref.qualname)]
 
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
         if name not in PROBES:
@@ -599,7 +596,7 @@ class World:
             found = self.context.intrinsic_for(ref)
             if found is not None:
                 return found
-        name, module_handler = _module_intrinsic(ref.module_rel, ref.qualname)
+        name, module_handler = _MODULE_INTRINSICS[(ref.module_rel, ref.qualname)]
         if module_handler is not None:
             if getattr(module_handler, "wants_ref", False):
                 return Intrinsic(name, lambda interp, args, kwargs, node, frame, _h=module_handler: _h(interp, args, kwargs, node, frame, ref=ref))
