@@ -16,8 +16,9 @@ tables::
     files = { "/etc/ssl/key.pem" = "exists" }       # optional: what the node has (--assume-file)
     expect = { raises = false, fields = { page_size = 1 } }   # optional
 
-``service = "fixtures/inputs/p1.service"`` or ``script = "..."`` take the
-place of ``argv`` (paths relative to the repository root). In ``argv``,
+Any launch key of ``inputs.adapters`` takes the place of ``argv``: ``args = "..."``
+or ``cmd = "..."`` (text), ``service = "fixtures/inputs/p1.service"`` or
+``script = "..."`` (paths relative to the repository root). In ``argv``,
 ``{scenarios}`` stands for the folder of the scenario file: a draft model's
 directory (``{scenarios}/models/NAME``, a ``config.json``) that both engines read.
 ``model`` is a built-in model config or, with ``{scenarios}``, such a directory
@@ -48,6 +49,7 @@ from typing import Any, Iterable
 from .compare import Comparison, compare, render_comparison
 from .errors import SgtraceError
 from .explain import ExplainRequest, explain_with
+from .inputs import adapters
 from .replay.launch_replay import replay_launch
 from .replay.runner import ReplayError
 from .safe_read import read_utf8
@@ -59,7 +61,8 @@ SCENARIO_DIR = REPO_ROOT / "tests" / "scenarios"
 REPLAY_TIMEOUT_S = 120.0
 EMULATION_MISMATCH = "SGLang saw"  # the runner's note where the replay's hardware answer differs from the profile's
 SCENARIOS_MARK = "{scenarios}"  # in argv: the folder of the scenario file (draft model directories)
-_KEYS = {"name", "version", "profile", "model", "argv", "service", "script", "env", "files", "expect", "note"}
+ARGV = "argv"  # the scenario's own launch key: a list of strings (the adapters' keys take text or a path)
+_KEYS = {"name", "version", "profile", "model", ARGV, *adapters.KEYS, "env", "files", "expect", "note"}
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,8 @@ class Scenario:
     version: str
     profile: str
     model: str
-    argv: tuple[str, ...] = ()
-    service: str | None = None
-    script: str | None = None
+    argv: tuple[str, ...] = ()  # the launch when it is given as a list
+    launch: tuple[str, str] | None = None  # otherwise (an adapter's key, its value): ("service", "fixtures/x.service")
     env: tuple[tuple[str, str], ...] = ()
     files: tuple[tuple[str, str], ...] = ()  # --assume-file PATH=KIND, for both engines (analyzer.node_files)
     expect: dict[str, Any] = field(default_factory=dict)
@@ -106,12 +108,19 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
     for key in ("name", "version", "profile", "model"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise SgtraceError(f"{where}: {key!r} is required (a string)", hint="see tests/scenarios/*.toml")
-    launches = [k for k in ("argv", "service", "script") if k in data]
+    launches = [k for k in (ARGV, *adapters.KEYS) if k in data]
     if len(launches) != 1:
-        raise SgtraceError(f"{where}: give exactly one of argv, service, script", hint="argv = [\"--model-path\", ...]")
-    argv = data.get("argv", [])
+        raise SgtraceError(f"{where}: give exactly one of {', '.join((ARGV, *adapters.KEYS))}",
+                           hint="argv = [\"--model-path\", ...]")
+    argv = data.get(ARGV, [])
     if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
         raise SgtraceError(f"{where}: argv must be a list of strings", hint='argv = ["--model-path", "/models/X"]')
+    launch = None
+    if launches[0] != ARGV:
+        key = launches[0]
+        if not isinstance(data[key], str) or not data[key]:
+            raise SgtraceError(f"{where}: {key} must be a string", hint=f"{adapters.BY_KEY[key].option} takes one value")
+        launch = (key, data[key])
     env = data.get("env", {})
     if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
         raise SgtraceError(f"{where}: env must be a table of strings", hint='env = { SGLANG_ENABLE_SPEC_V2 = "1" }')
@@ -124,8 +133,7 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
         profile=data["profile"],
         model=data["model"].replace(SCENARIOS_MARK, str(folder.resolve())),
         argv=tuple(a.replace(SCENARIOS_MARK, str(folder.resolve())) for a in argv),
-        service=data.get("service"),
-        script=data.get("script"),
+        launch=launch,
         env=tuple(sorted(env.items())),
         files=tuple(sorted((k.replace(SCENARIOS_MARK, str(folder.resolve())), v) for k, v in files.items())),
         expect=dict(data.get("expect", {})),
@@ -166,14 +174,14 @@ def load_scenarios(directory: Path = SCENARIO_DIR, pattern: str | None = None) -
 def request_for(scenario: Scenario):
     """The ``ExplainRequest`` of a scenario (paths relative to the repository root)."""
 
-    def rooted(path: str | None) -> str | None:
-        return str(REPO_ROOT / path) if path is not None else None
-
+    if scenario.launch is None:
+        launch = {"args": _join(scenario.argv)}
+    else:
+        key, value = scenario.launch
+        launch = {key: str(REPO_ROOT / value) if adapters.BY_KEY[key].file else value}
     return ExplainRequest(
         sglang=scenario.version,
-        args=_join(scenario.argv) if not (scenario.service or scenario.script) else None,
-        service=rooted(scenario.service),
-        script=rooted(scenario.script),
+        **launch,
         env=[f"{k}={v}" for k, v in scenario.env],
         model_config=scenario.model,
         profile=scenario.profile,

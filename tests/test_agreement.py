@@ -89,7 +89,25 @@ def test_the_matrix_covers_both_eras():
 def test_a_scenario_needs_one_launch(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text('[[scenario]]\nname = "x"\nversion = "0.5.11"\nprofile = "h100"\nmodel = "DeepSeek-V3"\n')
-    with pytest.raises(SgtraceError, match="exactly one of argv, service, script"):
+    with pytest.raises(SgtraceError, match="exactly one of argv, args, cmd, service, script"):
+        agreement.load_file(path)
+
+
+def test_a_scenario_takes_every_launch_format_of_the_adapter_table(tmp_path):
+    head = '[[scenario]]\nname = "x"\nversion = "0.5.11"\nprofile = "h100"\nmodel = "DeepSeek-V3"\n'
+    path = tmp_path / "formats.toml"
+    path.write_text(head + 'cmd = "python -m sglang.launch_server --model-path /m --tp 2"\n'
+                    + head.replace('"x"', '"y"') + 'service = "fixtures/inputs/p1.service"\n')
+    by_cmd, by_unit = agreement.load_file(path)
+    assert agreement.request_for(by_cmd).cmd == "python -m sglang.launch_server --model-path /m --tp 2"
+    assert agreement.request_for(by_cmd).args is None
+    assert agreement.request_for(by_unit).service == str(agreement.REPO_ROOT / "fixtures/inputs/p1.service")
+    assert agreement.request_for(by_unit).args is None
+    path.write_text(head + 'args = "--model-path /m"\nargv = ["--model-path", "/m"]\n')
+    with pytest.raises(SgtraceError, match="exactly one of"):
+        agreement.load_file(path)
+    path.write_text(head + 'script = ["launch.sh"]\n')
+    with pytest.raises(SgtraceError, match="script must be a string"):
         agreement.load_file(path)
 
 
