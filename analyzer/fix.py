@@ -803,9 +803,12 @@ def file_patch(explanation: Explanation, candidate: Candidate, snap=None) -> tup
     here = os.path.realpath(path)
     argv_origins = [o if o.file and o.line and o.line <= len(lines) and os.path.realpath(o.file) == here else ArgOrigin(None, None)
                     for o in explanation.launch.arg_origins]
+    style = adapters.patch_style(origin)
+    if style is None:
+        return None
     try:
         for change in candidate.changes:
-            lines = _patch_lines(lines, change, explanation, argv_origins, origin.startswith("service:"))
+            lines = _patch_lines(lines, change, explanation, argv_origins, style)
     except _ElsewhereError:
         return None
     return path, old, "".join(lines)
@@ -815,19 +818,6 @@ class _ElsewhereError(Exception):
     """The change edits a token that another file writes (or has nowhere to go in this one)."""
 
 
-def _exec_start_end(lines: list[str]) -> int | None:
-    """The 1-based number of the last line of the last ExecStart= (with its continuation lines)."""
-    found = None
-    index = 0
-    while index < len(lines):
-        if lines[index].strip().startswith("ExecStart="):
-            while lines[index].rstrip("\r\n").endswith("\\") and index + 1 < len(lines):
-                index += 1
-            found = index + 1
-        index += 1
-    return found
-
-
 def _line_of_option(explanation, option: str | None, argv_origins) -> int | None:
     span = option_span(list(explanation.launch.argv), option)
     if span is None or span[0] >= len(argv_origins):
@@ -835,18 +825,10 @@ def _line_of_option(explanation, option: str | None, argv_origins) -> int | None
     return argv_origins[span[0]].line
 
 
-def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, is_service: bool) -> list[str]:
+def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, style: adapters.PatchStyle) -> list[str]:
     if change.kind == "set-env":
-        text = f"Environment={change.option}={change.value}\n" if is_service else f"export {change.option}={change.value}\n"
-        anchor = None
-        for index, line in enumerate(lines):
-            stripped = line.strip()
-            if (is_service and stripped.startswith(("Environment=", "ExecStart="))) or (not is_service and stripped.startswith("export ")):
-                anchor = index if stripped.startswith(("Environment=", "export ")) else (anchor if anchor is not None else index - 1)
-                if stripped.startswith("ExecStart="):
-                    break
-        position = (anchor + 1) if anchor is not None else 0
-        return lines[:position] + [text] + lines[position:]
+        position = style.env_position(lines)
+        return lines[:position] + [style.env_line(change.option, change.value)] + lines[position:]
     flag = _flag_of(explanation, change.option)
     typed = explanation.parsed.given_flags.get(flag.dest) if flag is not None else None
     line_no = _line_of_option(explanation, typed or change.option, argv_origins)
@@ -866,8 +848,8 @@ def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, is
     if option_span(list(explanation.launch.argv), typed or change.option) is not None:
         raise _ElsewhereError  # given, but not in this file
     last = max((o.line for o in argv_origins if o.line), default=None)
-    if last is None and is_service:  # every argument comes from elsewhere: continue the ExecStart= line
-        last = _exec_start_end(lines)
+    if last is None:  # every argument comes from elsewhere: continue the command line (a unit's ExecStart=)
+        last = style.command_end(lines)
     if last is None:
         raise _ElsewhereError
     line = lines[last - 1]
@@ -876,7 +858,7 @@ def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, is
         return lines[:last] + [f"{indent}{new_text} \\\n"] + lines[last:]
     body = line.rstrip("\n")
     stripped_redirect = re.search(r"(\s+[0-9]*>.*|\s+&\s*)$", body)
-    if stripped_redirect and not is_service:
+    if stripped_redirect and style.trailing_redirect:
         head = body[: stripped_redirect.start()]
         return lines[: last - 1] + [f"{head} \\\n", f"{indent}{new_text}{stripped_redirect.group()}\n"] + lines[last:]
     return lines[: last - 1] + [f"{body} \\\n", f"{indent}{new_text}\n"] + lines[last:]

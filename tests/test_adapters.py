@@ -49,3 +49,18 @@ def test_two_adapters_at_once_are_refused_by_their_options():
 def test_the_same_inputs_command_repeats_the_adapter_option():
     request = ExplainRequest(sglang="0.5.11", script="run.sh", env=["A=1"])
     assert same_inputs_command("fix", request) == "sgtrace fix --sglang 0.5.11 --script run.sh --env A=1"
+
+
+def test_each_file_adapter_says_how_fix_write_edits_it():
+    assert {a.key for a in adapters.ADAPTERS if a.patch is not None} == set(adapters.FILE_KEYS)
+    unit = ["[Service]\n", "Environment=A=1\n", "ExecStart=/usr/bin/python3 -m sglang.launch_server \\\n",
+            "    --model-path /m\n", "Restart=always\n"]
+    style = adapters.patch_style("service:/etc/systemd/system/x.service")
+    assert style.env_position(unit) == 2 and style.env_line("B", "2") == "Environment=B=2\n"
+    assert style.command_end(unit) == 4  # the ExecStart= line and its continuation
+    assert style.env_position(["[Service]\n", "ExecStart=/bin/x\n"]) == 1  # no Environment=: just before the command
+    script = ["#!/bin/sh\n", "export A=1\n", "python3 -m sglang.launch_server --model-path /m > log 2>&1\n"]
+    style = adapters.patch_style("script:/opt/run.sh")
+    assert style.env_position(script) == 2 and style.env_line("B", "2") == "export B=2\n"
+    assert style.command_end(script) is None and style.trailing_redirect
+    assert adapters.patch_style("args") is None
