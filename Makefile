@@ -39,7 +39,7 @@ replay-envs: install
 
 # The reports of P1-P4 (shared/scenarios.md), Markdown and HTML, under reports/.
 reports: install
-	$(PYTHON) -m analyzer.report_scenarios reports
+	$(PYTHON) -m analyzer.report.scenarios reports
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

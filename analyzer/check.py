@@ -38,18 +38,18 @@ from rich.table import Table
 from rich.text import Text
 
 from . import argv as argv_module
-from . import report_words as words
+from .report import words
 from .argv import _record_copies
 from .controls import printable
 from .errors import SgtraceError
 from .explain import ExplainRequest, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
-from .explain_view import show
+from .views.explain import show
 from .inputs import adapters
 from .models import load_model_config
 from .release_range import release_range
-from .report_chain import field_story
-from .report_flags import find_flag, flag_history, unknown_flags
-from .report_replay import replay_trace
+from .report.chain import field_story
+from .report.flags import find_flag, flag_history, unknown_flags
+from .report.replay_outcome import replay_trace
 from .safe_read import read_utf8
 from .session import Session
 from .sources import VERSION_RE

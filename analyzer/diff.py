@@ -17,7 +17,7 @@ With a launch (the same inputs as ``sgtrace explain``) the behaviour is
 compared too: the launch is explained under both versions and the values
 that differ are shown with the events of changed sites that produced them.
 
-The result is plain data (``VersionDiff``); ``analyzer.diff_view`` words it.
+The result is plain data (``VersionDiff``); ``analyzer.views.diff`` words it.
 """
 
 from __future__ import annotations

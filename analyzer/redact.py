@@ -157,11 +157,11 @@ def for_launch(
     return Redactor(secrets, contexts, enabled=enabled)
 
 
-# -- documents (analyzer.report_doc) ---------------------------------------------------------------
+# -- documents (analyzer.report.doc) ---------------------------------------------------------------
 
 
 def sanitize_document(document: Any, clean) -> Any:
-    """A report document (frozen dataclasses of ``analyzer.report_doc``) with ``clean`` applied to every string it holds."""
+    """A report document (frozen dataclasses of ``analyzer.report.doc``) with ``clean`` applied to every string it holds."""
     if isinstance(document, str):
         return clean(document)
     if isinstance(document, tuple):

@@ -50,7 +50,7 @@ from .diff import (
     field_renames,
     option_renames,
 )
-from .diff_view import _decisive_lines, diff_block
+from .views.diff import _decisive_lines, diff_block
 from .errors import SgtraceError
 from .explain import explain_with, load_launch, node_profile, parse_env_items, pick_profile
 from .fix import Candidate, Change, command_line, file_patch, option_span, unified_diff, write_patch
@@ -58,7 +58,7 @@ from .inputs import adapters
 from .schemas import SCHEMA_NUMBERS
 from .session import Session
 from .symbolic.program import forget_program
-from .verdict_view import short
+from .views.verdict import short
 
 SCHEMA = SCHEMA_NUMBERS["upgrade"]
 REASON_CHARS = 160

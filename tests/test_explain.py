@@ -131,7 +131,7 @@ def test_bad_inputs_are_one_line(capsys):
 
 
 def test_an_alternative_shows_the_decisions_that_held_not_every_one_on_the_way():
-    from analyzer.explain_view import deciding_part
+    from analyzer.views.explain import deciding_part
 
     chain = ("arch == 'A' is false and arch in ('B', 'C') is false and x > 1 and y is true and "
              "arch == 'D' is true and window is not None is true")

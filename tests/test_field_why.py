@@ -9,7 +9,7 @@ import pytest
 
 from analyzer.cli import main
 from analyzer.explain import ExplainRequest, explain
-from analyzer.explain_view import field_section
+from analyzer.views.explain import field_section
 from analyzer.field_why import field_why, observe
 
 pytestmark = pytest.mark.network

@@ -630,7 +630,7 @@ def test_replay_gets_the_input_on_stdin_never_on_a_command_line(capsys, tmp_path
     assert sent["argv"] == argv and [sent["env"][f"SGLANG_X{i}"] for i in range(len(hostile))] == hostile
 
 
-@pytest.mark.skipif(not (REPO / "analyzer" / "report.py").exists(), reason="no reports in this checkout")
+@pytest.mark.skipif(not (REPO / "analyzer" / "report" / "build.py").exists(), reason="no reports in this checkout")
 def test_reports_escape_what_they_render(capsys, tmp_path, canary):
     hostile = payloads(canary)
     model_dir = tmp_path / f"m{HTML}"

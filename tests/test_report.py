@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import report_md, report_mermaid, sources
+from analyzer import sources
+from analyzer.report import md as report_md
+from analyzer.report import mermaid as report_mermaid
 from analyzer.cli import main
-from analyzer.report_doc import Code, CodeBlock, Details, Document, Link, Paragraph, Section, Table, Text, fill, plain
-from analyzer.report_html import render as render_html
-from analyzer.report_scenarios import SCENARIOS
+from analyzer.report.doc import Code, CodeBlock, Details, Document, Link, Paragraph, Section, Table, Text, fill, plain
+from analyzer.report.html import render as render_html
+from analyzer.report.scenarios import SCENARIOS
 from analyzer.trace import Trace
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,7 +144,7 @@ def test_hostile_mermaid_labels_parse(mermaid_parse):
 @pytest.fixture(scope="module")
 def scenario_reports():
     """Each reference scenario's report, built from the repository root (the inputs are named relative to it)."""
-    from analyzer.report_scenarios import build
+    from analyzer.report.scenarios import build
 
     cwd = os.getcwd()
     os.chdir(REPO)
@@ -155,7 +157,7 @@ def scenario_reports():
 @pytest.mark.network
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
 def test_report_snapshots(scenario_reports, snapshot, name):
-    from analyzer.report import render
+    from analyzer.report.build import render
 
     snapshot.snapshot_dir = SNAPSHOTS
     text = render(scenario_reports[name], "md")
@@ -166,7 +168,7 @@ def test_report_snapshots(scenario_reports, snapshot, name):
 
 @pytest.mark.network
 def test_p1_report_says_what_the_issue_needs(scenario_reports):
-    from analyzer.report import render
+    from analyzer.report.build import render
 
     text = render(scenario_reports["p1"], "md")
     assert "ValueError" in text and "https://github.com/sgl-project/sglang/blob/v0.5.11/python/sglang/srt/server_args.py#L" in text
@@ -182,7 +184,7 @@ def test_p1_report_says_what_the_issue_needs(scenario_reports):
 
 @pytest.mark.network
 def test_p2_on_0_5_23_names_the_removed_flag_and_its_replacement(scenario_reports):
-    from analyzer.report import render
+    from analyzer.report.build import render
 
     text = render(scenario_reports["p4-p2-0.5.23"], "md")
     assert "error: SGLang 0.5.23 has no flag --mamba-scheduler-strategy" in text
@@ -191,7 +193,7 @@ def test_p2_on_0_5_23_names_the_removed_flag_and_its_replacement(scenario_report
 
 @pytest.mark.network
 def test_p3_report_holds_the_observed_error_against_the_inputs(scenario_reports):
-    from analyzer.report import render
+    from analyzer.report.build import render
 
     text = render(scenario_reports["p3"], "md")
     assert "Inconsistent: these inputs cannot produce this error." in text
@@ -200,7 +202,7 @@ def test_p3_report_holds_the_observed_error_against_the_inputs(scenario_reports)
 
 @pytest.mark.network
 def test_report_mermaid_diagrams_parse(scenario_reports, mermaid_parse):
-    from analyzer.report_sections import mermaid_text
+    from analyzer.report.sections.diagram import mermaid_text
 
     texts = {name: mermaid_text(report) for name, report in scenario_reports.items()}
     texts = {name: text for name, text in texts.items() if text}
@@ -213,7 +215,7 @@ def test_report_mermaid_diagrams_parse(scenario_reports, mermaid_parse):
 
 @pytest.mark.network
 def test_json_is_the_trace_plus_metadata(scenario_reports):
-    from analyzer.report import render
+    from analyzer.report.build import render
 
     data = json.loads(render(scenario_reports["p1"], "json"))
     trace = Trace.from_dict(data["trace"])
@@ -240,7 +242,7 @@ def _chromium() -> str:
 
 @pytest.mark.network
 def test_html_report_opens_in_headless_chromium(tmp_path, scenario_reports):
-    from analyzer.report import write
+    from analyzer.report.build import write
 
     browser = _chromium()
     page = write(scenario_reports["p1"], tmp_path / "p1.html")
@@ -298,7 +300,7 @@ def test_report_cli_bad_input_is_one_line(capsys):
 @pytest.mark.network
 def test_a_recorded_replay_that_disagrees_is_reported(scenario_reports, tmp_path, monkeypatch, capsys):
     """--replay-trace: a replay Trace recorded elsewhere (here: the prediction, edited) is compared and shown."""
-    from analyzer.report import render
+    from analyzer.report.build import render
 
     trace = scenario_reports["p1"].explanation.trace
     data = trace.to_dict()
@@ -320,8 +322,8 @@ def test_a_recorded_replay_that_disagrees_is_reported(scenario_reports, tmp_path
 @pytest.mark.network
 @pytest.mark.replay
 def test_report_replay_confirms_p1(scenario_reports):
-    from analyzer import report_replay
-    from analyzer.report import render
+    from analyzer.report import replay_outcome as report_replay
+    from analyzer.report.build import render
 
     report = scenario_reports["p1"]
     outcome = report_replay.run(report.explanation)

@@ -156,7 +156,7 @@ def test_a_command_line_sgtrace_could_not_read_is_not_sglangs_rejection(tmp_path
     assert line.startswith("error: sgtrace could not read all of the launch, and the command line as it read it does not parse")
     assert f"{script}:1: '$(cat /etc/extra-flags)' is not run; kept as written" in line
     from analyzer.explain import UnreadLaunchError
-    from analyzer.report import build_report
+    from analyzer.report.build import build_report
 
     with pytest.raises(UnreadLaunchError):  # a report does not title it "SGLang rejects the command line" either
         build_report(ExplainRequest(sglang=str(root), script=str(script)))

@@ -567,7 +567,7 @@ def test_a_condition_read_through_a_holder_or_a_config_bag_names_the_record_fiel
 @pytest.mark.network
 def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said_to_be_a_trade_off():
     from analyzer import corpus
-    from analyzer.verdict_view import fix_line
+    from analyzer.views.verdict import fix_line
 
     cases = {c.slug: c for c in corpus.load_cases(corpus.CASE_DIR)}
     # "Currently LoRA is only compatible with NGRAM speculative decoding": the message names the value to use

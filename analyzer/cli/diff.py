@@ -7,7 +7,7 @@ from click.core import ParameterSource
 
 from .. import completion
 from ..diff import diff_versions
-from ..diff_view import render, to_json
+from ..views.diff import render, to_json
 from ..errors import SgtraceError
 from ..render import dumps
 from .options import build_request, echo, explain_inputs, given_launch

@@ -9,7 +9,7 @@ import click
 from .. import completion, terminal
 from ..errors import EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES
 from ..explain import explain
-from ..explain_view import render, to_json
+from ..views.explain import render, to_json
 from ..render import dumps
 from ..verdict import verdict_of
 from .options import (

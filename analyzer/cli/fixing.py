@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ..diagnose import diagnose, read_error
-from ..diagnose_view import render_diagnosis, render_fixes
+from ..views.diagnose import render_diagnosis, render_fixes
 from ..errors import EXIT_BAD_INPUT, EXIT_RESOLUTION_RAISES, SgtraceError
 from ..explain import override_of
-from ..explain_view import render
+from ..views.explain import render
 from ..fix import command_line, file_patch, find_fixes
 from ..fix import write_patch as apply_patch
 from ..inputs import adapters

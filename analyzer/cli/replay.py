@@ -7,7 +7,7 @@ import click
 from .. import sources
 from ..errors import EXIT_RESOLUTION_RAISES
 from ..render import dumps
-from ..replay_view import render_replay, replay_json
+from ..views.replay import render_replay, replay_json
 from .options import build_request, echo, explain_inputs, replay_target_options
 from .replaying import replay_place, replay_request, run_replay_or_fail
 

@@ -6,7 +6,7 @@ import click
 
 from ..errors import SgtraceError
 from ..replay import envs
-from ..replay_view import env_details, env_summary
+from ..views.replay import env_details, env_summary
 from .options import echo, progress
 
 

@@ -14,7 +14,7 @@ from ..render import dumps
 from ..replay import envs
 from ..replay.launch_replay import replay_launch, sends_model
 from ..replay.runner import ReplayCrash, ReplayError, ReplayTimeout, parse_ssh_target
-from ..replay_view import (
+from ..views.replay import (
     NO_PROFILE_NOTE,
     NODE_MODEL_NOTE,
     ReplayRun,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .. import completion, report_replay, sources
-from .. import report as report_module
+from .. import completion, sources
+from ..report import replay_outcome as report_replay
+from ..report import build as report_module
 from ..errors import SgtraceError
 from ..session import Session
 from .options import build_request, check_field, check_replay_options, echo, explain_inputs, replay_target_options

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import guard_reads
-from .explain import Explanation, baseline
-from .trace import Event, GuardValue, same_value
-from .knowledge.kinds import EventKind
+from .. import guard_reads
+from ..explain import Explanation, baseline
+from ..trace import Event, GuardValue, same_value
+from ..knowledge.kinds import EventKind
 
 FIELD = "field"
 ENV = "env"

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diff import (
+from ..diff import (
     UNKNOWN_CHOICES,
     BehaviourDiff,
     Decisive,
@@ -25,12 +25,12 @@ from .diff import (
     _effective,
     relevant_sites,
 )
-from .knowledge.kinds import EventKind, SiteKind
-from .render import site_json
-from .schemas import SCHEMA_NUMBERS
-from .trace import Unknown, encode_value
-from .verdict import raise_verdict
-from .verdict_view import cause_effect, cause_headline, short
+from ..knowledge.kinds import EventKind, SiteKind
+from ..render import site_json
+from ..schemas import SCHEMA_NUMBERS
+from ..trace import Unknown, encode_value
+from ..verdict import raise_verdict
+from .verdict import cause_effect, cause_headline, short
 
 MAX_GUARDS = 8  # per list of a site, in the text view
 MAX_KEPT_GUARDS = 3

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from . import report_words as words
-from .explain_view import show
-from .report_chain import ENV, FIELD, HARDWARE, ChainStep, Driver, FieldStory
-from .trace import Event
+from . import words
+from ..views.explain import show
+from .chain import ENV, FIELD, HARDWARE, ChainStep, Driver, FieldStory
+from ..trace import Event
 
 MAX_VALUE = 40
 MAX_EXPR = 90

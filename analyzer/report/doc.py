@@ -1,7 +1,7 @@
 """A small document model for reports: blocks and inline parts, rendered to Markdown or HTML.
 
 The report builder (``analyzer.report``) says *what* to show with these types;
-``analyzer.report_md`` and ``analyzer.report_html`` say *how*, each escaping
+``analyzer.report.md`` and ``analyzer.report.html`` say *how*, each escaping
 every value for its own format. Nothing here knows about SGLang.
 """
 

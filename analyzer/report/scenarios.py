@@ -1,4 +1,4 @@
-"""The reference scenarios P1-P4 as report inputs, and ``make reports``: ``python -m analyzer.report_scenarios reports``.
+"""The reference scenarios P1-P4 as report inputs, and ``make reports``: ``python -m analyzer.report.scenarios reports``.
 
 Paths are relative to the repository root (run it from there), so the
 reports name the input files the same way on every machine. The snapshot
@@ -11,9 +11,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SgtraceError
-from .explain import ExplainRequest
-from .report import build_report, write
+from ..errors import SgtraceError
+from ..explain import ExplainRequest
+from .build import build_report, write
 
 P1_UNIT = "fixtures/inputs/p1.service"
 P2_UNIT = "fixtures/inputs/p2.service"
@@ -67,7 +67,7 @@ def write_all(directory: str | Path, scenarios=SCENARIOS) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m analyzer.report_scenarios [DIRECTORY]`` (default ``reports``)."""
+    """``python -m analyzer.report.scenarios [DIRECTORY]`` (default ``reports``)."""
 
     args = sys.argv[1:] if argv is None else argv
     directory = args[0] if args else "reports"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shlex
 
-from .diagnose import Diagnosis
-from .explain import Explanation
-from .fix import FixReport, command_line, file_patch, unified_diff
-from .verdict_view import diagnosis_block
+from ..diagnose import Diagnosis
+from ..explain import Explanation
+from ..fix import FixReport, command_line, file_patch, unified_diff
+from .verdict import diagnosis_block
 
 MAX_MATCHES = 4
 PHASE_WORDS = {

@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import report_words as words
-from .compare import compare as compare_traces
-from .errors import SgtraceError
-from .explain import Explanation
-from .explain_view import show
-from .replay.launch_replay import replay_launch
-from .replay_view import describe_place
-from .safe_read import read_file
-from .terminal import progress, step
-from .trace import Trace
+from . import words
+from ..compare import compare as compare_traces
+from ..errors import SgtraceError
+from ..explain import Explanation
+from ..views.explain import show
+from ..replay.launch_replay import replay_launch
+from ..views.replay import describe_place
+from ..safe_read import read_file
+from ..terminal import progress, step
+from ..trace import Trace
 
 if TYPE_CHECKING:
-    from .compare import Comparison
+    from ..compare import Comparison
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ import shlex
 import textwrap
 from typing import Any
 
-from . import verdict_view
-from .explain import Explanation, switched_features
-from .field_why import field_why
-from .knowledge.kinds import EventKind
-from .schemas import stamp
-from .trace import Event, Unknown, change_of, decode_value, encode_value, split_target
-from .verdict import open_inputs
+from . import verdict as verdict_view
+from ..explain import Explanation, switched_features
+from ..field_why import field_why
+from ..knowledge.kinds import EventKind
+from ..schemas import stamp
+from ..trace import Event, Unknown, change_of, decode_value, encode_value, split_target
+from ..verdict import open_inputs
 
 
 def show(value: Any) -> str:

@@ -1,6 +1,6 @@
 """Every sentence the reports and the regression checks print, in one place.
 
-Templates use ``{name}`` placeholders. :func:`analyzer.report_doc.fill` turns a
+Templates use ``{name}`` placeholders. :func:`analyzer.report.doc.fill` turns a
 template and its values into inline parts (code spans, links), so the wording
 lives here and the formatting in the renderers.
 """

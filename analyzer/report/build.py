@@ -4,8 +4,8 @@
 (a raise with its cause chain, a clean resolution, or a command line the
 release rejects before resolution starts), the silent overrides, the fixes
 (when ``analyzer.fix`` exists), and a replay's verdict when one is passed in.
-``render`` turns it into text; the sections are in ``analyzer.report_sections``,
-the wording in ``analyzer.report_words``. The output is deterministic: no
+``render`` turns it into text; the sections are in ``analyzer.report.sections``,
+the wording in ``analyzer.report.words``. The output is deterministic: no
 timestamps, no cache paths, links pinned to the release tag.
 """
 
@@ -17,24 +17,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, fix, sources
-from . import argv as argv_module
-from .controls import json_safe, printable
-from .diagnose import diagnose, read_error
-from .errors import SgtraceError
-from .explain import ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
-from .explain_view import to_json as explanation_json
-from .redact import for_launch, sanitize_document
-from .report_doc import plain
-from .report_flags import FlagHistory, Releases, flag_history, unknown_flags
-from .report_html import render as render_html
-from .report_md import render as render_md
-from .report_replay import ReplayOutcome
-from .report_sections import DETAIL_LEVELS, build_document, command_text, profile_words, summary_parts, with_redaction_note
-from .report_words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
-from .schemas import SCHEMA_NUMBERS
-from .session import Session
-from .verdict import verdict_of
+from .. import __version__, fix, sources
+from .. import argv as argv_module
+from ..controls import json_safe, printable
+from ..diagnose import diagnose, read_error
+from ..errors import SgtraceError
+from ..explain import ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
+from ..views.explain import to_json as explanation_json
+from ..redact import for_launch, sanitize_document
+from .doc import plain
+from .flags import FlagHistory, Releases, flag_history, unknown_flags
+from .html import render as render_html
+from .md import render as render_md
+from .replay_outcome import ReplayOutcome
+from .sections import build_document, with_redaction_note
+from .sections.common import command_text, profile_words
+from .sections.summary import summary_parts
+from .sections.trace import DETAIL_LEVELS
+from .words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
+from ..schemas import SCHEMA_NUMBERS
+from ..session import Session
+from ..verdict import verdict_of
 
 FORMATS = ("md", "html", "json")
 REPORT_SCHEMA = SCHEMA_NUMBERS["report"]
@@ -163,7 +166,7 @@ def redactor(report: Report, enabled: bool = True):
 
 
 def document(report: Report, detail: str = "full", redact: bool = True):
-    """The report as a document (see ``analyzer.report_doc``): secrets redacted (unless ``redact`` is False,
+    """The report as a document (see ``analyzer.report.doc``): secrets redacted (unless ``redact`` is False,
     and then said so), every control character of every value escaped."""
 
     secrets = redactor(report, redact)

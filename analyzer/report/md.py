@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from .report_doc import (
+from .doc import (
     Break,
     BulletList,
     Code,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import sources
-from .errors import SourceError
-from .extract import extract
-from .model import Extraction, Flag
+from .. import sources
+from ..errors import SourceError
+from ..extract import extract
+from ..model import Extraction, Flag
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compare import Comparison
-from .explain_view import show
-from .knowledge.kinds import EventKind
-from .schemas import SCHEMA_NUMBERS, stamp
-from .trace import Event, Trace, encode_value
+from ..compare import Comparison
+from .explain import show
+from ..knowledge.kinds import EventKind
+from ..schemas import SCHEMA_NUMBERS, stamp
+from ..trace import Event, Trace, encode_value
 
 PROBES_SHOWN = 40
 NOTES_SHOWN = 20

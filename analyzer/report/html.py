@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from urllib.parse import urlsplit
 
-from .report_doc import (
+from .doc import (
     Break,
     BulletList,
     Code,
