@@ -257,7 +257,7 @@ class ModuleView:
         return self._segments[span]
 
     def _owner(self, node: cst.CSTNode) -> ModuleIndex | None:
-        return next((seg for seg in self._segments.values() if node in seg.spans), None)
+        return next((seg for seg in self._segments.values() if id(node) in seg.spans), None)
 
     def location(self, node: cst.CSTNode, function: str = ""):
         owner = self._owner(node)

@@ -21,9 +21,14 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import SgtraceError
 from ..model import Location, ParseProblem
 from ..safe_read import MAX_SOURCE_BYTES, read_file
+
+if TYPE_CHECKING:  # positions loads libcst, which a cache hit never needs
+    from .positions import GeneratedModule
 
 
 @contextlib.contextmanager
@@ -155,6 +160,9 @@ _EMPTY_MODULE = None
 # While an extraction runs, the text of each node is kept: the passes ask for the
 # same guards and values about four times each (69,000 calls, 17,700 nodes on 0.5.23).
 _code_memo: dict | None = None
+# And where each parsed node's text lies in its module's code (``positions.generate``): ``id(node) ->
+# (node, generated module, start, end)``; the entry keeps its node alive, so no other node takes its id.
+_node_texts: dict | None = None
 
 
 def code_of(node: cst.CSTNode) -> str:
@@ -164,10 +172,15 @@ def code_of(node: cst.CSTNode) -> str:
         text = memo.get(node)
         if text is not None:
             return text
-    global _EMPTY_MODULE
-    if _EMPTY_MODULE is None:
-        _EMPTY_MODULE = cst.Module(body=[])
-    text = _EMPTY_MODULE.code_for_node(node)
+    text = None
+    entry = _node_texts.get(id(node)) if _node_texts is not None else None
+    if entry is not None and entry[0] is node:
+        text = _text_in_place(node, entry)
+    if text is None:
+        global _EMPTY_MODULE
+        if _EMPTY_MODULE is None:
+            _EMPTY_MODULE = cst.Module(body=[])
+        text = _EMPTY_MODULE.code_for_node(node)
     if "\n" in text:
         text = " ".join(part.strip() for part in text.splitlines() if part.strip())
     if memo is not None:
@@ -175,17 +188,25 @@ def code_of(node: cst.CSTNode) -> str:
     return text
 
 
+def _text_in_place(node: cst.CSTNode, entry: tuple) -> str | None:
+    from .positions import text_in_place  # libcst: an entry exists only where a module was parsed (a cache miss)
+
+    return text_in_place(node, entry)
+
+
 @contextlib.contextmanager
 def code_memo():
-    """Remember ``code_of`` answers inside the block (nodes are immutable; the memo dies with the block)."""
-    global _code_memo
-    outer = _code_memo
+    """Remember ``code_of`` answers inside the block (nodes are immutable; the memo dies with the block),
+    and where the text of each node parsed inside it lies."""
+    global _code_memo, _node_texts
+    outer, outer_texts = _code_memo, _node_texts
     if outer is None:
         _code_memo = {}
+        _node_texts = {}
     try:
         yield
     finally:
-        _code_memo = outer
+        _code_memo, _node_texts = outer, outer_texts
 
 
 @dataclass
@@ -206,38 +227,53 @@ class ModuleIndex:
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)  # qualname -> def (top-level + methods)
     classes: dict[str, cst.ClassDef] = field(default_factory=dict)
     assignments: dict[str, cst.BaseExpression] = field(default_factory=dict)  # module-level NAME = expr
+    generated: GeneratedModule | None = field(default=None, repr=False)  # its code written out, with spans
     _spans: dict | None = field(default=None, repr=False)
 
     @property
     def spans(self) -> dict:
-        """node -> ByteSpan (start offset, length), computed when a location in this module is first asked
-        for: most modules a cold extraction parses are read for a constant or a function's body and never
-        give a location (a whole-module code generation each, a quarter of a cold extraction)."""
+        """id(node) -> (start, length) in UTF-8 bytes of the node's span, as ``ByteSpanPositionProvider``
+        gives it: one lookup, ``byte_span``, reads a span; ``node_id in spans`` says whether a node is
+        this module's. From the code generation at parse time (``positions``), else from the provider,
+        asked when a location is first wanted (the code generation failed)."""
         if self._spans is None:
-            try:
-                self._spans = byte_spans(self.module)
-            except (RecursionError, MemoryError, ValueError):  # code nested past what code generation takes
-                self._spans = {}  # its nodes have no location (line 0), as a node outside any module
+            generated = self.generated
+            if generated is not None:
+                self._spans = generated.spans if generated.utf8_ok else {}
+            else:
+                try:
+                    self._spans = {id(node): (span.start, span.length) for node, span in byte_spans(self.module).items()}
+                except (RecursionError, MemoryError, ValueError):  # code nested past what code generation takes
+                    self._spans = {}  # its nodes have no location (line 0), as a node outside any module
         return self._spans
+
+    def byte_span(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """(start, length) of ``node``'s span in UTF-8 bytes, or None for a node of no span here."""
+        span = self.spans.get(id(node))
+        generated = self.generated
+        if span is None or generated is None:
+            return span
+        start = generated.utf8_offset(span[0])
+        return start, generated.utf8_offset(span[0] + span[1]) - start
 
     def _line_col(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.line_starts, offset)
         return line + self.line_offset, offset - self.line_starts[line - 1] + self.col_offset
 
     def location(self, node: cst.CSTNode, function: str = "") -> Location:
-        span = self.spans.get(node)
+        span = self.byte_span(node)
         if span is None:
             return Location(self.rel, 0, 0, function)
-        line, col = self._line_col(span.start)
+        line, col = self._line_col(span[0])
         return Location(self.rel, line, col, function)
 
     def line_of(self, node: cst.CSTNode) -> int:
-        span = self.spans.get(node)
-        return self._line_col(span.start)[0] if span else 0
+        span = self.byte_span(node)
+        return self._line_col(span[0])[0] if span else 0
 
     def end_line_of(self, node: cst.CSTNode) -> int:
-        span = self.spans.get(node)
-        return self._line_col(span.start + max(span.length - 1, 0))[0] if span else 0
+        span = self.byte_span(node)
+        return self._line_col(span[0] + max(span[1] - 1, 0))[0] if span else 0
 
 
 def dotted_name(rel: str) -> str:
@@ -346,6 +382,18 @@ def byte_spans(module: cst.Module):
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
 
 
+def _generate(module: cst.Module) -> GeneratedModule | None:
+    """``module`` written out once (its code, spans and node texts), or None where the code generation
+    fails (code nested past what it takes): its spans are then the provider's, as before."""
+    from .positions import generate  # libcst: a module is parsed on an extraction-cache miss only
+
+    texts = _node_texts if _node_texts is not None else {}
+    try:
+        return generate(module, texts)
+    except (RecursionError, MemoryError, ValueError):
+        return None
+
+
 def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int = 0,
                  checked: bool = False) -> tuple[ModuleIndex | None, ParseProblem | None]:
     """``source`` parsed by libcst and indexed. ``checked``: ``source`` is (part of) a file
@@ -361,8 +409,9 @@ def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int 
     except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return None, ParseProblem(rel, f"libcst cannot parse it: {first}")
+    generated = _generate(module)
+    encoded = (generated.code if generated is not None else module.code).encode(module.encoding)  # module.bytes
     line_starts = [0]
-    encoded = module.bytes
     position = encoded.find(b"\n")
     while position != -1:
         line_starts.append(position + 1)
@@ -370,7 +419,8 @@ def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int 
     dotted = dotted_name(rel)
     is_package = rel.endswith("__init__.py")
     index = ModuleIndex(
-        rel=rel, dotted=dotted, module=module, line_starts=line_starts, line_offset=line_offset, col_offset=col_offset
+        rel=rel, dotted=dotted, module=module, line_starts=line_starts, line_offset=line_offset, col_offset=col_offset,
+        generated=generated,
     )
     index.imports = collect_imports(module.body, dotted, is_package)
     for stmt in module.body:
