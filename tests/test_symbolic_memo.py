@@ -15,9 +15,10 @@ import dataclasses
 
 import pytest
 
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import evaluate
-from analyzer.symbolic.memo import ReadLog, fingerprint
+from analyzer.symbolic.memo import ReadLog, StashReads, fingerprint
+from analyzer.symbolic.objects import MISSING, Record
 from analyzer.symbolic.program import Program
 
 MODEL_CONFIG_RAISE = ("sglang/srt/configs/model_config.py", "ModelConfig._derive_context_length")
@@ -107,10 +108,26 @@ def test_an_env_var_modelconfig_does_not_read_and_a_copy_of_the_profile_keep_it_
     shared = evaluate(base.extraction, base.tree.root, values, other_env, copied, base.model, program=program)
     assert program.memo.hits == 1
     assert outcome(shared) == alone(base, env=other_env)
-    # another profile is another key
+    # another profile is compared by the answers of the probes the call asked (ModelConfig asks is_cuda, not
+    # the GPU count): one that answers them alike shares the result
     other = dataclasses.replace(base.profile, gpu_count=8)
-    evaluate(base.extraction, base.tree.root, values, other_env, other, base.model, program=program)
-    assert program.memo.hits == 1 and len(program.memo) == 2
+    on_other = evaluate(base.extraction, base.tree.root, values, other_env, other, base.model, program=program)
+    assert program.memo.hits == 2 and len(program.memo) == 1
+    fresh = evaluate(base.extraction, base.tree.root, values, other_env, other, base.model, program=Program(base.tree.root))
+    assert outcome(on_other) == outcome(fresh)
+
+
+@pytest.mark.network
+def test_a_profile_that_answers_a_probe_modelconfig_asked_otherwise_is_not_shared(base):
+    program = Program(base.tree.root)
+    assert run(base, program).error is None and len(program.memo) == 1
+    amd = dataclasses.replace(base.profile, vendor="amd", runtime="rocm")
+    assert amd.probe("is_cuda") != base.profile.probe("is_cuda")
+    values = {**base.parsed.values, "context_length": 200000}
+    on_amd = evaluate(base.extraction, base.tree.root, values, {}, amd, base.model, program=program)
+    assert program.memo.hits == 0
+    fresh = evaluate(base.extraction, base.tree.root, values, {}, amd, base.model, program=Program(base.tree.root))
+    assert outcome(on_amd) == outcome(fresh)
 
 
 @pytest.mark.network
@@ -142,3 +159,14 @@ def test_the_read_log_notes_each_key_and_flags_whole_reads_and_writes():
     assert log.whole
     log["a"] = 3
     assert log.written
+
+
+def test_stash_reads_note_each_declared_field_and_see_a_changed_stash():
+    record = Record(fields={"a": 1}, era="b")
+    record.stash.append(("hook", {"a": 2}))
+    reads = record.stash_reads = StashReads(record.stash)
+    assert record.resolved("a") == 2 and record.resolved("b") is MISSING
+    assert reads.reads == {"a": fingerprint(2), "b": ("absent",)} and not reads.whole
+    assert reads.unchanged(record)
+    record.stash.append(("other", {}))  # a declaration naming nothing it read still changes the stash
+    assert not reads.unchanged(record)

@@ -54,14 +54,16 @@ _SHARED_TYPES = (ClassRef, ModuleRef, ExternalRef, Opaque, PathObj, EnvVar, Envs
                  ProbedObject, Unknown)
 
 
-_STATE_ITEMS = ("model_path", "record.extra", "record.stash", "record.fallbacks", "depth")
+_STATE_ITEMS = ("model_path", "record.fallbacks", "depth")
 
 
 def _state(world) -> tuple:
     """What a call could change of what a later run's key reads (``_STATE_ITEMS``): the last items of the key,
-    compared again when the call returns. config.json is left out there: transformers' config objects add keys."""
-    return (fingerprint(world.model_config.model_path), fingerprint(world.record.extra), fingerprint(world.record.stash),
-            fingerprint(world.record.fallbacks), world.interp.depth)
+    compared again when the call returns. config.json is left out there: transformers' config objects add keys.
+    The record's bookkeeping attributes (``extra``) and its declarations (``stash``) are not in the key: every run
+    builds its own (``_raw_input`` holds the launch's every field), and a call reads a few of them, noted one by one
+    (``ReadLog``, ``StashReads``) and compared by ``CallMemo._matches``."""
+    return (fingerprint(world.model_config.model_path), fingerprint(world.record.fallbacks), world.interp.depth)
 
 
 def _profile_key(profile) -> str | None:
@@ -230,6 +232,38 @@ class ReadLog(dict):
     del _all, _write
 
 
+class StashReads:
+    """What a shared call read of the record's declarations: each field it resolved through them
+    (``Record.declared``) with the fingerprint of what the last declaration naming it gave (or ``_ABSENT``).
+    ``whole``: SGLang's code got the stash itself (``server_args._resolved_overrides``), or a declared value
+    the memo cannot compare; the call is then not shared. The stash as the call found it (the list and its
+    entries) is kept, to tell whether the call changed it."""
+
+    def __init__(self, stash: Stash):
+        self.reads: dict[str, Any] = {}
+        self.whole = False
+        self.stash = stash
+        self.entries = list(stash)
+
+    def note(self, name: str, value: Any) -> None:
+        if name not in self.reads:
+            try:
+                self.reads[name] = _ABSENT if value is MISSING else fingerprint(value)
+            except (Unsupported, TypeError):
+                self.whole = True
+
+    def unchanged(self, record) -> bool:
+        """Whether the record holds the same stash with the same entries as when the call began."""
+        stash = record.stash
+        return stash is self.stash and len(stash) == len(self.entries) and all(map(operator.is_, stash, self.entries))
+
+
+def _declared_print(record, name: str) -> Any:
+    """What ``StashReads.note`` notes for ``name`` on this record's stash now."""
+    value = record.declared(name)
+    return _ABSENT if value is MISSING else fingerprint(value)
+
+
 class EffectiveEnvLog(ReadLog):
     """``World.effective_env()`` while a shared call runs: the launch's env with what resolution set over it,
     whose lookups are noted in both logs they come from (a probe's rule reads a variable or two of it)."""
@@ -265,6 +299,17 @@ class Journal:
         self.globals_read: dict[tuple[str, str], Any] = {}  # module constants found already evaluated -> value
         self.probes_asked: dict[str, bool] = {}  # probes asked -> whether the run had asked it before (no second event)
         self.env_logs: tuple = ()  # (the launch's env, the env resolution set) as ReadLogs while the call runs
+        self.profile_read = False  # whether the call read the hardware profile (``World.profile``) other than by a probe
+        # the probes the profile answered it (``World.profile_probe``): name -> (what it takes without a profile,
+        # the answer's fingerprint)
+        self.probe_answers: dict[str, tuple] = {}
+
+    def note_probe(self, name: str, absent: tuple, answer: Any) -> None:
+        if name not in self.probe_answers:
+            try:
+                self.probe_answers[name] = (absent, fingerprint(answer))
+            except Unsupported:
+                self.profile_read = True  # an answer the memo cannot compare: matched on the whole profile
 
 
 class _InertHooks:
@@ -286,7 +331,7 @@ class _Placeholder:
 
 
 class _Entry:
-    __slots__ = ("class_function", "profile", "reads", "env_reads", "env_whole", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
+    __slots__ = ("class_function", "profile", "profile_read", "profile_key", "reads", "extra_reads", "stash_reads", "env_reads", "env_whole", "globals_read", "globals_added", "enums", "enums_added", "result", "config", "events", "notes",
                  "assumptions", "probes", "steps", "values_read", "journal", "origins")
 
 
@@ -438,18 +483,33 @@ class CallMemo:
             return None
         try:
             # (the env, the probes and the fields are compared by what the call read: ``_matches``)
-            return _Key((ref.id, kind, extraction.content_hash, extraction.version, extraction.era, _profile_key(world.profile),
+            # (the profile too, where the call read it: ``Journal.profile_read``)
+            return _Key((ref.id, kind, extraction.content_hash, extraction.version, extraction.era,
                          fingerprint(world.model_config.hf_config.data), *_state(world)))
         except Unsupported:
             return None
 
     def _matches(self, entry: _Entry, world) -> bool:
-        if (not entry.class_function and entry.profile != world.profile) or world.interp.steps + entry.steps > MAX_STEPS:
+        if world.interp.steps + entry.steps > MAX_STEPS:
             return False
-        fields = world.record.fields
+        if not entry.class_function and entry.profile_read and (
+                entry.profile != world.profile or entry.profile_key != _profile_key(world.profile)):
+            return False
+        record = world.record
+        fields = record.fields
         try:
             for name, print_ in entry.reads.items():
                 if (fingerprint(fields[name]) if name in fields else _ABSENT) != print_:
+                    return False
+            extra = record.extra
+            for name, print_ in entry.extra_reads.items():
+                if (fingerprint(extra[name]) if name in extra else _ABSENT) != print_:
+                    return False
+            for name, print_ in entry.stash_reads.items():
+                if _declared_print(record, name) != print_:
+                    return False
+            for name, (absent, print_) in entry.journal.probe_answers.items():
+                if fingerprint(world.profile_probe(name, absent)) != print_:
                     return False
             if entry.env_whole is not None:
                 if entry.env_whole != (fingerprint(sorted(world.user_env.items())), fingerprint(world.env)):
@@ -492,6 +552,8 @@ class CallMemo:
             world.hooks = _InertHooks()  # the interpreter then reports conditions and returns to the journal
         fields = record.fields
         log = record.fields = ReadLog(fields).start()
+        extra_log = record.extra = ReadLog(record.extra).start()  # the bookkeeping attributes, read like the fields
+        stash_reads = record.stash_reads = StashReads(record.stash)
         # the launch's env and what resolution set there, read like the fields: each name it looked up noted
         journal.env_logs = (ReadLog(world.user_env).start(), ReadLog(world.env).start())
         world.user_env, world.env = journal.env_logs
@@ -503,7 +565,7 @@ class CallMemo:
         try:
             result = self._invoke(world, ref, args, node, frame)
             try:
-                self._store(key, world, journal, log, before, result, frame)
+                self._store(key, world, journal, (log, extra_log, stash_reads), before, result, frame)
             except Unsupported:
                 pass
             return result
@@ -511,15 +573,28 @@ class CallMemo:
             world.journal = None
             world.hooks = hooks
             record.fields = dict.copy(log)
+            record.extra = dict.copy(extra_log)
+            record.stash_reads = None
             world.user_env, world.env = (dict.copy(env_log) for env_log in journal.env_logs)
 
-    def _store(self, key, world, journal: Journal, log: ReadLog, before, result, frame) -> bool:
+    def _store(self, key, world, journal: Journal, logs: tuple, before, result, frame) -> bool:
         interp, record = world.interp, world.record
         (events_at, assumptions_at, decisions_at, steps_at, values_at, globals_at, enums_at, probes_at, origins_at, passed_at,
          stopped_at, config_paths) = before
         hooks = world.hooks
         user_env_log, env_log = journal.env_logs
+        log, extra_log, stash_reads = logs
         if log.whole or log.written or user_env_log.written or env_log.written or len(interp.decisions.taken) != decisions_at:
+            return False
+        if extra_log.whole or extra_log.written or stash_reads.whole or not stash_reads.unchanged(record):
+            return False
+        try:  # what it read of them is as it found it (not a list it read, then appended to)
+            if any((fingerprint(dict.get(extra_log, name)) if dict.__contains__(extra_log, name) else _ABSENT) != print_
+                   for name, print_ in extra_log.reads.items()):
+                return False
+            if any(_declared_print(record, name) != print_ for name, print_ in stash_reads.reads.items()):
+                return False
+        except Unsupported:
             return False
         if hooks is not None and not isinstance(hooks, _InertHooks) and (len(hooks.passed) != passed_at or hooks.stopped != stopped_at):
             return False
@@ -529,7 +604,8 @@ class CallMemo:
         if any(e.kind in (EventKind.WRITE, EventKind.ENV_WRITE) for e in new_events):
             return False
         class_function = key[0] == CLASS_FUNCTION
-        if class_function and (log.reads or journal.probes_asked or journal.globals_read):
+        if class_function and (log.reads or extra_log.reads or stash_reads.reads or journal.probes_asked or journal.globals_read
+                               or journal.profile_read or journal.probe_answers):
             return False  # it read more than its class after all: not shared on the class alone
         if not class_function:
             try:
@@ -560,8 +636,12 @@ class CallMemo:
         keep = lambda p: p  # noqa: E731  (a placeholder stays one until the replay)
         entry = _Entry()
         entry.class_function = class_function
-        entry.profile = world.profile
+        entry.profile_read = journal.profile_read
+        entry.profile = world._profile  # (not ``world.profile``: the journal is still the world's, and would note it)
+        entry.profile_key = _profile_key(entry.profile)
         entry.reads = dict(log.reads)
+        entry.extra_reads = dict(extra_log.reads)
+        entry.stash_reads = dict(stash_reads.reads)
         if user_env_log.whole or env_log.whole:  # (the whole env: for a probe, os.environ) equal as a whole
             entry.env_reads = None
             entry.env_whole = (fingerprint(sorted(dict.items(user_env_log))), fingerprint(dict.copy(env_log)))
@@ -584,7 +664,8 @@ class CallMemo:
         entry.events = events
         entry.notes = list(journal.notes)
         entry.assumptions = list(world.assumptions[assumptions_at:])
-        entry.probes = {name: world.probes[name] for name in set(world.probes) - probes_at}
+        # in the order the call asked them (the trace lists a run's probes in that order)
+        entry.probes = {name: answer for name, answer in world.probes.items() if name not in probes_at}
         entry.steps = interp.steps - steps_at
         entry.values_read = world._module_values_read - values_at
         entry.journal = journal

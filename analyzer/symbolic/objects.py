@@ -94,16 +94,31 @@ class Record:
     extra: dict[str, Any] = field(default_factory=dict)  # bookkeeping attributes (_raw_input, ...)
     stash: Stash = field(default_factory=Stash)
 
+    # while a shared call is recorded (``analyzer.symbolic.memo``), what it read of the stash, name by name:
+    # a later run is compared on those declarations, not on the whole stash (which every run builds its own way)
+    stash_reads = None
+
     def resolved(self, name: str) -> Any:
-        for _source, declared in reversed(self.stash):
-            if name in declared:
-                return declared[name]
+        value = self.declared(name)
+        if value is not MISSING:
+            return value
         value = self.fields.get(name, MISSING)
         if value is MISSING:
             value = self.extra.get(name, MISSING)
         if value is None and name in self.fallbacks:
             return self.fallbacks[name]
         return value
+
+    def declared(self, name: str) -> Any:
+        """The value the last declaration of the stash that names ``name`` gives it, else MISSING."""
+        found = MISSING
+        for _source, declared in reversed(self.stash):
+            if name in declared:
+                found = declared[name]
+                break
+        if self.stash_reads is not None:
+            self.stash_reads.note(name, found)
+        return found
 
 
 @dataclass(eq=False)

@@ -149,7 +149,7 @@ class World:
         self.program = program
         self.extraction = extraction
         self.record = record
-        self.profile = profile
+        self._profile = profile
         self.model = model  # analyzer.models.ModelInfo or None
         self.user_env = dict(env)
         self.env: dict[str, Any] = {}  # values set during resolution (envs.X.set)
@@ -189,6 +189,28 @@ class World:
         # answers an attribute an object holds itself without the call (StartUpWorld sets it as it binds methods)
         self.plain_attribute = type(self).attribute is World.attribute
 
+
+    @property
+    def profile(self):
+        """The hardware profile; a shared call being recorded notes that it read it (``memo.Journal``): only
+        such a call is matched on the profile of a later run."""
+        if self.journal is not None:
+            self.journal.profile_read = True
+        return self._profile
+
+    @profile.setter
+    def profile(self, profile) -> None:
+        self._profile = profile
+
+    def profile_probe(self, name: str, absent: tuple) -> Any:
+        """The hardware profile's answer to the probe ``name`` (``Unknown(*absent)`` without a profile). A shared
+        call being recorded notes the answer, not a read of the whole profile: a later run on another profile
+        that answers it alike is matched (``CallMemo._matches``)."""
+        profile = self._profile
+        answer = profile.probe(name, self.effective_env()) if profile is not None else Unknown(*absent)
+        if self.journal is not None:
+            self.journal.note_probe(name, absent, answer)
+        return answer
 
     # -- notes -----------------------------------------------------------------------
     def note(self, text: str) -> None:
@@ -549,7 +571,7 @@ class World:
 
     def current_platform(self) -> Any:
         """SGLang's platform object: the in-tree ``SRTPlatform`` unless the profile names an out-of-tree one."""
-        out_of_tree = self.profile.probe("current_platform.is_out_of_tree", self.effective_env()) if self.profile else Unknown("no profile", "input")
+        out_of_tree = self.profile_probe("current_platform.is_out_of_tree", ("no profile", "input"))
         if out_of_tree is False:
             for rel in ("sglang/srt/platforms/interface.py",):
                 module = self.program.module(rel)
@@ -566,9 +588,7 @@ class World:
     def answer_probe(self, name: str, ref, node, frame, args=()) -> Any:
         if name not in PROBES:
             return Unknown(f"probe {name} is not modeled")
-        answer = self.profile.probe(name, self.effective_env()) if self.profile is not None else Unknown("no hardware profile")
-        if isinstance(answer, tuple) and name == "get_device_capability" and args:
-            pass
+        answer = self.profile_probe(name, ("no hardware profile",))
         if self.journal is not None:
             self.journal.probes_asked.setdefault(name, name in self.probes)
         if name not in self.probes:
@@ -820,6 +840,8 @@ class World:
         if attr in record.fields:
             return record.fields[attr]
         if attr == STASH:
+            if record.stash_reads is not None:
+                record.stash_reads.whole = True  # the stash itself, to SGLang's code: read as a whole
             return record.stash
         if attr in record.extra:
             return record.extra[attr]
