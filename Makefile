@@ -46,7 +46,7 @@ clean:
 
 # Both engines (symbolic and replay) on every scenario of tests/scenarios/, compared field by field.
 agreement: install
-	$(PYTHON) -m analyzer.agreement tests/scenarios; a=$$?; \
+	$(PYTHON) -m analyzer.commands.agreement tests/scenarios; a=$$?; \
 	$(PYTHON) -m analyzer.memory.agreement tests/scenarios/memory; m=$$?; \
 	exit $$(( a || m ))
 
@@ -58,17 +58,17 @@ releases: install
 # The verdict on the corpus of real cases from SGLang's tracker (tests/cases/): one line per case and
 # the share of reproduced cases whose first cause is the one the maintainers established.
 corpus: install
-	$(PYTHON) -m analyzer.corpus tests/cases
+	$(PYTHON) -m analyzer.commands.corpus tests/cases
 
 # The first fix sgtrace proposes on the same cases, against the fix their maintainers or reporters accepted (a few minutes).
 corpus-fixes: install
-	$(PYTHON) -m analyzer.corpus_fixes tests/cases
+	$(PYTHON) -m analyzer.commands.corpus_fixes tests/cases
 
 # Every fix `sgtrace fix` calls verified on those cases, replayed through SGLang's own code in each release's
 # replay environment (built first with `sgtrace replay-env create`; a release without one is named): exit 1
 # when a verified fix's replay raises.
 corpus-soundness: install
-	$(PYTHON) -m analyzer.corpus_soundness tests/cases
+	$(PYTHON) -m analyzer.commands.corpus_soundness tests/cases
 
 # Speed and memory against the targets (medians of several runs; about 5 minutes). BENCH_ARGS=--quick for a smoke run (1 minute).
 bench: install

@@ -51,7 +51,7 @@ class ExpectationFile(pytest.File):
     """One expectation file: one item (a file that does not load is a collection error, in one line)."""
 
     def collect(self):
-        from .check import load_expectation  # pytest loads this plugin in every run where sgtrace is installed
+        from .commands.check import load_expectation  # pytest loads this plugin in every run where sgtrace is installed
         from .errors import SgtraceError  # only for sgtrace's own files
 
         try:
@@ -71,7 +71,7 @@ class ExpectationItem(pytest.Item):
         self.expectation = expectation
 
     def runtest(self) -> None:
-        from .check import run_expectation  # pytest loads this plugin in every run where sgtrace is installed
+        from .commands.check import run_expectation  # pytest loads this plugin in every run where sgtrace is installed
 
         result = run_expectation(
             self.expectation,
@@ -83,7 +83,7 @@ class ExpectationItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         """The findings, not a traceback; an sgtrace input error in one line."""
-        from .check import format_result  # pytest loads this plugin in every run where sgtrace is installed
+        from .commands.check import format_result  # pytest loads this plugin in every run where sgtrace is installed
         from .errors import SgtraceError  # only for sgtrace's own files
 
         if isinstance(excinfo.value, ExpectationFailed):

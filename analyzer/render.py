@@ -6,7 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from .graph import sites_in
+from .commands.graph import sites_in
 from .knowledge.kinds import SiteKind
 from .model import NOT_LITERAL, Extraction, Flag, Site
 

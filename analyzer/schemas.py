@@ -25,7 +25,7 @@ from typing import Any
 from .knowledge.kinds import EventKind, SiteKind
 from .trace import PHASES
 from .trace import SCHEMA_VERSION as TRACE_SCHEMA
-from .verdict import ROLES
+from .commands.verdict import ROLES
 
 # document -> its schema number. A history of each number is in README ("JSON output").
 SCHEMA_NUMBERS = {

@@ -222,7 +222,7 @@ def make_scenario(extraction, pool, models, profiles, k: int, rng: random.Random
     ``defaults``: each flag with its own default value (the growth series: more fields followed, no new outcome)."""
     from analyzer import argv as argv_module
     from analyzer.errors import SgtraceError
-    from analyzer.explain import user_args
+    from analyzer.commands.explain import user_args
 
     model = rng.choice(models)
     profile = rng.choice(profiles)
@@ -283,15 +283,16 @@ def work_batch(spec: dict) -> dict:
 
 def work_upgrade(spec: dict) -> dict:
     """Issue 19: ``n`` generated launches (real flags of the first release, built-in models and profiles)
-    through ``analyzer.upgrade`` over ``releases``, warm (each release's extraction is loaded once
+    through ``analyzer.commands.upgrade`` over ``releases``, warm (each release's extraction is loaded once
     before the clock starts, from the cache it already is in)."""
     import resource
     import shlex
 
     from analyzer import models as models_module
     from analyzer import profiles as profiles_module
-    from analyzer import sources, upgrade
-    from analyzer.explain import ExplainRequest
+    from analyzer import sources
+    from analyzer.commands import upgrade
+    from analyzer.commands.explain import ExplainRequest
     from analyzer.extract import extract
 
     releases = spec["releases"]
@@ -322,7 +323,7 @@ def work_upgrade(spec: dict) -> dict:
 def work_replay(spec: dict) -> dict:
     """Fallback when the CLI has no ``replay`` command: the runner, with a materialized model directory."""
     from analyzer.cli.replaying import model_path_in
-    from analyzer.explain import ExplainRequest, load_launch, pick_model, pick_profile
+    from analyzer.commands.explain import ExplainRequest, load_launch, pick_model, pick_profile
     from analyzer.models import materialize
     from analyzer.replay.runner import replay
 

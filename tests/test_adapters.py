@@ -7,10 +7,10 @@ import dataclasses
 import click
 import pytest
 
-from analyzer.check import LAUNCH_KEYS
+from analyzer.commands.check import LAUNCH_KEYS
 from analyzer.cli import COMMANDS, cli
 from analyzer.cli.options import same_inputs_command
-from analyzer.explain import ExplainRequest, load_launch
+from analyzer.commands.explain import ExplainRequest, load_launch
 from analyzer.inputs import adapters
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer import agreement
+from analyzer.commands import agreement
 from analyzer.errors import SgtraceError
 from analyzer.session import Session
 from analyzer.trace import Trace
@@ -149,7 +149,7 @@ def test_engines_agree(name):
 
 
 def test_a_set_in_a_raise_message_compares_whatever_order_string_hashing_gave_it():
-    from analyzer.compare import canonical_message
+    from analyzer.commands.compare import canonical_message
     # 0.5.18's hybrid GDN allow-list message, in the two orders two processes printed it
     engine = "Only {'flashinfer', 'triton', 'trtllm_mha'} backends are supported on Blackwell"
     replay = "Only {'triton', 'trtllm_mha', 'flashinfer'} backends are supported on Blackwell"

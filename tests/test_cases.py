@@ -5,7 +5,7 @@ Each case is a report from SGLang's public tracker (see its ``source``); the for
 ``analyzer/corpus.py``.
 
 Held-out cases (``heldout = true``) measure how the verdict generalizes to reports written down
-before it was run on them; ``python -m analyzer.corpus`` prints their figure separately. Once
+before it was run on them; ``python -m analyzer.commands.corpus`` prints their figure separately. Once
 scored, they are held like the others: a miss is recorded with ``verdict_miss`` (asserted to
 stay a miss), never by editing the case's ``[cause]``.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import corpus, verdict
+from analyzer.commands import corpus, verdict
 from analyzer.errors import EXIT_BAD_INPUT, SgtraceError
 
 CASES = corpus.load_cases(corpus.CASE_DIR)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.check import ExpectedError, load_expectation, run_expectation
+from analyzer.commands.check import ExpectedError, load_expectation, run_expectation
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
 

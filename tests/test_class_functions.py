@@ -95,7 +95,7 @@ def test_namespace_of_is_shared_between_runs_of_other_models_and_profiles_and_ch
     """0.5.18 publishes the runtime context from ModelRunner.__init__ with ``namespace_of(type(server_args))``
     (lru_cached in SGLang): one interpretation serves every run of the release, and each run's trace is the
     one a Program of its own gives."""
-    from analyzer.explain import ExplainRequest, explain_with
+    from analyzer.commands.explain import ExplainRequest, explain_with
     from analyzer.symbolic import evaluate
     from analyzer.symbolic.memo import CLASS_FUNCTION
     from analyzer.symbolic.program import Program

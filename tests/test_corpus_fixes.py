@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from analyzer.corpus_fixes import _same, accepted_changes
+from analyzer.commands.corpus_fixes import _same, accepted_changes
 
 DESTS = {"--tp": "tp_size", "--tensor-parallel-size": "tp_size", "--attention-backend": "attention_backend",
          "--enable-dp-attention": "enable_dp_attention", "--max-running-requests": "max_running_requests"}
@@ -47,10 +47,10 @@ def test_the_same_changes_match_and_others_do_not():
     assert _same(tp4, tp4 | {("env", "Y", "1")})
 
 
-# -- the first fix on each corpus case (fetches the release's wheel once; python -m analyzer.corpus_fixes) --
+# -- the first fix on each corpus case (fetches the release's wheel once; python -m analyzer.commands.corpus_fixes) --
 
-from analyzer import corpus  # noqa: E402
-from analyzer.corpus_fixes import row_of  # noqa: E402
+from analyzer.commands import corpus  # noqa: E402
+from analyzer.commands.corpus_fixes import row_of  # noqa: E402
 
 # The cases whose first fix is not the accepted one, and why (issue 15's closing note has the account).
 # Each is asserted to stay a miss: the day the tool gets one right, the test says to drop it here.
@@ -86,8 +86,8 @@ def test_a_proposal_that_resolves_like_the_accepted_fix_counts_as_the_same():
     row = row_of(by_slug["pr14560-qwen3next-trtllm-mha-radix-disabled"])
     assert row.match and row.equivalent and row.proposed == frozenset({("drop", "attention_backend", None)})
     # another backend that keeps the page size is not the one the reporter wanted: not the same resolution
-    from analyzer.corpus import reproduced
-    from analyzer.corpus_fixes import same_resolution
+    from analyzer.commands.corpus import reproduced
+    from analyzer.commands.corpus_fixes import same_resolution
 
     case = by_slug["issue39515-b200-nextn-page-size-triton"]
     explanation = reproduced(case)

@@ -1,11 +1,11 @@
-"""The corpus soundness sweep (``analyzer.corpus_soundness``): every fix ``fix`` calls verified, replayed."""
+"""The corpus soundness sweep (``analyzer.commands.corpus_soundness``): every fix ``fix`` calls verified, replayed."""
 
 from __future__ import annotations
 
 import pytest
 
-from analyzer import corpus, corpus_soundness
-from analyzer.corpus_soundness import CaseResult
+from analyzer.commands import corpus, corpus_soundness
+from analyzer.commands.corpus_soundness import CaseResult
 
 CASES = {c.slug: c for c in corpus.load_cases(corpus.CASE_DIR)}
 

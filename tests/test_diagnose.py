@@ -9,7 +9,7 @@ import string
 import pytest
 
 from analyzer.cli import main
-from analyzer.diagnose import ObservedError, match_error, match_site, read_error
+from analyzer.commands.diagnose import ObservedError, match_error, match_site, read_error
 
 P3_ERROR = ("ValueError: Speculative decoding for Qwen3_5ForConditionalGeneration is not compatible with radix cache "
             "when using --mamba-scheduler-strategy no_buffer.")
@@ -244,7 +244,8 @@ def test_other_releases_searched_are_the_nearest_cached_ones(monkeypatch):
     may hold every release since 0.4.0: indexing them all would take minutes), the rest counted."""
     from types import SimpleNamespace
 
-    from analyzer import diagnose, sources
+    from analyzer import sources
+    from analyzer.commands import diagnose
 
     cached = ["0.4.0", "0.5.1", "0.5.2", "0.5.3", "0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.18", "0.5.23"]
     monkeypatch.setattr(sources, "list_cached", lambda: [SimpleNamespace(version=v) for v in cached])
@@ -263,7 +264,8 @@ def test_only_releases_indexed_already_are_searched_for_a_message(monkeypatch):
     the nearest releases whose index exists and counts the others, never building one."""
     from types import SimpleNamespace
 
-    from analyzer import diagnose, sources
+    from analyzer import sources
+    from analyzer.commands import diagnose
 
     cached = ["0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.18", "0.5.23"]
     indexed = {"0.5.10", "0.5.18"}

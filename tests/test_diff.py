@@ -8,7 +8,7 @@ import pytest
 
 from analyzer.views import diff as diff_view
 from analyzer.cli import main
-from analyzer.diff import BehaviourDiff, Decisive, Normalizer, Outcome, ValueRow, diff_extractions, function_words
+from analyzer.commands.diff import BehaviourDiff, Decisive, Normalizer, Outcome, ValueRow, diff_extractions, function_words
 from analyzer.views.diff import flag_text, render
 from analyzer.model import Extraction, FieldDecl, Flag, Guard, Location, Reads, Site
 from analyzer.trace import Event, SiteRef

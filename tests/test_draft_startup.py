@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.explain import ExplainRequest, explain
-from analyzer.fix import find_fixes
-from analyzer.verdict import setting_hints, verdict_of
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.fix import find_fixes
+from analyzer.commands.verdict import setting_hints, verdict_of
 
 NEXTN = ("--model-path /models/DeepSeek-V3 --tp 8 --attention-backend {backend} --speculative-algorithm NEXTN "
          "--speculative-num-steps 3 --speculative-eagle-topk {topk} --speculative-num-draft-tokens 8")

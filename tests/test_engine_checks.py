@@ -9,10 +9,10 @@ import json
 import pytest
 
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import evaluate
 from analyzer.trace import ENGINE_CHECK, RESOLUTION, Trace
-from analyzer.verdict import verdict_of
+from analyzer.commands.verdict import verdict_of
 
 pytestmark = pytest.mark.network
 

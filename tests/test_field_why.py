@@ -1,5 +1,5 @@
 """``explain --field F``: the writes that did not fire and why, computed values term by term, and
-the local decision of the function that made a write (analyzer.field_why), on real SGLang trees."""
+the local decision of the function that made a write (analyzer.commands.field_why), on real SGLang trees."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 import pytest
 
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.views.explain import field_section
-from analyzer.field_why import field_why, observe
+from analyzer.commands.field_why import field_why, observe
 
 pytestmark = pytest.mark.network
 

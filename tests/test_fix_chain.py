@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.explain import ExplainRequest, explain
-from analyzer.fix import find_fixes
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.fix import find_fixes
 from conftest import PREPARE_SERVER_ARGS, miniature_tree
 
 CHAIN = '''
@@ -116,8 +116,8 @@ class ServerArgs:
 
 
 def test_a_computed_default_is_kept_by_stating_its_flag(tmp_path):
-    from analyzer.keep_fix import keep_default
-    from analyzer.verdict import Runner
+    from analyzer.commands.keep_fix import keep_default
+    from analyzer.commands.verdict import Runner
 
     root = miniature_tree(tmp_path, DIVIDED)
     explanation = explain(ExplainRequest(sglang=str(root), args="--model-path /m --dp-size 2", profile="h100"))

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer import fix as fix_module
-from analyzer.explain import ExplainRequest, explain
-from analyzer.fix import find_fixes
-from analyzer.keep_fix import keep_fixes, keep_lines
+from analyzer.commands import fix as fix_module
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.fix import find_fixes
+from analyzer.commands.keep_fix import keep_fixes, keep_lines
 from conftest import PREPARE_SERVER_ARGS, miniature_tree
 
 TREE = '''

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
-from analyzer.fix import find_fixes
-from analyzer.verdict import verdict_of
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.fix import find_fixes
+from analyzer.commands.verdict import verdict_of
 from conftest import PREPARE_SERVER_ARGS, miniature_tree
 
 TREE = '''

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from analyzer import sources
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
-from analyzer.explain import ExplainRequest, Explanation, explain
+from analyzer.commands.explain import ExplainRequest, Explanation, explain
 from analyzer.extract import extract
 from fuzz_inputs import env_name, junk_token, model_json, profile_toml, value_for
 

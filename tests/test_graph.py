@@ -7,7 +7,7 @@ import pytest
 from analyzer import sources
 from analyzer.errors import UnknownFieldError
 from analyzer.extract import extract, extract_uncached
-from analyzer.graph import build_graph, sites_in, slice_graph
+from analyzer.commands.graph import build_graph, sites_in, slice_graph
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analyzer import guard_reads
+from analyzer.commands import guard_reads
 from analyzer.extract.reads import reads_of_text
 from analyzer.knowledge.kinds import EventKind, SiteKind
 from analyzer.model import Extraction, Function, Guard, Location, Reads, Site

@@ -496,7 +496,7 @@ def test_sglang_s_get_config_loads_deepseek_v32_as_v3_and_takes_the_nsa_chain():
     """0.5.11's get_config catches transformers' ValueError for ``deepseek_v32`` and loads a copy rewritten to
     ``deepseek_v3`` (``_load_deepseek_v32_model``: json.load, json.dump to the temp dir, AutoConfig again): the
     model arch is then DeepseekV3ForCausalLM with ``index_topk``, and resolution sets NSA's backend and page size."""
-    from analyzer.explain import ExplainRequest, explain
+    from analyzer.commands.explain import ExplainRequest, explain
 
     request = ExplainRequest(sglang="0.5.11", args="--model-path /models/deepseek-v32 --tp 8", profile="h200",
                              model_config=str(SCENARIO_MODELS / "deepseek-v32"))
@@ -513,7 +513,7 @@ def test_sglang_s_get_config_loads_deepseek_v32_as_v3_and_takes_the_nsa_chain():
 def test_a_model_type_sglang_does_not_rescue_is_still_read_as_plain_data(tmp_path):
     """The handler re-raises for any other unknown model type: the engine keeps reading config.json as plain data
     (and says so), as before; the handler's ``raise`` is not taken for a prediction."""
-    from analyzer.explain import ExplainRequest, explain
+    from analyzer.commands.explain import ExplainRequest, explain
 
     config = json.loads((SCENARIO_MODELS / "llama-minimal" / "config.json").read_text())
     config["model_type"] = "nothing_knows_me"
@@ -529,7 +529,7 @@ def test_an_attribute_a_config_class_does_not_give_is_python_s_attribute_error(t
     ``sliding_window``; ``ModelConfig._derive_model_shapes`` reads ``hf_config.sliding_window`` directly, so a config.json
     without it raises AttributeError there, as the replay does. The same file with a model type no class loads is
     plain data, where a key the file lacks may be the file's omission: unknown, not a raise."""
-    from analyzer.explain import ExplainRequest, explain
+    from analyzer.commands.explain import ExplainRequest, explain
 
     folder = SCENARIO_MODELS / "deepseek-v4-no-sliding-window"
     args = "--model-path /models/deepseek-v4 --tp 8 --trust-remote-code"

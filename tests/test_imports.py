@@ -73,6 +73,59 @@ def unexplained_local_imports(package: Path) -> list[str]:
     return unexplained
 
 
+# The layers of ARCHITECTURE.md, lowest first: a module imports from its own layer and the ones below.
+# A module's layer is that of its longest listed prefix; what is not listed is a reader (layer 2).
+LAYERS: dict[str, int] = {
+    **dict.fromkeys(("analyzer.errors", "analyzer.safe_read", "analyzer.controls", "analyzer.terminal",
+                     "analyzer.output", "analyzer.redact"), 0),  # plumbing every layer uses
+    **dict.fromkeys(("analyzer.knowledge", "analyzer.model", "analyzer.trace", "analyzer.inputs.launch"), 1),
+    **dict.fromkeys(("analyzer.symbolic", "analyzer.replay", "analyzer.session", "analyzer.phases"), 3),
+    **dict.fromkeys(("analyzer.commands", "analyzer.memory"), 4),
+    **dict.fromkeys(("analyzer.views", "analyzer.report", "analyzer.render", "analyzer.schemas",
+                     "analyzer.memory.view"), 5),
+    **dict.fromkeys(("analyzer.cli", "analyzer.__main__", "analyzer.pytest_plugin", "analyzer.completion"), 6),
+}
+READERS = 2
+# Known exceptions, each an import upward: check and upgrade word their findings with the report's
+# words and the views' helpers.
+UPWARD_ALLOWED = {
+    ("analyzer.commands.check", "analyzer.report.chain"), ("analyzer.commands.check", "analyzer.report.flags"),
+    ("analyzer.commands.check", "analyzer.report.replay_outcome"), ("analyzer.commands.check", "analyzer.report.words"),
+    ("analyzer.commands.check", "analyzer.views.explain"), ("analyzer.commands.upgrade", "analyzer.schemas"),
+    ("analyzer.commands.upgrade", "analyzer.views.diff"), ("analyzer.commands.upgrade", "analyzer.views.verdict"),
+}
+
+
+def layer_of(module: str) -> int | None:
+    if module == "analyzer":
+        return None
+    prefixes = [p for p in LAYERS if module == p or module.startswith(p + ".")]
+    return LAYERS[max(prefixes, key=len)] if prefixes else READERS
+
+
+def upward_imports(package: Path) -> set[tuple[str, str]]:
+    """(importer, imported) for each import of a higher layer, counting imports inside functions."""
+    modules = _modules(package)
+    found = set()
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in _imported(module, path, node, modules):
+                    low, high = layer_of(module), layer_of(target)
+                    if low is not None and high is not None and high > low:
+                        found.add((module, target))
+    return found
+
+
+def test_a_layer_imports_only_the_layers_below_it():
+    assert upward_imports(PACKAGE) - UPWARD_ALLOWED == set()
+
+
+def test_the_known_upward_imports_still_exist():
+    """An exception that is gone comes off the list, so that it cannot come back unnoticed."""
+    assert UPWARD_ALLOWED - upward_imports(PACKAGE) == set()
+
+
 def test_no_import_cycles_even_through_imports_inside_functions():
     assert import_cycles(PACKAGE) == []
 
@@ -90,3 +143,7 @@ def test_the_checks_see_a_cycle_and_an_unexplained_import(tmp_path):
     (package / "c.py").write_text("def g():\n    import json  # only g needs it\n    return json\n")
     assert import_cycles(package) == [["analyzer.a", "analyzer.b"]]
     assert unexplained_local_imports(package) == ["analyzer/b.py:2: from . import a"]
+    (package / "symbolic").mkdir()
+    (package / "symbolic" / "__init__.py").write_text("from ..cli import main\n")
+    (package / "cli.py").write_text("main = None\n")
+    assert upward_imports(package) == {("analyzer.symbolic", "analyzer.cli")}

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.explain import ExplainRequest, explain, override_of
-from analyzer.keep_fix import field_keep_lines, keep_default, keep_fix, keep_fixes, keep_lines
-from analyzer.verdict import Runner, verdict_of
+from analyzer.commands.explain import ExplainRequest, explain, override_of
+from analyzer.commands.keep_fix import field_keep_lines, keep_default, keep_fix, keep_fixes, keep_lines
+from analyzer.commands.verdict import Runner, verdict_of
 from conftest import PREPARE_SERVER_ARGS, miniature_tree
 
 CHOICES = '''
@@ -149,8 +149,8 @@ def test_a_testing_flag_is_the_last_resort_and_a_trade_off_that_says_what_it_doe
 
 
 def test_each_keep_fix_becomes_the_command_line_changes_a_replay_runs_and_the_value_it_must_end_with(choices):
-    from analyzer.fix import apply
-    from analyzer.keep_replay import keep_changes, promised
+    from analyzer.commands.fix import apply
+    from analyzer.commands.keep_replay import keep_changes, promised
 
     explanation = explained(choices, "--model-path /m --moe-runner-backend mega --moe-a2a-backend deepep")
     fixes = {k.field: k for k in keep_fixes(explanation)}

@@ -10,9 +10,9 @@ from jsonschema import Draft202012Validator
 
 from analyzer import schemas
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
-from analyzer.fix import find_fixes
-from analyzer.keep_fix import keep_fixes
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.fix import find_fixes
+from analyzer.commands.keep_fix import keep_fixes
 from conftest import miniature_tree
 from test_verdict import MINIATURE
 

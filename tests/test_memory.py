@@ -187,7 +187,7 @@ def test_fix_is_the_smallest_verified_change_and_a_zero_request_pool_does_not_fi
 @pytest.mark.network
 def test_the_worker_s_assert_on_max_running_requests_is_sglang_s(capsys):
     # 0.84 fits with one request; 0.83 leaves max_running_requests 0: tp_worker's "max_running_request is zero"
-    from analyzer.explain import ExplainRequest, explain
+    from analyzer.commands.explain import ExplainRequest, explain
     from analyzer.memory.plan import plan_memory
 
     request = ExplainRequest(sglang="0.5.11", script=str(FIXTURES / "inputs" / "p3.sh"), profile="b200")

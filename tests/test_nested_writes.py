@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from analyzer import models, profiles, sources
-from analyzer.compare import _sites
+from analyzer.commands.compare import _sites
 from analyzer.extract import extract_uncached
 from analyzer.replay import harness
 from analyzer.symbolic import evaluate
@@ -135,14 +135,14 @@ def graph_root(graph_tree):
 
 
 def explained(root: str, args: str):
-    from analyzer.explain import ExplainRequest, explain
+    from analyzer.commands.explain import ExplainRequest, explain
 
     return explain(ExplainRequest(sglang=root, args=args, profile="h100"))
 
 
 def test_an_attribute_of_a_fields_object_is_asked_for_by_name(graph_root):
-    from analyzer.explain import override_of
-    from analyzer.verdict import verdict_of
+    from analyzer.commands.explain import override_of
+    from analyzer.commands.verdict import verdict_of
 
     explanation = explained(graph_root, "--model-path /m --attention-backend mla")
     override = override_of(explanation, "graph_config.prefill.backend")
@@ -156,9 +156,9 @@ def test_an_attribute_of_a_fields_object_is_asked_for_by_name(graph_root):
 
 
 def test_the_flag_that_feeds_an_attribute_keeps_it_and_a_flag_that_only_avoids_the_change_does_not(graph_root):
-    from analyzer.explain import override_of
-    from analyzer.keep_fix import feeding_flags, keep_default
-    from analyzer.verdict import Runner
+    from analyzer.commands.explain import override_of
+    from analyzer.commands.keep_fix import feeding_flags, keep_default
+    from analyzer.commands.verdict import Runner
 
     explanation = explained(graph_root, "--model-path /m --attention-backend mla")
     override = override_of(explanation, "graph_config.prefill.backend")
@@ -256,8 +256,8 @@ def test_0518_the_verdict_follows_a_helper_into_the_function_it_hands_the_record
     """``prefill_attention_backend`` comes from ``self._resolved_attention_backends()``, which returns
     ``attention_backends_of(resolved_view(self))``: the fields that function reads are the condition's inputs,
     and the attention backend SGLang chose for DeepSeek on sm100 is what disabled the prefill graph."""
-    from analyzer.explain import ExplainRequest, explain
-    from analyzer.verdict import helper_fields, verdict_of
+    from analyzer.commands.explain import ExplainRequest, explain
+    from analyzer.commands.verdict import helper_fields, verdict_of
 
     explanation = explain(ExplainRequest(sglang="0.5.18", args="--model-path /models/DeepSeek-R1 --tp 8", profile="b200",
                                          model_config="DeepSeek-V3"))

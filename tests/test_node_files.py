@@ -8,7 +8,7 @@ import pytest
 from analyzer import node_files
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.profiles import load_profile
 
 

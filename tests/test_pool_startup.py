@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import pool_startup
 from analyzer.symbolic.program import shared_program
 from analyzer.trace import START_UP
-from analyzer.verdict import verdict_of
+from analyzer.commands.verdict import verdict_of
 from conftest import sglang_tree
 
 pytestmark = pytest.mark.network

@@ -14,7 +14,7 @@ from conftest import NONE_ORDERING, miniature_tree
 from test_inputs import _run_bash, error_of
 
 from analyzer.errors import SgtraceError
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.inputs import from_script
 
 BLOCK_CASES = {
@@ -155,7 +155,7 @@ def test_a_command_line_sgtrace_could_not_read_is_not_sglangs_rejection(tmp_path
     assert "rejects the command line" not in line
     assert line.startswith("error: sgtrace could not read all of the launch, and the command line as it read it does not parse")
     assert f"{script}:1: '$(cat /etc/extra-flags)' is not run; kept as written" in line
-    from analyzer.explain import UnreadLaunchError
+    from analyzer.commands.explain import UnreadLaunchError
     from analyzer.report.build import build_report
 
     with pytest.raises(UnreadLaunchError):  # a report does not title it "SGLang rejects the command line" either

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
+from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import evaluate
 from analyzer.trace import START_UP
 
@@ -98,7 +98,7 @@ def test_a_flag_the_start_up_message_names_is_the_cause_and_its_value_the_fix(ve
     # the registry reaches create_flashattention_v3_backend through the backend's name (a dict lookup, no condition on
     # the way); its message says "Please use `--attention-backend flashinfer`": the user's flag is the cause, and the
     # value the message prescribes, run through the engine, is the verified fix
-    from analyzer.verdict import verdict_of
+    from analyzer.commands.verdict import verdict_of
 
     explanation = _explain(version, "b200", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
     verdict = verdict_of(explanation)

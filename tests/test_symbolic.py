@@ -466,7 +466,7 @@ def test_a_method_read_through_a_view_is_the_server_args_own(tree, monkeypatch):
     is the server args' method, whose ``self.model_config`` caches the ModelConfig for the rest of the run.
     0.5.17's resolution passes call it on views four times a run; ModelConfig is built once, as in SGLang
     (bound to the view, it was interpreted again each time)."""
-    from analyzer.explain import ExplainRequest, explain_with
+    from analyzer.commands.explain import ExplainRequest, explain_with
     from analyzer.symbolic import interp as interp_module
     from analyzer.symbolic.objects import View
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import release_range, schemas, upgrade
+from analyzer import release_range, schemas
+from analyzer.commands import upgrade
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
-from analyzer.explain import ExplainRequest
+from analyzer.commands.explain import ExplainRequest
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "inputs"
 PROFILE = "rtx-pro-6000-blackwell"
@@ -228,7 +229,7 @@ def test_cli_json_junit_fail_on_and_write(tmp_path, capsys):
 
 @pytest.mark.network
 def test_expectation_file_names_a_release_range(tmp_path):
-    from analyzer.check import load_expectation, run_expectation
+    from analyzer.commands.check import load_expectation, run_expectation
 
     example = Path(__file__).parent.parent / "examples"
     shutil.copy(example / "sglang-qwen.service", tmp_path / "sglang-qwen.service")
@@ -244,7 +245,7 @@ def test_expectation_file_names_a_release_range(tmp_path):
 
 
 def test_expectation_release_spec_forms(monkeypatch):
-    from analyzer import check
+    from analyzer.commands import check
 
     monkeypatch.setattr(release_range, "pypi_releases", lambda notes: ["0.5.11", "0.5.12", "0.5.13"])
     assert check.release_list("0.5.12..0.5.13") == ["0.5.12", "0.5.13"]

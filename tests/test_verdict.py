@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.cli import main
-from analyzer.explain import ExplainRequest, explain
-from analyzer.verdict import verdict_of
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.verdict import verdict_of
 from conftest import FIXTURES, NONE_ORDERING, PREPARE_SERVER_ARGS, miniature_tree
 HEADER_LINES = 6  # explain's header: SGLang, profile, model, command, from, env
 FIRST_SCREEN = 12  # the lines after the header an operator reads first
@@ -552,7 +552,7 @@ def test_a_feature_sglang_switched_is_in_the_verdict_with_its_cause(tmp_path, ca
 
 
 def test_a_condition_read_through_a_holder_or_a_config_bag_names_the_record_field():
-    from analyzer.verdict import through_views
+    from analyzer.commands.verdict import through_views
 
     text = "not self.server_args.disable_overlap_schedule and get_exec().mamba.enable_mamba_extra_buffer"
     assert through_views(text) == "not server_args.disable_overlap_schedule and server_args.enable_mamba_extra_buffer"
@@ -566,7 +566,7 @@ def test_a_condition_read_through_a_holder_or_a_config_bag_names_the_record_fiel
 
 @pytest.mark.network
 def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said_to_be_a_trade_off():
-    from analyzer import corpus
+    from analyzer.commands import corpus
     from analyzer.views.verdict import fix_line
 
     cases = {c.slug: c for c in corpus.load_cases(corpus.CASE_DIR)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import check as check_module
+from ..commands import check as check_module
 from ..errors import EXIT_CHECK_FAILED
 from .options import SGLANG_HELP
 

@@ -6,7 +6,7 @@ import click
 from click.core import ParameterSource
 
 from .. import completion
-from ..diff import diff_versions
+from ..commands.diff import diff_versions
 from ..views.diff import render, to_json
 from ..errors import SgtraceError
 from ..render import dumps

@@ -8,10 +8,10 @@ import click
 
 from .. import completion, terminal
 from ..errors import EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES
-from ..explain import explain
+from ..commands.explain import explain
 from ..views.explain import render, to_json
 from ..render import dumps
-from ..verdict import verdict_of
+from ..commands.verdict import verdict_of
 from .options import (
     FixReplay,
     _ms,

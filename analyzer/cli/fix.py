@@ -6,8 +6,8 @@ import click
 
 from .. import completion
 from ..errors import EXIT_RESOLUTION_RAISES, SgtraceError
-from ..explain import explain
-from ..keep_fix import keep_fixes, keep_lines
+from ..commands.explain import explain
+from ..commands.keep_fix import keep_fixes, keep_lines
 from ..render import dumps
 from ..schemas import stamp
 from .fixing import compute_fixes, fix_fields, fixes_json, print_fixes, replay_keeps

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import click
 
-from ..diagnose import diagnose, read_error
+from ..commands.diagnose import diagnose, read_error
 from ..views.diagnose import render_diagnosis, render_fixes
 from ..errors import EXIT_BAD_INPUT, EXIT_RESOLUTION_RAISES, SgtraceError
-from ..explain import override_of
+from ..commands.explain import override_of
 from ..views.explain import render
-from ..fix import command_line, file_patch, find_fixes
-from ..fix import write_patch as apply_patch
+from ..commands.fix import command_line, file_patch, find_fixes
+from ..commands.fix import write_patch as apply_patch
 from ..inputs import adapters
-from ..keep_fix import field_keep_lines, keep_default, keep_fix
-from ..keep_replay import replay_keep, replayable
+from ..commands.keep_fix import field_keep_lines, keep_default, keep_fix
+from ..commands.keep_replay import replay_keep, replayable
 from ..render import dumps, site_json
 from ..schemas import stamp
 from ..trace import encode_value, target_value
-from ..verdict import Runner, diagnosis_verdict
+from ..commands.verdict import Runner, diagnosis_verdict
 from .options import FixReplay, check_field, echo, progress, same_inputs_command
 from .replaying import ready_place
 

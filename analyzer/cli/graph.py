@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import completion
-from ..graph import build_graph, slice_graph
+from ..commands.graph import build_graph, slice_graph
 from ..render import dumps, graph_dot, graph_json, graph_mermaid, graph_text
 from ..schemas import stamp
 from .options import check_field, echo, load_extraction, sglang_option

@@ -7,7 +7,7 @@ import re
 import click
 
 from ..errors import EXIT_DISAGREEMENT, EXIT_RESOLUTION_RAISES, SgtraceError
-from ..explain import explain
+from ..commands.explain import explain
 from ..memory import log as memory_log
 from ..memory import replay as memory_replay
 from ..memory.plan import memory_fixes, plan_memory

@@ -15,7 +15,7 @@ import click
 from .. import completion, filepatch, sources, terminal
 from ..controls import printable
 from ..errors import SgtraceError, UnknownFieldError
-from ..explain import ExplainRequest, load_launch
+from ..commands.explain import ExplainRequest, load_launch
 from ..inputs import adapters
 from ..model import Extraction
 from ..output import say

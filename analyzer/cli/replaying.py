@@ -7,9 +7,9 @@ import sys
 from types import SimpleNamespace
 
 from .. import sources, terminal
-from ..compare import compare, render_comparison
+from ..commands.compare import compare, render_comparison
 from ..errors import SgtraceError
-from ..explain import load_launch, parse_env_items, pick_model, pick_profile
+from ..commands.explain import load_launch, parse_env_items, pick_model, pick_profile
 from ..render import dumps
 from ..replay import envs
 from ..replay.launch_replay import replay_launch, sends_model

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from .. import check as check_module
-from .. import upgrade as upgrade_module
+from ..commands import check as check_module
+from ..commands import upgrade as upgrade_module
 from ..errors import EXIT_CHECK_FAILED, SgtraceError
 from ..release_range import release_range
 from ..render import dumps

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..agreement import load_scenarios, request_for
+from ..commands.agreement import load_scenarios, request_for
 from ..errors import SgtraceError
-from ..explain import explain
+from ..commands.explain import explain
 from . import replay
 from .plan import plan_memory
 

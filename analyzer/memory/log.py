@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .. import message_match
 from ..controls import strip_escapes
-from ..diagnose import SGLANG_LOG_LINE, _strip_journal
+from ..commands.diagnose import SGLANG_LOG_LINE, _strip_journal
 from ..message_index import message_index
 from ..safe_read import MAX_LOG_BYTES, read_text
 from .plan import MemoryReport, Number

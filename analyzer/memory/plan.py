@@ -96,7 +96,7 @@ class MemoryInputs:
 
 @dataclass
 class MemoryReport:
-    explanation: Any  # analyzer.explain.Explanation of the launch as given
+    explanation: Any  # analyzer.commands.explain.Explanation of the launch as given
     strategy_field: str | None
     inputs: MemoryInputs
     plans: list[StrategyPlan]

@@ -3,7 +3,7 @@
 ``build_report`` gathers what a report states: the environment, the outcome
 (a raise with its cause chain, a clean resolution, or a command line the
 release rejects before resolution starts), the silent overrides, the fixes
-(when ``analyzer.fix`` exists), and a replay's verdict when one is passed in.
+(when ``analyzer.commands.fix`` exists), and a replay's verdict when one is passed in.
 ``render`` turns it into text; the sections are in ``analyzer.report.sections``,
 the wording in ``analyzer.report.words``. The output is deterministic: no
 timestamps, no cache paths, links pinned to the release tag.
@@ -17,12 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, fix, sources
+from .. import __version__, sources
+from ..commands import fix
 from .. import argv as argv_module
 from ..controls import json_safe, printable
-from ..diagnose import diagnose, read_error
+from ..commands.diagnose import diagnose, read_error
 from ..errors import SgtraceError
-from ..explain import ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
+from ..commands.explain import ExplainRequest, Explanation, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
 from ..views.explain import to_json as explanation_json
 from ..redact import for_launch, sanitize_document
 from .doc import plain
@@ -37,7 +38,7 @@ from .sections.trace import DETAIL_LEVELS
 from .words import MAY_RAISE, RAISES, REJECTED, RESOLVES, source_words  # noqa: F401  (the report's statuses, re-exported)
 from ..schemas import SCHEMA_NUMBERS
 from ..session import Session
-from ..verdict import verdict_of
+from ..commands.verdict import verdict_of
 
 FORMATS = ("md", "html", "json")
 REPORT_SCHEMA = SCHEMA_NUMBERS["report"]
@@ -64,10 +65,10 @@ class Report:
     explanation: Explanation | None = None
     rejection: Rejection | None = None
     replay: ReplayOutcome | None = None
-    fixes: Any = None  # analyzer.fix.FixReport; None: no error, or analyzer.fix is not there (section left out)
+    fixes: Any = None  # analyzer.commands.fix.FixReport; None: no error, or analyzer.commands.fix is not there (section left out)
     fields: list[str] = field(default_factory=list)
-    diagnosis: Any = None  # analyzer.diagnose.Diagnosis of an error the user saw (--error)
-    verdict: Any = None  # analyzer.verdict.Verdict of the launch
+    diagnosis: Any = None  # analyzer.commands.diagnose.Diagnosis of an error the user saw (--error)
+    verdict: Any = None  # analyzer.commands.verdict.Verdict of the launch
     extraction: Any = None  # analyzer.model.Extraction of the release: its flag table says which flags carry secrets
 
     @property
@@ -88,7 +89,7 @@ class Report:
 
 def find_fixes(explanation: Explanation, replay: bool = False, place: dict | None = None, timeout_s: float = 120,
                memory_mib: int | None = None):
-    """Verified fixes for the predicted error (``analyzer.fix``), or None when there is no error.
+    """Verified fixes for the predicted error (``analyzer.commands.fix``), or None when there is no error.
 
     Fixes are replayed only when the report is (``replay``): a report must not
     depend on whether this machine happens to have a replay environment.
@@ -124,7 +125,7 @@ def build_report(
     ``since``: the release the command works on now; a flag the target lacks is
     traced back between the two. ``replay``: a replay's verdict to state.
     ``observed_error``: an error the user saw, held against these inputs.
-    ``replay_fixes``: also replay the verified fixes (``analyzer.fix``), at ``replay_place`` when given
+    ``replay_fixes``: also replay the verified fixes (``analyzer.commands.fix``), at ``replay_place`` when given
     (``--python``/``--ssh``; else the release's replay environment, never built for them).
     Bad input (a missing file, an unknown profile) raises ``SgtraceError``; a
     command line the release's parser rejects becomes the report's subject.

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import guard_reads
-from ..explain import Explanation, baseline
+from ..commands import guard_reads
+from ..commands.explain import Explanation, baseline
 from ..trace import Event, GuardValue, same_value
 from ..knowledge.kinds import EventKind
 

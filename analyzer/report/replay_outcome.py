@@ -2,7 +2,7 @@
 
 The replay itself lives in ``analyzer.replay``; this module only runs it for an
 Explanation (or reads a Trace it recorded) and compares the two traces with
-``analyzer.compare``: the raise and every final value.
+``analyzer.commands.compare``: the raise and every final value.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import words
-from ..compare import compare as compare_traces
+from ..commands.compare import compare as compare_traces
 from ..errors import SgtraceError
-from ..explain import Explanation
+from ..commands.explain import Explanation
 from ..views.explain import show
 from ..replay.launch_replay import replay_launch
 from ..views.replay import describe_place
@@ -24,7 +24,7 @@ from ..terminal import progress, step
 from ..trace import Trace
 
 if TYPE_CHECKING:
-    from ..compare import Comparison
+    from ..commands.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def differences(comparison: Comparison) -> tuple[str, ...]:
 
 
 def compare(explanation: Explanation, replayed: Trace) -> ReplayOutcome:
-    """The replay's Trace against the prediction (``analyzer.compare``): the raise and every final value."""
+    """The replay's Trace against the prediction (``analyzer.commands.compare``): the raise and every final value."""
 
     user_path = explanation.parsed.values.get("model_path")
     replay_path = replayed.final.get("model_path")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SgtraceError
-from ..explain import ExplainRequest
+from ..commands.explain import ExplainRequest
 from .build import build_report, write
 
 P1_UNIT = "fixtures/inputs/p1.service"

@@ -120,7 +120,7 @@ def evaluate(
     (``start_up``, with the checks) the model runner's start-up steps (``analyzer.symbolic.startup``; phase start-up;
     the final values are the resolved arguments, taken before start-up rewrites any). ``watch``: function ids whose conditions each run appends to ``observed``;
     with ``details``, each run also appends what those functions did, operand by operand (``World.details``,
-    read by ``analyzer.field_why``)."""
+    read by ``analyzer.commands.field_why``)."""
     program = program or shared_program(Path(root))
     entry_name = ERAS[extraction.era].entry
 

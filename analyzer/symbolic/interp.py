@@ -462,7 +462,7 @@ class Interpreter:
 
     def _watched_statement(self, stmt: ast.stmt, value_node: ast.expr, frame: Frame, kind: str) -> Any:
         """A statement of a watched call: run as usual, with the operands its value reads recorded
-        (``World.observe_statement``, read by ``analyzer.field_why``)."""
+        (``World.observe_statement``, read by ``analyzer.commands.field_why``)."""
         world = self.world
         start = len(world.events)
         terms: list = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shlex
 
-from ..diagnose import Diagnosis
-from ..explain import Explanation
-from ..fix import FixReport, command_line, file_patch, unified_diff
+from ..commands.diagnose import Diagnosis
+from ..commands.explain import Explanation
+from ..commands.fix import FixReport, command_line, file_patch, unified_diff
 from .verdict import diagnosis_block
 
 MAX_MATCHES = 4

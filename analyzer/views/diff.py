@@ -1,6 +1,6 @@
 """The words of ``sgtrace diff``: the text view and the JSON of a ``VersionDiff``.
 
-Every change is plain data in ``analyzer.diff``; its sentence is made here,
+Every change is plain data in ``analyzer.commands.diff``; its sentence is made here,
 once, and used by both views (the JSON carries it as ``text``).
 """
 
@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..diff import (
+from ..commands.diff import (
     UNKNOWN_CHOICES,
     BehaviourDiff,
     Decisive,
@@ -29,7 +29,7 @@ from ..knowledge.kinds import EventKind, SiteKind
 from ..render import site_json
 from ..schemas import SCHEMA_NUMBERS
 from ..trace import Unknown, encode_value
-from ..verdict import raise_verdict
+from ..commands.verdict import raise_verdict
 from .verdict import cause_effect, cause_headline, short
 
 MAX_GUARDS = 8  # per list of a site, in the text view

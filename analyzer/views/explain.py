@@ -8,12 +8,12 @@ import textwrap
 from typing import Any
 
 from . import verdict as verdict_view
-from ..explain import Explanation, switched_features
-from ..field_why import field_why
+from ..commands.explain import Explanation, switched_features
+from ..commands.field_why import field_why
 from ..knowledge.kinds import EventKind
 from ..schemas import stamp
 from ..trace import Event, Unknown, change_of, decode_value, encode_value, split_target
-from ..verdict import open_inputs
+from ..commands.verdict import open_inputs
 
 
 def show(value: Any) -> str:
@@ -225,7 +225,7 @@ def notes_section(explanation: Explanation) -> list[str]:
 def field_section(explanation: Explanation, name: str, show_all: bool = False, why=None) -> list[str]:
     """One field: where its value came from (each write that fired, with the decision its function
     made and, for a computed value, each term), the writes that did not fire and the guard that was
-    false, and briefly the sites in functions that did not run (analyzer.field_why)."""
+    false, and briefly the sites in functions that did not run (analyzer.commands.field_why)."""
 
     why = why if why is not None else field_why(explanation, name)
     words = _TermWords()

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compare import Comparison
+from ..commands.compare import Comparison
 from .explain import show
 from ..knowledge.kinds import EventKind
 from ..schemas import SCHEMA_NUMBERS, stamp

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..explain import override_of
+from ..commands.explain import override_of
 from ..trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
-from ..verdict import Cause, Verdict, fix_words
+from ..commands.verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...fix import command_line
+from ...commands.fix import command_line
 from .. import words
 from ..chain import error_chain
 from ..doc import (
@@ -58,7 +58,7 @@ def _candidate_item(explanation, candidate) -> tuple:
 
 
 def fixes_section(report) -> Section | None:
-    """OPTIONAL SECTION: only when ``analyzer.fix`` exists and the launch raises (``report.fixes`` is None otherwise)."""
+    """OPTIONAL SECTION: only when ``analyzer.commands.fix`` exists and the launch raises (``report.fixes`` is None otherwise)."""
     found = report.fixes
     if found is None:
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...explain import Override
+from ...commands.explain import Override
 from ...views.explain import show
 from .. import words
 from ..doc import (

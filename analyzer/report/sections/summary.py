@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...explain import Override
-from ...verdict import fix_words
+from ...commands.explain import Override
+from ...commands.verdict import fix_words
 from ...views.explain import show
 from ...views.verdict import short_input
 from .. import words

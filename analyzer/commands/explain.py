@@ -17,15 +17,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from . import argv as argv_module
-from . import guard_reads, models, node_files, profiles, releases, sources
-from .errors import SgtraceError
-from .inputs import adapters
-from .knowledge.kinds import EventKind
-from .model import NOT_LITERAL, Extraction
-from .session import Session
-from .symbolic import evaluate
-from .trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
+from .. import argv as argv_module
+from .. import models, node_files, profiles, releases, sources
+from . import guard_reads
+from ..errors import SgtraceError
+from ..inputs import adapters
+from ..knowledge.kinds import EventKind
+from ..model import NOT_LITERAL, Extraction
+from ..session import Session
+from ..symbolic import evaluate
+from ..trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
 
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
 PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from .model import Extraction, Reads
-from .trace import GuardValue, Trace
+from ..model import Extraction, Reads
+from ..trace import GuardValue, Trace
 
 _INDEXED: list[tuple[Extraction, dict[tuple[str, int], Reads]]] = []  # the last few extractions' indexes
 _INDEXES_KEPT = 4
@@ -56,7 +56,7 @@ def reads_of_text(expr: str) -> Reads:
 
 @functools.lru_cache(maxsize=4096)
 def _read_text(expr: str) -> Reads:
-    from .extract.reads import reads_of_text as read_text  # libcst (0.3 s): only a condition no extracted guard covers
+    from ..extract.reads import reads_of_text as read_text  # libcst (0.3 s): only a condition no extracted guard covers
 
     return read_text(expr)
 

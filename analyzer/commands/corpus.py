@@ -32,8 +32,8 @@ the maintainers or the reporter established the cause. Each case is a TOML file
     [fix]
     accepted = "--mamba-scheduler-strategy extra_buffer"
 
-``python -m analyzer.corpus [DIR]`` runs every case through the engine and the
-verdict (``analyzer.verdict.verdict_of``) and prints one line per case and the
+``python -m analyzer.commands.corpus [DIR]`` runs every case through the engine and the
+verdict (``analyzer.commands.verdict.verdict_of``) and prints one line per case and the
 figure "first cause = established cause in N of M reproduced cases (P%)"
 (``make corpus``), then the same figure for the held-out cases alone.
 
@@ -54,12 +54,12 @@ from pathlib import Path
 from typing import Any
 
 from . import verdict
-from .errors import SgtraceError
+from ..errors import SgtraceError
 from .explain import ExplainRequest, explain, override_of
-from .safe_read import read_utf8
-from .trace import target_value
+from ..safe_read import read_utf8
+from ..trace import target_value
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 CASE_DIR = REPO_ROOT / "tests" / "cases"
 KINDS = ("raise", "override")
 ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
@@ -191,7 +191,7 @@ def _text(data: dict, key: str, path: Path) -> str:
 
 def load_cases(folder: Path) -> list[Case]:
     if not folder.is_dir():
-        raise SgtraceError(f"{folder} is not a folder of cases", hint="e.g. python -m analyzer.corpus tests/cases")
+        raise SgtraceError(f"{folder} is not a folder of cases", hint="e.g. python -m analyzer.commands.corpus tests/cases")
     return [load_case(p) for p in sorted(folder.glob("*.toml"))]
 
 
@@ -328,7 +328,7 @@ def print_table(rows: list[Row], out) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analyzer.corpus", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m analyzer.commands.corpus", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default=str(CASE_DIR), help="a folder of case TOML files")
     parser.add_argument("-k", dest="pattern", help="only the cases whose slug contains PATTERN")
     args = parser.parse_args(argv)

@@ -37,23 +37,23 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import argv as argv_module
-from .report import words
-from .argv import _record_copies
-from .controls import printable
-from .errors import SgtraceError
+from .. import argv as argv_module
+from ..report import words
+from ..argv import _record_copies
+from ..controls import printable
+from ..errors import SgtraceError
 from .explain import ExplainRequest, UnreadLaunchError, explain_with, load_launch, parse_env_items, parse_launch_argv, pick_profile
-from .views.explain import show
-from .inputs import adapters
-from .models import load_model_config
-from .release_range import release_range
-from .report.chain import field_story
-from .report.flags import find_flag, flag_history, unknown_flags
-from .report.replay_outcome import replay_trace
-from .safe_read import read_utf8
-from .session import Session
-from .sources import VERSION_RE
-from .trace import Trace, is_unknown, same_value
+from ..views.explain import show
+from ..inputs import adapters
+from ..models import load_model_config
+from ..release_range import release_range
+from ..report.chain import field_story
+from ..report.flags import find_flag, flag_history, unknown_flags
+from ..report.replay_outcome import replay_trace
+from ..safe_read import read_utf8
+from ..session import Session
+from ..sources import VERSION_RE
+from ..trace import Trace, is_unknown, same_value
 
 LAUNCH_KEYS = adapters.KEYS  # one of them gives the launch (inputs.adapters)
 FILE_KEYS = adapters.FILE_KEYS  # paths, relative to the expectation file

@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import filepatch, guard_reads
-from .errors import SgtraceError
+from .. import filepatch
+from . import guard_reads
+from ..errors import SgtraceError
 from .explain import ExplainRequest, Explanation, explain_with
-from .inputs import adapters
-from .inputs.launch import ArgOrigin
-from .model import Flag
-from .replay import envs
-from .replay.launch_replay import replay_launch
-from .trace import EventKind, new_assumptions, same_value
+from ..inputs import adapters
+from ..inputs.launch import ArgOrigin
+from ..model import Flag
+from ..replay import envs
+from ..replay.launch_replay import replay_launch
+from ..trace import EventKind, new_assumptions, same_value
 from .verdict import Runner, names_value, ordering_causes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -250,7 +251,7 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
 
 
 def cause_changes(explanation: Explanation) -> list[Change]:
-    """The verdict's causes of the raise (``analyzer.verdict``) as command-line changes: each cause's
+    """The verdict's causes of the raise (``analyzer.commands.verdict``) as command-line changes: each cause's
     input set to the value whose run avoided the raise (an ordering cause: the value SGLang itself
     writes later). Hardware and model causes are no command-line change."""
 

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .trace import Trace, Unknown, same_value
-from .knowledge.kinds import EventKind
+from ..trace import Trace, Unknown, same_value
+from ..knowledge.kinds import EventKind
 
 SKIPPED_FIELDS = {"random_seed"}
 

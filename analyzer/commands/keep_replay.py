@@ -5,19 +5,19 @@ the changed launch in the release's replay environment (or ``--python``/``--ssh`
 two things there: SGLang's resolution does not raise, and the field ends with the value promised
 (your value kept; the value stated; not SGLang's for a default it resolved; for an alias, the flag it
 moves to holding your value). Used by ``fix --replay`` on a launch that resolves, and by
-``python -m analyzer.corpus_soundness``.
+``python -m analyzer.commands.corpus_soundness``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .errors import SgtraceError
+from ..errors import SgtraceError
 from .explain import Explanation
 from .fix import Change, apply
 from .keep_fix import KeepFix
-from .replay.launch_replay import replay_launch
-from .trace import same_value, split_target, target_value
+from ..replay.launch_replay import replay_launch
+from ..trace import same_value, split_target, target_value
 
 
 def change_list(text: str) -> list[Change]:

@@ -1,7 +1,7 @@
 """The first fix on the corpus of real cases: does ``sgtrace fix`` propose first what the case's
 maintainers or reporters accepted?
 
-    python -m analyzer.corpus_fixes tests/cases [-k PATTERN]
+    python -m analyzer.commands.corpus_fixes tests/cases [-k PATTERN]
 
 For each reproduced case, the accepted fix (``[fix] accepted``) is read up to its first
 alternative (before " (", ", or", " or "), as changes: ``--flag value``, ``drop --flag``,
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .corpus import CASE_DIR, Case, load_cases, reproduced
-from .errors import SgtraceError
+from ..errors import SgtraceError
 from .explain import explain_with, override_of
 from .fix import Change, apply, find_fixes, with_argv
 from .keep_fix import keep_default, keep_fix
 from .keep_replay import change_list
-from .trace import same_value, target_value
+from ..trace import same_value, target_value
 from .verdict import Runner, resolves, verdict_of
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
@@ -250,7 +250,7 @@ def _env_value(name: str, value, defaults: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analyzer.corpus_fixes", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m analyzer.commands.corpus_fixes", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default=str(CASE_DIR))
     parser.add_argument("-k", dest="pattern")
     args = parser.parse_args(argv)

@@ -30,14 +30,14 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .argv import parse_argv
-from .errors import SgtraceError, UnknownFieldError
+from ..argv import parse_argv
+from ..errors import SgtraceError, UnknownFieldError
 from .explain import explain_with, load_launch, parse_env_items
-from .knowledge.kinds import EventKind, SiteKind
-from .knowledge.receivers import RECEIVER_DOT, RECEIVERS, VIEW_CALLS
-from .model import NOT_LITERAL, Extraction, FieldDecl, Flag, Site
-from .session import Session
-from .trace import Event, same_value
+from ..knowledge.kinds import EventKind, SiteKind
+from ..knowledge.receivers import RECEIVER_DOT, RECEIVERS, VIEW_CALLS
+from ..model import NOT_LITERAL, Extraction, FieldDecl, Flag, Site
+from ..session import Session
+from ..trace import Event, same_value
 
 # Objects a guard reads fields through (``self.x`` in era A, ``server_args.x``, ``cfg.x`` /
 # ``view.x`` in era B hooks and overrides, a view call's result) all mean the field ``x``:
@@ -161,9 +161,9 @@ class Outcome:
     decisive: list[Decisive] = field(default_factory=list)
     replacements: list[tuple[str, str]] = field(default_factory=list)  # (option as typed, option to use instead)
     retried: "Outcome | None" = None  # the same launch with the replacements applied
-    explanation: Any = None  # analyzer.explain.Explanation (not serialized)
+    explanation: Any = None  # analyzer.commands.explain.Explanation (not serialized)
     failure: Any = None  # the SgtraceError of a rejected command line (not serialized)
-    verdict: Any = None  # analyzer.verdict.Verdict of a raise, once the view made it (not serialized)
+    verdict: Any = None  # analyzer.commands.verdict.Verdict of a raise, once the view made it (not serialized)
 
 
 @dataclass

@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
-from .knowledge.defaults import picked_by_sglang
-from .knowledge.kinds import EventKind
-from .knowledge.probes import PROBES
-from .knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
-from .model import NOT_LITERAL as NOT_LITERAL_VALUE
-from .symbolic import RunHooks, evaluate
-from .symbolic.program import shared_program
-from .trace import (
+from ..knowledge.defaults import picked_by_sglang
+from ..knowledge.kinds import EventKind
+from ..knowledge.probes import PROBES
+from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
+from ..model import NOT_LITERAL as NOT_LITERAL_VALUE
+from ..symbolic import RunHooks, evaluate
+from ..symbolic.program import shared_program
+from ..trace import (
     RESOLUTION,
     START_UP,
     Event,

@@ -27,11 +27,11 @@ scenario, which both engines load through the release's config classes).
 
 For each scenario the symbolic engine runs with ``--model-config MODEL`` and the
 replay runs SGLang's own resolution with ``--model-path`` replaced by a temporary
-directory holding the same ``config.json``; ``analyzer.compare`` holds the two
+directory holding the same ``config.json``; ``analyzer.commands.compare`` holds the two
 Traces side by side. A scenario agrees when resolution raises (or not) in both,
 with the same error, and every field's final value is the same.
 
-``python -m analyzer.agreement [DIR] [-k PATTERN]`` prints the table and the
+``python -m analyzer.commands.agreement [DIR] [-k PATTERN]`` prints the table and the
 agreement rate (``make agreement``).
 """
 
@@ -47,16 +47,16 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .compare import Comparison, compare, render_comparison
-from .errors import SgtraceError
+from ..errors import SgtraceError
 from .explain import ExplainRequest, explain_with
-from .inputs import adapters
-from .replay.launch_replay import replay_launch
-from .replay.runner import ReplayError
-from .safe_read import read_utf8
-from .session import Session
-from .trace import same_value
+from ..inputs import adapters
+from ..replay.launch_replay import replay_launch
+from ..replay.runner import ReplayError
+from ..safe_read import read_utf8
+from ..session import Session
+from ..trace import same_value
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 SCENARIO_DIR = REPO_ROOT / "tests" / "scenarios"
 REPLAY_TIMEOUT_S = 120.0
 EMULATION_MISMATCH = "SGLang saw"  # the runner's note where the replay's hardware answer differs from the profile's
@@ -325,7 +325,7 @@ def render(results: list[ScenarioResult]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analyzer.agreement", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m analyzer.commands.agreement", description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", nargs="?", default=str(SCENARIO_DIR), help="folder of scenario TOML files")
     parser.add_argument("-k", dest="pattern", help="only the scenarios whose name contains PATTERN")
     parser.add_argument("--timeout", type=float, default=REPLAY_TIMEOUT_S, help="seconds per replay")

@@ -21,14 +21,14 @@ from typing import Any
 
 from . import guard_reads
 from .explain import Explanation, Override
-from .extract.parse import ast_nodes
+from ..extract.parse import ast_nodes
 from .fix import FEATURE_COST, adjustments, feature_cost, siblings
-from .knowledge.defaults import picked_by_sglang
-from .knowledge.flag_help import testing_only
-from .knowledge.kinds import EventKind
-from .knowledge.receivers import RECEIVERS
-from .symbolic.program import shared_program
-from .trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
+from ..knowledge.defaults import picked_by_sglang
+from ..knowledge.flag_help import testing_only
+from ..knowledge.kinds import EventKind
+from ..knowledge.receivers import RECEIVERS
+from ..symbolic.program import shared_program
+from ..trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
 from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
 
 # The causes tried for one override (each is one engine run).

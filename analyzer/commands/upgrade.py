@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import filepatch, models
-from .argv import parse_argv
+from .. import filepatch, models
+from ..argv import parse_argv
 from .check import CheckResult, Expectation, Finding
 from .diff import (
     BehaviourDiff,
@@ -50,15 +50,15 @@ from .diff import (
     field_renames,
     option_renames,
 )
-from .views.diff import _decisive_lines, diff_block
-from .errors import SgtraceError
+from ..views.diff import _decisive_lines, diff_block
+from ..errors import SgtraceError
 from .explain import explain_with, load_launch, node_profile, parse_env_items, pick_profile
 from .fix import Candidate, Change, command_line, file_patch, option_span, unified_diff, write_patch
-from .inputs import adapters
-from .schemas import SCHEMA_NUMBERS
-from .session import Session
-from .symbolic.program import forget_program
-from .views.verdict import short
+from ..inputs import adapters
+from ..schemas import SCHEMA_NUMBERS
+from ..session import Session
+from ..symbolic.program import forget_program
+from ..views.verdict import short
 
 SCHEMA = SCHEMA_NUMBERS["upgrade"]
 REASON_CHARS = 160

@@ -1,14 +1,14 @@
 """Every fix ``sgtrace fix`` calls verified, on the corpus of real cases, replayed through SGLang's own code.
 
-    python -m analyzer.corpus_soundness tests/cases [-k PATTERN] [--release V]
+    python -m analyzer.commands.corpus_soundness tests/cases [-k PATTERN] [--release V]
 
 For each case the engine reproduces as a raise, ``fix`` runs as the operator would run it without
-``--replay`` (``analyzer.fix.find_fixes``), and each candidate it prints as verified (the fixes and the
+``--replay`` (``analyzer.commands.fix.find_fixes``), and each candidate it prints as verified (the fixes and the
 trade-offs: their engine run resolved with nothing assumed) is replayed in the release's replay
-environment (``analyzer.fix.replay_check``; an environment is never built here). A verified fix whose replay
+environment (``analyzer.commands.fix.replay_check``; an environment is never built here). A verified fix whose replay
 raises is unsound: the line says so and the exit code is 1. For each case reproduced as an override,
 the change ``fix`` prints to keep each value of yours SGLang changed, and ``fix --field`` for the case's
-field, are replayed the same way (``analyzer.keep_replay``): unsound when the replay raises or the field
+field, are replayed the same way (``analyzer.commands.keep_replay``): unsound when the replay raises or the field
 does not end as the fix said. A release with no replay environment is
 named ("not replayed"), never counted as agreeing. ``make corpus-soundness`` runs it over the whole corpus.
 """
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .corpus import CASE_DIR, Case, load_cases, reproduced
-from .errors import SgtraceError
+from ..errors import SgtraceError
 from .explain import override_of
 from .fix import find_fixes, replay_check
 from .keep_fix import keep_default, keep_fix, keep_fixes
 from .keep_replay import replay_keep, replayable
-from .replay import envs
+from ..replay import envs
 from .verdict import Runner
 
 
@@ -144,7 +144,7 @@ def summary(results: list[CaseResult]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analyzer.corpus_soundness", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m analyzer.commands.corpus_soundness", description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", nargs="?", default=str(CASE_DIR))
     parser.add_argument("-k", dest="pattern", help="only the cases whose slug contains PATTERN")
     parser.add_argument("--release", help="only the cases that run on this release")
