@@ -599,24 +599,42 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return names
 
 
-def iter_children(node: cst.CSTNode):
-    for name in _child_fields(type(node)):
+class _NodeKinds(dict):
+    """type -> whether its instances are libcst nodes. ``isinstance(value, cst.CSTNode)`` goes through
+    ``ABCMeta.__instancecheck__`` (a Python call, CSTNode is an ABC): asked of every field of every node
+    walked, it was a fifth of the walks' time; ``issubclass`` once per type answers the same."""
+
+    def __missing__(self, kind: type) -> bool:
+        is_node = self[kind] = issubclass(kind, cst.CSTNode)
+        return is_node
+
+
+_NODE_KINDS = _NodeKinds()
+
+
+def iter_children(node: cst.CSTNode) -> list:
+    """The child nodes of ``node`` in field order (list items in order), whitespace and punctuation left out."""
+    children: list = []
+    node_kinds = _NODE_KINDS
+    for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
+        if node_kinds[type(value)]:
+            children.append(value)
         elif isinstance(value, (list, tuple)):
             for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+                if node_kinds[type(item)]:
+                    children.append(item)
+    return children
 
 
 def walk(node: cst.CSTNode, enter) -> None:
     """Pre-order walk; ``enter(node)`` returning False skips the node's children."""
     stack = [node]
+    pop = stack.pop
     while stack:
-        current = stack.pop()
+        current = pop()
         if enter(current) is False:
             continue
-        children = list(iter_children(current))
+        children = iter_children(current)
         children.reverse()
         stack.extend(children)
