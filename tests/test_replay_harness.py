@@ -921,3 +921,25 @@ def runner_input_probes(monkeypatch) -> dict:
     with pytest.raises(ReplaySetupError):
         replay(["--x"], {}, None, python=sys.executable, timeout_s=5)
     return captured["probes"]
+
+
+def test_a_cache_filled_on_first_use_is_left_for_sglang_to_fill():
+    """Both ways a model runner marks a cache it fills on first use: asking hasattr (0.5.11) and starting
+    it as a module's sentinel that it compares with (0.5.14)."""
+    unset = object()
+    text = textwrap.dedent('''
+        class ModelRunner:
+            def __init__(self):
+                self.page_size = 1
+                self._cache: Any = _UNSET
+                self._plain = LIMIT
+            def registry(self):
+                if not hasattr(self, "_lazy"):
+                    self._lazy = build()
+                if self._cache is _UNSET:
+                    self._cache = build()
+                return self._cache
+    ''')
+    lazy, sentinels = harness._lazy_caches(text, {"_UNSET": unset, "LIMIT": 4})
+    assert lazy == {"_lazy"}
+    assert sentinels == {"_cache": unset}  # LIMIT is a module name too, but nothing compares _plain with it

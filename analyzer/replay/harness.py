@@ -2949,12 +2949,14 @@ def _CudaTensorsOnMeta():
 
 def _runner_attributes(cls):
     """Every ``self.NAME = ...`` of the model runner's module and its base classes' modules (from their text),
-    as ``analyzer/symbolic/startup.py`` (runner_attributes) reads them, but for the caches SGLang fills on first use."""
+    as ``analyzer/symbolic/startup.py`` (runner_attributes) reads them, but for the caches SGLang fills on first use;
+    and those caches that start as a module's sentinel, with the sentinel's value (``_lazy_caches``)."""
     import inspect
     import re as _re
 
     names = set()
     lazy = set()
+    sentinels = {}
     for klass in cls.__mro__:
         if klass is object:
             continue
@@ -2963,10 +2965,26 @@ def _runner_attributes(cls):
         except (OSError, TypeError):
             continue
         names.update(_re.findall(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)", text))
-        # a cache SGLang fills on first use (``if not hasattr(self, "_linear_attn_registry_cache")``, 0.5.11):
-        # left unset, SGLang's own code computes it where the sizing asks (before, the replay's sizing stopped there)
-        lazy.update(_re.findall(r"if not hasattr\(self, [\"'](\w+)[\"']\)", text))
-    return names - lazy
+        found_lazy, found_sentinels = _lazy_caches(text, vars(inspect.getmodule(klass) or object()))
+        lazy |= found_lazy
+        sentinels.update(found_sentinels)
+    return names - lazy - set(sentinels), sentinels
+
+
+def _lazy_caches(text, module_globals):
+    """The caches a class fills on first use, from its module's text: those it asks ``hasattr`` about
+    (``if not hasattr(self, "_linear_attn_registry_cache")``, 0.5.11), left unset so that SGLang's own code
+    computes them where the sizing asks; and those that start as a module-level sentinel and are compared
+    with it (``self._linear_attn_registry_cache: Any = _UNSET`` ... ``if self._linear_attn_registry_cache is
+    _UNSET``, 0.5.14), set to that sentinel for the same reason (before, the replay's sizing stopped at both)."""
+    import re as _re
+
+    lazy = set(_re.findall(r"if not hasattr\(self, [\"'](\w+)[\"']\)", text))
+    sentinels = {}
+    for attr, name in _re.findall(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]+)?=\s*([A-Za-z_]\w*)\s*$", text, _re.M):
+        if name in module_globals and _re.search(r"\bself\." + attr + r"\s+is\s+" + name + r"\b", text):
+            sentinels[attr] = module_globals[name]
+    return lazy, sentinels
 
 
 def run_start_up(server_args, rec):
@@ -3077,7 +3095,11 @@ def run_start_up(server_args, rec):
                     computed.add(target.attr)
 
     def not_built(built):
-        for name in sorted(_runner_attributes(cls)):
+        attributes, sentinels = _runner_attributes(cls)
+        for name, sentinel in sentinels.items():
+            if name not in built.__dict__:
+                setattr(built, name, sentinel)
+        for name in sorted(attributes):
             # unset, or None as the scheduler passes the pools (init_memory_pool fills them before the backends are
             # built): what the symbolic engine holds as unknown (startup.build_runner)
             if built.__dict__.get(name) is None and not hasattr(type(built), name) and not (
