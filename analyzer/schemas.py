@@ -151,7 +151,12 @@ def definitions() -> dict[str, dict]:
         "field": STR, "kind": {"enum": ["field", "env", "probe", "model"]}, "value": ref("value"),
         "role": {"enum": list(ROLES)}, "site": nullable(ref("site")), "why": STR, "condition": STR, "alternative": ref("value"),
     })
-    defs["verdict"] = obj({**verdict, "overrides": array(ref("field_verdict"))}, optional=("overrides", "fix_trade_off"))
+    defs["verdict"] = obj({**verdict, "overrides": array(ref("field_verdict")), "weights_fit": obj({
+        "weights_per_gpu_gib": NUM, "how": {"enum": ["index", "headers", "estimate"]}, "detail": STR, "gpu_gib": NUM,
+        "mem_fraction_static": NUM, "kv_cache_gib": NUM, "fits": BOOL},
+        description="for a launch that resolves: what the weights leave the KV cache on one GPU (the engine does not "
+                    "measure it; sgtrace memory runs SGLang's sizing)")},
+        optional=("overrides", "fix_trade_off", "weights_fit"))
     defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off",))
     defs["fix_candidate"] = obj({"changes": STRS, "origin": STRS, "outcome": STR, "trade_off": nullable(STR), "command": STR,
                                  "replay": nullable(STR), "note": STR, "assumes": STRS}, optional=("assumes",))

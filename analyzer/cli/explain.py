@@ -82,7 +82,8 @@ def explain_cmd(sglang_spec, env_items, model_config, profile_name, fields, show
         if memory is not None:
             data["memory"] = memory.plan_json(explanation)
     else:
-        rendered = render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request))
+        rendered = render(explanation, list(fields), show_all, verdict, field_verdicts, same_inputs_command("fix", request),
+                          same_inputs_command("memory", request))
         echo(terminal.verdict_only(rendered) if terminal.current().quiet else rendered, nl=False)
         if fixing is not None:
             fixing.print_fixes(request, explanation, write_patch, snap=snap, replay_with=fix_replay)

@@ -35,6 +35,7 @@ from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
+from ..memory.fit import WeightsFit, weights_fit
 from ..model import NOT_LITERAL as NOT_LITERAL_VALUE
 from ..symbolic import RunHooks, evaluate
 from ..symbolic.program import shared_program
@@ -111,6 +112,7 @@ class Verdict:
     runs: int = 0  # engine runs it took
     overrides: list[tuple[Override, "Verdict"]] = field(default_factory=list)  # for a launch that resolves
     fix_trade_off: bool = False  # the fix gives up a flag you gave (``without --x``, or its value when not given)
+    weights_fit: WeightsFit | None = None  # for a launch that resolves: what the weights leave the KV cache
 
     def to_dict(self) -> dict:
         data = {
@@ -126,6 +128,8 @@ class Verdict:
             data["fix_trade_off"] = True
         if self.overrides:
             data["overrides"] = [{"field": o.field, **v.to_dict()} for o, v in self.overrides]
+        if self.weights_fit is not None:
+            data["weights_fit"] = self.weights_fit.to_dict()
         return data
 
 
@@ -1492,6 +1496,11 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
         verdict.summary = f"Resolves; SGLang changed {len(given)} of your arguments." + turned
     else:
         verdict.summary = "Resolves; SGLang kept every argument you gave." + turned
+    if not raising:
+        verdict.weights_fit = weights_fit(explanation)
+        if verdict.weights_fit is not None and not verdict.weights_fit.fits:  # what the operator needs first
+            words = "leave" if verdict.weights_fit.clearly_short else "may leave"
+            verdict.summary = verdict.summary.replace("Resolves;", f"Resolves, but the weights {words} the KV cache no memory;", 1)
     verdict.runs = runner.runs
     return verdict
 

@@ -455,13 +455,13 @@ def all_events(explanation: Explanation) -> list[str]:
 
 
 def render(explanation: Explanation, fields: list[str] | None = None, show_all: bool = False, verdict=None,
-           field_verdicts=(), fix_command: str = "sgtrace fix ...") -> str:
+           field_verdicts=(), fix_command: str = "sgtrace fix ...", memory_command: str = "sgtrace memory ...") -> str:
 
     lines: list[str] = []
     lines += header(explanation)
     lines.append("")
     if verdict is not None:
-        lines += verdict_view.block(explanation, verdict, fix_command, field_verdicts)
+        lines += verdict_view.block(explanation, verdict, fix_command, field_verdicts, memory_command)
         lines.append("")
     lines += error_section(explanation, verdict, show_all)
     lines.append("")

@@ -154,11 +154,30 @@ def override_line(verdict: Verdict, override) -> str:
     return f"{head}, because of {short_input(top)} (`{top.condition}`)"
 
 
-def resolve_block(verdict: Verdict) -> list[str]:
+def resolve_block(verdict: Verdict, memory_command: str = "sgtrace memory ...") -> list[str]:
     lines = [f"Verdict: {verdict.summary}"]
+    fit = verdict.weights_fit
+    if fit is not None and not fit.fits:  # the answer the operator needs first: it will not start
+        lines += weights_lines(fit, memory_command)
     for override, sub in verdict.overrides:
         lines.append(override_line(sub, override))
+    if fit is not None and fit.fits:
+        lines += weights_lines(fit, memory_command)
     return lines
+
+
+def weights_lines(fit, memory_command: str) -> list[str]:
+    """What the weights leave the KV cache on one GPU, said as what it is: the engine sizes the pools with the
+    GPU's whole memory; the weights are measured (the model directory's files) or estimated (config.json)."""
+    how = "from the model directory" if fit.measured else "estimated from config.json"
+    static = f"mem_fraction_static {fit.mem_fraction_static:g} x {fit.gpu_gib:.1f} GiB = {fit.static_gib:.1f} GiB"
+    if not fit.fits:
+        return [f"  Memory: the weights take {fit.weights_rank_gib:.1f} GiB per GPU ({how}), more than {static} for weights "
+                "and KV cache: start-up " + ("fails" if fit.clearly_short else "may fail (the estimate is close)")
+                + " loading them or sizing the KV cache.",
+                f"  Next: `{memory_command}` runs SGLang's own sizing with these weights."]
+    return [f"  Memory (measured at start-up, not by the engine): the weights take {fit.weights_rank_gib:.1f} GiB per GPU "
+            f"({how}) of {static}, leaving {fit.kv_cache_gib:.1f} GiB for the KV cache; `{memory_command}` sizes it."]
 
 
 def field_block(verdict: Verdict, override) -> list[str]:
@@ -173,13 +192,13 @@ def field_block(verdict: Verdict, override) -> list[str]:
     return lines
 
 
-def block(explanation, verdict: Verdict, fix_command: str, field_verdicts=()) -> list[str]:
+def block(explanation, verdict: Verdict, fix_command: str, field_verdicts=(), memory_command: str = "sgtrace memory ...") -> list[str]:
     """The verdict block for explain's text view."""
     trace = explanation.trace
     if trace.error is not None:
         lines = raise_block(verdict, trace.error, fix_command)
     else:
-        lines = resolve_block(verdict)
+        lines = resolve_block(verdict, memory_command)
     for name, sub in field_verdicts:
         override = override_of(explanation, name)
         lines += [f"Why {name}:"] + field_block(sub, override)
