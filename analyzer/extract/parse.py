@@ -232,17 +232,17 @@ class ModuleIndex:
 
     @property
     def spans(self) -> dict:
-        """id(node) -> (start, length) in UTF-8 bytes of the node's span, as ``ByteSpanPositionProvider``
-        gives it: one lookup, ``byte_span``, reads a span; ``node_id in spans`` says whether a node is
-        this module's. From the code generation at parse time (``positions``), else from the provider,
-        asked when a location is first wanted (the code generation failed)."""
+        """id(node) -> the node's span (``ByteSpanPositionProvider``'s): ``node_id in spans`` says whether a
+        node is this module's, ``byte_span`` reads one. From the code generation at parse time
+        (``positions``), else from the provider, asked when a location is first wanted (that code
+        generation failed)."""
         if self._spans is None:
             generated = self.generated
             if generated is not None:
                 self._spans = generated.spans if generated.utf8_ok else {}
             else:
                 try:
-                    self._spans = {id(node): (span.start, span.length) for node, span in byte_spans(self.module).items()}
+                    self._spans = {id(node): span for node, span in byte_spans(self.module).items()}
                 except (RecursionError, MemoryError, ValueError):  # code nested past what code generation takes
                     self._spans = {}  # its nodes have no location (line 0), as a node outside any module
         return self._spans
@@ -250,11 +250,11 @@ class ModuleIndex:
     def byte_span(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """(start, length) of ``node``'s span in UTF-8 bytes, or None for a node of no span here."""
         span = self.spans.get(id(node))
-        generated = self.generated
-        if span is None or generated is None:
-            return span
-        start = generated.utf8_offset(span[0])
-        return start, generated.utf8_offset(span[0] + span[1]) - start
+        if span is None:
+            return None
+        if self.generated is None:
+            return span.start, span.length
+        return self.generated.byte_span(span)
 
     def _line_col(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.line_starts, offset)
