@@ -221,6 +221,8 @@ def contains_unknown(value: Any, depth: int = 0) -> bool:
 _CARRY_DECIDED = frozenset({ast.BoolOp, ast.NamedExpr, ast.IfExp, ast.Starred, ast.Attribute, ast.Subscript})
 # the node classes the hot paths test, read once (a module global is one lookup, ``ast.Name`` two)
 _NAME, _CONSTANT, _ATTRIBUTE, _STARRED = ast.Name, ast.Constant, ast.Attribute, ast.Starred
+_RETURN = ast.Return
+_FELL_THROUGH = object()  # what ``Interpreter.run_body`` gives for a body that ends without a ``return``
 
 
 def _operand_value(value: Any, held: bool) -> Any:
@@ -318,8 +320,10 @@ class Interpreter:
                 value = self.eval(node.body, frame)
                 returned = True
                 return value
-            self.exec_block(node.body, frame)
+            value = self.run_body(node.body, frame)
             returned = True
+            if value is not _FELL_THROUGH:
+                return value
         except _Return as ret:
             returned = True
             return ret.value
@@ -407,6 +411,29 @@ class Interpreter:
         finally:
             if len(guards) > start:
                 del guards[start:]
+
+    def run_body(self, statements: list[ast.stmt], frame: Frame) -> Any:
+        """``exec_block`` of a function's body, whose own ``return`` statements (not one inside a nested block) give
+        their value back here instead of raising ``_Return`` through the call (half the returns evaluated are the
+        body's own, and an exception raised and caught costs more than the statement); ``_FELL_THROUGH`` when the body
+        ends without one. A watched call's ``return`` goes through ``stmt_Return``, which records it."""
+        guards = frame.guards
+        start = len(guards)
+        try:
+            for stmt in statements:
+                self.steps += 1
+                if self.steps > MAX_STEPS:
+                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+                cls = stmt.__class__
+                if cls is _RETURN and not frame.watched:
+                    return self.eval(stmt.value, frame) if stmt.value is not None else None
+                handler = _STMT_HANDLERS.get(cls)
+                if handler is not None:
+                    handler(self, stmt, frame)
+        finally:
+            if len(guards) > start:
+                del guards[start:]
+        return _FELL_THROUGH
 
     def exec_stmt(self, stmt: ast.stmt, frame: Frame) -> None:
         self.steps += 1
@@ -1092,10 +1119,16 @@ class Interpreter:
         target, conditions = gen.target, gen.ifs
         innermost = index == len(generators) - 1
         assign = self.assign
+        # a name, the most frequent target: ``assign`` binds it in ``inner`` (a comprehension's frame declares no global)
+        name = target.id if target.__class__ is _NAME else None
+        local = inner.locals
         for count, item in enumerate(items):
             if count >= MAX_LOOP:
                 break
-            assign(target, item, gen, inner, "loop")
+            if name is not None:
+                local[name] = item
+            else:
+                assign(target, item, gen, inner, "loop")
             keep = True
             for condition in conditions:
                 tested = self.eval(condition, inner)

@@ -714,6 +714,12 @@ def _getattr(interp, args, kwargs, node, frame):
     obj, name = args[0], args[1] if len(args) > 1 else None
     if not isinstance(name, str):
         return Unknown("getattr with an unknown name")
+    if obj.__class__ is Record and name != "model_config" and interp.world.plain_attribute:
+        # a field of the record, the most frequent (``getattr(server_args, f.name)`` over every field): what
+        # ``World.attribute`` answers first for it
+        fields = obj.fields
+        if name in fields:
+            return fields[name]
     if is_plain_value(obj) and not isinstance(obj, (str, list, dict, set, frozenset)):
         if hasattr(obj, name):
             return getattr(obj, name)
