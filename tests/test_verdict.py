@@ -580,3 +580,19 @@ def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said
     assert line == ("  Fix (verified by the engine; a trade-off: it gives up a flag you gave): without --enable-dp-attention\n"
                     "    `sgtrace fix ...` weighs the others")
     assert ngram.to_dict()["fix_trade_off"] is True and "fix_trade_off" not in lora.to_dict()
+
+
+def test_an_ordering_offers_the_values_on_either_side_of_its_bound():
+    import ast as ast_module
+
+    from analyzer.commands.verdict import compared_literals
+
+    def values(expr: str) -> list:
+        return compared_literals(ast_module.parse(expr, mode="eval"), "pp_size")
+
+    assert values("self.pp_size > 1") == [2, 1]  # 1 is where it turns false (before: 2 and 0, an invalid size)
+    assert values("self.pp_size <= 1") == [2, 1]
+    assert values("self.pp_size >= 2") == [2, 1]
+    assert values("self.pp_size < 2") == [2, 1]
+    assert values("1 < self.pp_size") == [2, 1]  # the constant on the left: the same ordering, mirrored
+    assert values("self.pp_size in (1, 2)") == [1, 2]

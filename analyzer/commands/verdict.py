@@ -390,14 +390,25 @@ def compared_literals(tree: ast.AST, name: str) -> list[Any]:
             found, value = _constant(side)
             if not found:
                 found, value = _constant(node.left)
+                op = _MIRRORED.get(type(op), type(op))()  # ``1 < x`` is ``x > 1``
             if not found:
                 continue
             values = value if isinstance(value, list) else [value]
             if isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and values and isinstance(values[0], (int, float)) and not isinstance(values[0], bool):
-                bound = values[0]
-                values = [bound + 1, bound - 1] if isinstance(op, (ast.Gt, ast.LtE)) else [bound, bound - 1]
+                values = list(_either_side(op, values[0]))
             out.extend(values)
     return out
+
+
+_MIRRORED = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
+
+
+def _either_side(op: ast.cmpop, bound: Any) -> tuple[Any, Any]:
+    """The two values next to an ordering's bound, one on each side of it: ``x > 1`` holds at 2 and not at 1
+    (never 0, which skips the value that first turns it false); ``x >= 1`` holds at 1 and not at 0."""
+    if isinstance(op, (ast.Gt, ast.LtE)):
+        return bound + 1, bound
+    return bound, bound - 1
 
 
 def _parse(expr: str) -> ast.AST | None:
