@@ -596,3 +596,13 @@ def test_an_ordering_offers_the_values_on_either_side_of_its_bound():
     assert values("self.pp_size < 2") == [2, 1]
     assert values("1 < self.pp_size") == [2, 1]  # the constant on the left: the same ordering, mirrored
     assert values("self.pp_size in (1, 2)") == [1, 2]
+
+
+def test_a_long_condition_on_the_first_screen_is_shown_by_what_reads_the_cause():
+    from analyzer.views.verdict import condition_part
+
+    long = ("not self.enable_flashinfer_allreduce_fusion and model_arch in ['A', 'B', 'C'] and (is_sm90_supported() "
+            "or is_sm100_supported()) and self.tp_size > 1 and (not self.enable_dp_attention) and self.nnodes == 1")
+    assert condition_part(long, "tp_size") == "self.tp_size > 1 and ... (5 more)"
+    assert condition_part("self.disaggregation_mode == 'decode'", "disaggregation_mode") == "self.disaggregation_mode == 'decode'"
+    assert condition_part(long, "page_size") == long  # nothing reads it: the whole condition, not an empty one

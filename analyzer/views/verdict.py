@@ -7,6 +7,7 @@ wording of each kind of cause lives here, once.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from ..commands.explain import override_of
@@ -151,7 +152,27 @@ def override_line(verdict: Verdict, override) -> str:
         return head
     if top.field == override.field and top.role == "sglang-default":
         return f"{head} at {top.site.short()} in {function_name(top.site.function)}"
-    return f"{head}, because of {short_input(top)} (`{top.condition}`)"
+    return f"{head}, because of {short_input(top)} (`{condition_part(top.condition, top.field)}`)"
+
+
+LONG_CONDITION = 90  # characters: a longer ``and`` chain is shown by the operands that read the cause
+
+
+def condition_part(condition: str, field_name: str) -> str:
+    """A long ``a and b and ...`` by the operands that read ``field_name`` (``self.tp_size > 1 and ... (10 more)``),
+    so that the line stays on the screen; ``--field`` and ``--json`` show the whole condition."""
+    if len(condition) <= LONG_CONDITION:
+        return condition
+    try:
+        tree = ast.parse(condition, mode="eval").body
+    except SyntaxError:
+        return condition
+    if not (isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And)):
+        return condition
+    reading = [v for v in tree.values if any(isinstance(n, ast.Attribute) and n.attr == field_name for n in ast.walk(v))]
+    if not reading or len(reading) == len(tree.values):
+        return condition
+    return " and ".join(ast.unparse(v) for v in reading) + f" and ... ({len(tree.values) - len(reading)} more)"
 
 
 def resolve_block(verdict: Verdict, memory_command: str = "sgtrace memory ...") -> list[str]:
