@@ -29,13 +29,14 @@ def explained(tree, args: str):
 OVERRIDDEN = "--model-path /m --speculative-algorithm EAGLE --strategy extra_buffer --page-size 16"
 
 
-def test_the_change_that_keeps_an_overridden_value_is_verified_and_named_a_trade_off(miniature):
+def test_a_value_only_giving_up_a_feature_keeps_is_left_out_and_the_trade_off_named(miniature):
     [kept] = keep_fixes(explained(miniature, OVERRIDDEN))
     assert (kept.field, kept.given, kept.sglang_value) == ("page_size", 16, 1)
     assert kept.site.function == "ServerArgs._handle_page_size"
-    # only leaving out speculative decoding keeps page_size 16 (every other --strategy raises): it costs a flag of yours
-    assert kept.change == "without --speculative-algorithm"
-    assert kept.trade_off == "gives up your --speculative-algorithm 'EAGLE'"
+    # only leaving out speculative decoding keeps page_size 16 (every other --strategy raises): a feature of yours,
+    # so --page-size 16 has no effect with it; leaving it out runs SGLang's 1, and the trade-off that keeps 16 is named
+    assert kept.moot and kept.change == "without --page-size"
+    assert kept.alternative == "without --speculative-algorithm" and kept.trade_off is None
 
 
 def test_fix_on_a_resolving_launch_prints_how_to_keep_your_values(miniature, capsys):
@@ -43,11 +44,12 @@ def test_fix_on_a_resolving_launch_prints_how_to_keep_your_values(miniature, cap
     out = capsys.readouterr().out
     assert code in (0, None)
     assert "SGLang overrides 1 of your arguments" in out and "--page-size 16 (SGLang sets 1 at" in out
-    assert "trade-off (verified by the engine: page_size stays 16" in out
+    assert ("SGLang runs 1 instead with the rest of your command line, so it has no effect: without --page-size "
+            "(trade-off that keeps it: without --speculative-algorithm)") in out
     main(["fix", "--sglang", str(miniature), "--profile", "h100", "--args", OVERRIDDEN, "--json"])
     data = json.loads(capsys.readouterr().out)
     Draft202012Validator(schemas.load("fix")).validate(data)
-    assert data["resolves"] is True and data["keep"][0]["change"] == "without --speculative-algorithm"
+    assert data["resolves"] is True and data["keep"][0]["change"] == "without --page-size"
 
 
 def test_nothing_overridden_is_nothing_to_fix(miniature, capsys):

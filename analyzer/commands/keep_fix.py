@@ -27,6 +27,7 @@ from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.flag_help import testing_only
 from ..knowledge.kinds import EventKind
 from ..knowledge.receivers import RECEIVERS
+from ..model import NOT_LITERAL
 from ..symbolic.program import shared_program
 from ..trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
 from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
@@ -139,7 +140,7 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
             return kept
     if fallback is not None:
         fallback.tried = found.tried
-        return _moot(explanation, override, fallback, found)
+        return _moot(explanation, override, fallback, found, runner)
     if forced is not None:
         forced.tried = found.tried
         return forced
@@ -340,18 +341,21 @@ def _feature(explanation: Explanation, text: str | None) -> bool:
             or flag.dest == "lora_paths")
 
 
-def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found: KeepFix) -> KeepFix:
+def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found: KeepFix, runner: Runner) -> KeepFix:
     """Only a trade-off keeps the value. A switch of yours SGLang turns off (``--enable-mixed-chunk`` with
     speculative decoding) has no effect there: leaving it out says what runs, and the trade-off is named.
-    A default SGLang switches because of a feature of yours (radix cache off with ``--enable-mis``) is what
-    that feature costs: no change is proposed, the trade-off is named."""
+    So does a value of yours SGLang replaces because of a feature of yours that costs more to give up
+    (``extra_buffer`` on a PD decode node, which runs ``no_buffer``), when leaving the flag out runs exactly
+    what SGLang replaced it with. A default SGLang switches because of a feature of yours (radix cache off
+    with ``--enable-mis``) is what that feature costs: no change is proposed, the trade-off is named."""
 
     flags = explanation.extraction.flags_for_dest(override.field)
     option = (fallback.change or "").split()[-1] if (fallback.change or "").startswith("without ") else (fallback.change or " ").split()[0]
     given_up = explanation.extraction.flag_for(option) if option else None
     cheaper = given_up is None or feature_cost(override.field) <= feature_cost(given_up.dest)
-    if (override.given and cheaper and isinstance(override.before, bool) and flags
-            and flags[0].action in ("store_true", "store_false")):
+    switch = isinstance(override.before, bool) and flags and flags[0].action in ("store_true", "store_false")
+    if override.given and cheaper and flags and (
+            switch or (_feature(explanation, fallback.change) and _left_out_runs_the_same(explanation, override, runner))):
         moot = KeepFix(**{**found.__dict__})
         moot.change = f"without {override.flag or flags[0].primary}"
         moot.moot = True
@@ -365,6 +369,17 @@ def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found
         found.tried = fallback.tried
         return found
     return fallback
+
+
+def _left_out_runs_the_same(explanation: Explanation, override: Override, runner: Runner) -> bool:
+    """Without your flag (the field at its declared default) the launch resolves with nothing new assumed and
+    the field ends at the value SGLang replaced yours with."""
+    declared = explanation.extraction.fields.get(override.field)
+    if declared is None or declared.default == NOT_LITERAL or runner.exhausted():
+        return False
+    trace, _ = runner.run([Change("field", override.field, declared.default)])
+    return (trace.error is None and not new_assumptions(explanation.trace, trace)
+            and same_value(target_value(trace.final, override.field), override.after))
 
 
 def keep_default(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
@@ -651,7 +666,9 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
                          "`sgtrace diff` shows whether another release keeps it")
             continue
         if fix.moot:
-            lines.append(f"    SGLang turns it off with the rest of your command line, so it has no effect: {fix.change}"
+            what = ("turns it off" if isinstance(fix.given, bool)
+                    else f"runs {fix.sglang_value!r} instead")
+            lines.append(f"    SGLang {what} with the rest of your command line, so it has no effect: {fix.change}"
                          + (f" (trade-off that keeps it: {fix.alternative})" if fix.alternative else ""))
             continue
         if fix.stated:
