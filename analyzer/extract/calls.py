@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..model import Call, Guard
-from .parse import ImportedName, ModuleIndex, SourceIndex, code_of, collect_imports, walk
+from .parse import ImportedName, KindTable, ModuleIndex, SourceIndex, code_of, collect_imports, walk
 from .scan import FunctionContext
 
 # call name -> (position of the function argument, how it is called)
@@ -33,15 +33,20 @@ LEAF_PREFIXES = (
 )
 
 
+_IMPORT = KindTable("ImportFrom", "Import")
+_EXPRESSION = KindTable("BaseExpression")
+
+
 def function_imports(node: cst.FunctionDef, module: ModuleIndex) -> dict[str, ImportedName]:
     """Imports made inside a function body, at any depth (``from x import y`` in an ``if``)."""
     found: dict[str, ImportedName] = {}
 
     def enter(current):
-        if isinstance(current, (cst.ImportFrom, cst.Import)):
+        kind = type(current)
+        if _IMPORT[kind]:
             found.update(collect_imports([cst.SimpleStatementLine(body=[current])], module.dotted, module.rel.endswith("__init__.py")))
             return False
-        return not isinstance(current, cst.BaseExpression)  # imports are statements
+        return not _EXPRESSION[kind]  # imports are statements
 
     walk(node.body, enter)
     return found

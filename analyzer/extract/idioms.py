@@ -17,7 +17,7 @@ from ..knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
 from ..model import NOT_LITERAL, Guard, Reads, Site
 from .facts import DECLARE_CALLS, FunctionFacts
 from .message import message_of
-from .parse import code_of, walk
+from .parse import KindTable, code_of, walk
 from .reads import ReadScope, env_name_of, literal_string, reads_of
 from .scan import FunctionContext
 
@@ -437,14 +437,19 @@ CALL_RECOGNIZERS: tuple[Recognizer, ...] = (
 )
 
 
+_LAMBDA = KindTable("Lambda")
+_CALL = KindTable("Call")
+
+
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     """Every call inside ``node``, outermost first, not descending into lambdas."""
     calls: list[cst.Call] = []
 
     def enter(current):
-        if isinstance(current, cst.Lambda):
+        kind = type(current)
+        if _LAMBDA[kind]:
             return False
-        if isinstance(current, cst.Call):
+        if _CALL[kind]:
             calls.append(current)
         return True
 

@@ -75,6 +75,11 @@ def _os_environ(node: cst.BaseExpression, scope: ReadScope) -> bool:
     return text == "environ" and scope.imports.get("environ", ImportedName("", None)).module == "os"
 
 
+# node type -> _Reader's ``visit_<type>``, looked up once per type: a failed ``getattr`` per node walked
+# (most have no handler) raised and caught an AttributeError each time.
+_HANDLERS: dict = {}
+
+
 class _Reader:
     def __init__(self, scope: ReadScope, reads: Reads, seen: set[str]):
         self.scope = scope
@@ -90,8 +95,12 @@ class _Reader:
         walk(node, self.enter)
 
     def enter(self, node: cst.CSTNode):
-        handler = getattr(self, "visit_" + type(node).__name__, None)
-        if handler is not None and handler(node) is False:
+        kind = type(node)
+        try:
+            handler = _HANDLERS[kind]
+        except KeyError:  # first meeting of the type: its ``visit_<type>`` method, or None
+            handler = _HANDLERS[kind] = getattr(_Reader, "visit_" + kind.__name__, None)
+        if handler is not None and handler(self, node) is False:
             return False
         return True
 

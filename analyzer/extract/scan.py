@@ -14,7 +14,7 @@ from typing import Callable
 import libcst as cst
 
 from ..model import Guard, Reads
-from .parse import ModuleIndex, code_of, iter_children
+from .parse import KindTable, ModuleIndex, code_of, iter_children
 
 # (statement or expression node, guards in force, the enclosing function scanner)
 Visitor = Callable[[cst.CSTNode, list[Guard], "FunctionContext"], None]
@@ -164,6 +164,10 @@ class StatementWalker:
             self.block(block_body(orelse.body), guards + else_guards)
 
 
+_FUNCTION_DEF = KindTable("FunctionDef")
+_LAMBDA = KindTable("Lambda")
+
+
 def nested_functions(node: cst.FunctionDef, prefix: str) -> list[tuple[str, cst.FunctionDef]]:
     """Functions defined inside ``node`` (any depth), with their qualified names."""
     found: list[tuple[str, cst.FunctionDef]] = []
@@ -173,11 +177,12 @@ def nested_functions(node: cst.FunctionDef, prefix: str) -> list[tuple[str, cst.
 
     def visit(current: cst.CSTNode, path: str) -> None:
         for child in iter_children(current):
-            if isinstance(child, cst.FunctionDef):
+            kind = type(child)
+            if _FUNCTION_DEF[kind]:
                 name = f"{path}.{child.name.value}"
                 found.append((name, child))
                 visit(child, name)
-            elif not isinstance(child, cst.Lambda):
+            elif not _LAMBDA[kind]:
                 visit(child, path)
 
     visit(node.body, prefix)
