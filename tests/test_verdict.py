@@ -606,3 +606,17 @@ def test_a_long_condition_on_the_first_screen_is_shown_by_what_reads_the_cause()
     assert condition_part(long, "tp_size") == "self.tp_size > 1 and ... (5 more)"
     assert condition_part("self.disaggregation_mode == 'decode'", "disaggregation_mode") == "self.disaggregation_mode == 'decode'"
     assert condition_part(long, "page_size") == long  # nothing reads it: the whole condition, not an empty one
+
+
+@pytest.mark.network
+def test_the_value_sglangs_message_gives_a_flag_the_condition_reads_is_tried_first():
+    """pr19169 (0.5.10): the condition reads the strategy through a helper, where the default 'auto' flips it too;
+    the message says which value to use, so that is the cause's value and the fix, not a trade-off."""
+    from analyzer.commands.explain import ExplainRequest, explain
+
+    explanation = explain(ExplainRequest(sglang="0.5.10", profile="h200", model_config="Qwen3.5-397B-A17B",
+                                         args="--model-path /m --tp 8 --mamba-scheduler-strategy extra_buffer --disable-radix-cache"))
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.field, top.alternative, top.prescribed) == ("mamba_scheduler_strategy", "no_buffer", True)
+    assert verdict.fix == "--mamba-scheduler-strategy no_buffer" and verdict.fix_verified and not verdict.fix_trade_off

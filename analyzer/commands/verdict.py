@@ -1046,6 +1046,7 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     hints = [Change("env", name, value) for name, value in ENV_HINT.findall(error.message or "") if explanation.env.get(name) != value]
     candidates = (comparison_candidates(explanation, error, runner)
                   + candidates_of(explanation, error.guards, len(trace.events), set()))
+    candidates = with_message_values(explanation, error, candidates)
     candidates += message_candidates(explanation, error, {c.inp.key for c in candidates})
     def avoided(t: Trace) -> bool:
         # this raise does not happen; another check may still fail further on (the cause of this
@@ -1089,6 +1090,26 @@ def comparison_candidates(explanation: Explanation, error: Event, runner: Runner
 
 
 MESSAGE_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(?:[ =]+[`'\"]?([A-Za-z0-9_.:/-]+))?")
+
+
+def message_values(explanation: Explanation, message: str) -> dict[str, Any]:
+    """The value SGLang's message gives for each flag it names with one of the flag's choices (``Please use
+    --mamba-scheduler-strategy no_buffer``), by field."""
+    out: dict[str, Any] = {}
+    for option, value in MESSAGE_OPTION.findall(message or ""):
+        flag = explanation.extraction.flag_for(option)
+        value = value.rstrip(".:")
+        if flag is not None and flag.dest and value and flag.choices and value in flag.choices:
+            out.setdefault(flag.dest, value)
+    return out
+
+
+def with_message_values(explanation: Explanation, error: Event, candidates: list[Candidate]) -> list[Candidate]:
+    """A condition's input that SGLang's message also names with a value tries that value first: the message is
+    SGLang's own prescription, and the first value that flips the condition (the flag's default) need not be it."""
+    values = message_values(explanation, error.message or "")
+    return [dataclasses.replace(c, prefer=(values[c.inp.name],)) if c.inp.kind == "field" and c.inp.name in values
+            and not c.prefer else c for c in candidates]
 
 
 def message_candidates(explanation: Explanation, error: Event, known: set[tuple]) -> list[Candidate]:
