@@ -39,8 +39,12 @@ class ServerArgs:
     enable_deterministic_inference: bool = False
     chunked_prefill_size: int = 8192
     enable_mixed_chunk: bool = False
+    enable_hierarchical_cache: bool = False
+    disable_radix_cache: bool = False
 
     def __post_init__(self):
+        if self.enable_hierarchical_cache and self.disable_radix_cache:
+            raise ValueError("The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive")
         self._handle_dp()
         self._handle_spec()
         self._handle_pd()
@@ -91,6 +95,8 @@ class ServerArgs:
         parser.add_argument("--enable-deterministic-inference", action="store_true")
         parser.add_argument("--chunked-prefill-size", type=int, default=8192)
         parser.add_argument("--enable-mixed-chunk", action="store_true")
+        parser.add_argument("--enable-hierarchical-cache", action="store_true")
+        parser.add_argument("--disable-radix-cache", action="store_true")
 
 ''' + PREPARE_SERVER_ARGS
 
@@ -120,6 +126,14 @@ def test_of_two_features_the_one_that_weighs_less_is_given_up_first(tree):
     assert explanation.trace.error is not None and not report.fixes
     assert texts(report.trade_offs[0]) == ["- --enable-dp-attention"]
     assert any(texts(c) == ["- --speculative-algorithm"] for c in report.trade_offs[1:])
+
+
+def test_of_two_switches_that_exclude_each_other_the_one_that_turns_a_feature_off_goes(tree):
+    # leaving out --disable-radix-cache turns the radix cache back on; leaving out --enable-hierarchical-cache
+    # turns a feature of yours off: the first keeps everything you turned on
+    _, report = fixes_for(tree, "--enable-hierarchical-cache --disable-radix-cache")
+    assert texts(report.trade_offs[0]) == ["- --disable-radix-cache"]
+    assert any(texts(c) == ["- --enable-hierarchical-cache"] for c in report.trade_offs[1:])
 
 
 def test_a_decode_node_gives_up_its_radix_cache_before_speculative_decoding_or_its_role(tree):

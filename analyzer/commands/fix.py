@@ -343,6 +343,7 @@ FEATURE_COST = {
     "enable_deterministic_inference": 40,
 }
 DEFAULT_COST = 10
+SWITCHED_ON_COST = 15  # an ``--enable-...`` switch of yours left out: a feature turned off, though not a listed one
 DECODE_RADIX_COST = 1  # a PD decode node runs without the radix cache unless told otherwise
 
 
@@ -371,8 +372,9 @@ def _decode_node(explanation: Explanation) -> bool:
 
 def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "", later: frozenset = frozenset()) -> float:
     """What the candidate gives up, summed over its changes: a feature of yours left out or turned off
-    costs the feature's weight (``FEATURE_COST``), another flag of yours changed or left out
-    ``DEFAULT_COST``; a value SGLang itself writes there later in resolution, or SGLang's own name for your
+    costs the feature's weight (``FEATURE_COST``; an unlisted ``--enable-...`` switch ``SWITCHED_ON_COST``),
+    another flag of yours changed or left out ``DEFAULT_COST`` (a ``--disable-...`` of yours left out too:
+    it turns the feature back on); a value SGLang itself writes there later in resolution, or SGLang's own name for your
     value, costs nothing; on a PD decode node the radix cache costs ``DECODE_RADIX_COST``; a change
     whose value SGLang's message names costs half (the message is SGLang's own advice)."""
     if candidate.trade_off is None and not candidate.assumes:
@@ -389,7 +391,11 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
         if (dest, _typed(change)) in later:
             continue  # SGLang writes that itself later: stating it costs nothing
         radix = dest in ("disable_radix_cache", "disaggregation_decode_enable_radix_cache")
-        if change.kind == "drop-flag" or (change.kind == "set-flag" and dest in given and _typed(change) != str(given[dest])):
+        if change.kind == "drop-flag" and dest.startswith("disable_"):
+            cost = DEFAULT_COST  # your --disable-x left out turns x back on: a flag of yours, no feature lost
+        elif change.kind == "drop-flag" and dest.startswith("enable_") and dest not in FEATURE_COST:
+            cost = SWITCHED_ON_COST
+        elif change.kind == "drop-flag" or (change.kind == "set-flag" and dest in given and _typed(change) != str(given[dest])):
             cost = feature_cost(dest)
         elif change.kind == "set-flag" and dest.startswith("disable_"):
             cost = feature_cost(dest)
