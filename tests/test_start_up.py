@@ -168,3 +168,36 @@ def test_releases_with_a_parallel_state_run_era_b_start_up_over_rank_zero_s(vers
     hopper = _explain(version, "h100", "Llama-3.1-8B-Instruct", f"{LLAMA} --attention-backend fa3")
     assert hopper.trace.error is None
     assert not [n for n in hopper.trace.notes if "not published" in n or "assert_published" in n], hopper.trace.notes
+
+
+def test_only_sglangs_own_checks_in_start_up_are_predictions_anything_else_is_where_it_stopped():
+    """The rule the replay harness's _start_up_part keeps, for every start-up part of the engine: an AssertionError,
+    ValueError, NotImplementedError or RuntimeError at SGLang's own raise or assert statement propagates; a
+    TypeError there, or any exception at another statement, is a note and stops start-up."""
+    import ast as ast_module
+    from types import SimpleNamespace
+
+    from analyzer.symbolic.interp import SGLangError
+    from analyzer.symbolic.startup import ChecksOnly
+    from analyzer.trace import SiteRef
+
+    source = "def step(self):\n    x = self.a > 1\n    assert x, 'too small'\n    raise TypeError('bad')\n"
+    function = ast_module.parse(source).body[0]
+    program = SimpleNamespace(function=lambda ident: (None, function) if ident == "m.py::step" else None)
+    notes: list[str] = []
+    world = SimpleNamespace(note=notes.append)
+
+    def outcome(exc_type, line):
+        part = ChecksOnly(SimpleNamespace(program=program), world, "the model runner's start-up")
+        try:
+            with part:
+                raise SGLangError(exc_type, "message", SiteRef("m.py", line, "step"), [])
+        except SGLangError:
+            return "raised"
+        return "stopped" if part.stopped else "?"
+
+    assert outcome("AssertionError", 3) == "raised"  # SGLang's assert: the prediction
+    assert outcome("TypeError", 2) == "stopped"  # Python refusing an operand on an ordinary line
+    assert outcome("TypeError", 4) == "stopped"  # SGLang's own raise, but not a type the replay lets through
+    assert outcome("ValueError", 2) == "stopped"  # not at a raise or assert statement
+    assert len(notes) == 3 and notes[0].startswith("start-up: the model runner's start-up stopped at m.py:2 (TypeError")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..trace import START_UP, Unknown
-from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter
+from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter, SGLangError
 from . import draft_startup, pool_startup, runtime_context
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .eras import ERAS, era_of
@@ -255,6 +255,36 @@ def runner_attributes(program, world) -> frozenset[str]:
     return found
 
 
+# What start-up raises as a prediction: SGLang's own checks, the exception types the replay harness's
+# ``_start_up_part`` lets through (anything else there is code the replay's machine cannot run).
+CHECK_TYPES = frozenset({"AssertionError", "ValueError", "NotImplementedError", "RuntimeError"})
+
+
+class ChecksOnly:
+    """A start-up part whose raise is a prediction only when it is one of SGLang's own checks: an exception of
+    ``CHECK_TYPES`` at a ``raise`` or ``assert`` statement of SGLang's. Anything else (a ``TypeError`` of two
+    operands, an ``AttributeError`` of a stand-in) is where the evaluation stopped: a note, and ``stopped``, so
+    that the parts after it are not run, as the replay harness does with the same rule."""
+
+    def __init__(self, interp: Interpreter, world, what: str):
+        self.interp, self.world, self.what = interp, world, what
+        self.stopped = False
+
+    def __enter__(self) -> "ChecksOnly":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> bool:
+        if not isinstance(exc, SGLangError):
+            return False
+        if exc.exc_type in CHECK_TYPES and pool_startup.at_check_statement(self.interp.program, exc):
+            return False
+        where = f" at {exc.site.file}:{exc.site.line}" if exc.site is not None else ""
+        self.world.note(f"start-up: {self.what} stopped{where} ({exc.exc_type}: {exc.message[:120]}); "
+                        "the start-up checks after it were not evaluated")
+        self.stopped = True
+        return True
+
+
 def run(interp: Interpreter, world, record) -> None:
     """The start-up steps on the resolved record; a raise of SGLang's code propagates (``SGLangError``)."""
     world.phase = START_UP
@@ -280,16 +310,22 @@ def run(interp: Interpreter, world, record) -> None:
                 return
         else:
             publish_for_scheduler(interp, world, record)
-        runner = build_runner(interp, world, record, layout)
-        if runner is None:
+        runner = None
+        with ChecksOnly(interp, world, "the model runner's start-up") as target:
+            runner = build_runner(interp, world, record, layout)
+            if runner is not None:
+                frame = runner.attrs.pop("__init_frame__")
+                for index, step in enumerate(layout.steps):
+                    interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
+                    if index == 0:
+                        after_first_step(interp, frame, layout)
+        if runner is None or target.stopped:
             return
-        frame = runner.attrs.pop("__init_frame__")
-        for index, step in enumerate(layout.steps):
-            interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
-            if index == 0:
-                after_first_step(interp, frame, layout)
         if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
-            draft_startup.run(interp, world, record, runner, build_runner, layout)
+            with ChecksOnly(interp, world, "the draft worker's start-up") as draft:
+                draft_startup.run(interp, world, record, runner, build_runner, layout)
+            if draft.stopped:
+                return
         interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
         pool_startup.run(interp, world, record, runner)
     except (BudgetExceeded, RecursionError) as exc:
