@@ -114,6 +114,16 @@ def after_load_model(interp, world, runner: Instance) -> None:
     runner.attrs["pp_group"] = Opaque("rank 0's pipeline group (one process)")
 
 
+# What start-up raises as a prediction: SGLang's own checks, the exception types the replay harness's
+# ``_start_up_part`` lets through (anything else there is code the replay's machine cannot run).
+CHECK_TYPES = frozenset({"AssertionError", "ValueError", "NotImplementedError", "RuntimeError"})
+
+
+def is_check(program, exc: SGLangError) -> bool:
+    """One of SGLang's own start-up checks: an exception of ``CHECK_TYPES`` at its raise or assert statement."""
+    return exc.exc_type in CHECK_TYPES and at_check_statement(program, exc)
+
+
 def at_check_statement(program, exc: SGLangError) -> bool:
     """Whether ``exc`` was raised by a ``raise`` or ``assert`` statement of SGLang's (the one spanning its line)."""
     site = exc.site
@@ -153,7 +163,7 @@ def run(interp, world, record, runner: Instance) -> None:
         after_load_model(interp, world, runner)
         resolve_pool_config(interp, runner, world.free_gb)
     except SGLangError as exc:
-        if not at_check_statement(interp.program, exc):
+        if not is_check(interp.program, exc):
             # an operation the evaluator could not carry out on a value it holds (a TypeError of two operands), not
             # SGLang's own raise or assert: where the evaluation stopped, as the replay harness's _start_up_part
             # treats anything but SGLang's own check

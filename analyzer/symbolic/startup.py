@@ -255,14 +255,9 @@ def runner_attributes(program, world) -> frozenset[str]:
     return found
 
 
-# What start-up raises as a prediction: SGLang's own checks, the exception types the replay harness's
-# ``_start_up_part`` lets through (anything else there is code the replay's machine cannot run).
-CHECK_TYPES = frozenset({"AssertionError", "ValueError", "NotImplementedError", "RuntimeError"})
-
-
 class ChecksOnly:
     """A start-up part whose raise is a prediction only when it is one of SGLang's own checks: an exception of
-    ``CHECK_TYPES`` at a ``raise`` or ``assert`` statement of SGLang's. Anything else (a ``TypeError`` of two
+    ``pool_startup.CHECK_TYPES`` at a ``raise`` or ``assert`` statement of SGLang's. Anything else (a ``TypeError`` of two
     operands, an ``AttributeError`` of a stand-in) is where the evaluation stopped: a note, and ``stopped``, so
     that the parts after it are not run, as the replay harness does with the same rule."""
 
@@ -276,7 +271,7 @@ class ChecksOnly:
     def __exit__(self, exc_type, exc, traceback) -> bool:
         if not isinstance(exc, SGLangError):
             return False
-        if exc.exc_type in CHECK_TYPES and pool_startup.at_check_statement(self.interp.program, exc):
+        if pool_startup.is_check(self.interp.program, exc):
             return False
         where = f" at {exc.site.file}:{exc.site.line}" if exc.site is not None else ""
         self.world.note(f"start-up: {self.what} stopped{where} ({exc.exc_type}: {exc.message[:120]}); "
