@@ -68,16 +68,22 @@ def test_memory_calls_a_refused_plan_refused_not_out_of_memory(capsys):
     assert "Strategies side by side" in out
 
 
-def test_an_operation_the_evaluator_could_not_carry_out_is_a_note_not_a_prediction():
-    # DeepSeek-V4 with EAGLE on 0.5.19: the sizing reads get_spec().max_speculative_num_draft_tokens, which the
-    # evaluator holds as an object, and max() of it with an int fails in the evaluator, not at a check of SGLang's
+@pytest.mark.parametrize("version", ["0.5.19", "0.5.23"])
+def test_a_leaf_set_server_args_writes_into_a_bag_is_its_value_on_the_record(version):
+    # DeepSeek-V4 with EAGLE: the sizing reads get_spec().max_speculative_num_draft_tokens, which set_server_args
+    # writes with spec._set(...) after projecting the record (SGLang's max_speculative_num_draft_tokens of it).
+    # Before, 0.5.19 held it as a sub-bag and the sizing stopped on max() of it with an int.
     model = str(Path(__file__).parent / "cases" / "models" / "DeepSeek-V4-Flash.json")
     explanation = explain(ExplainRequest(
-        sglang="0.5.19", profile="rtx-pro-6000-blackwell", model_config=model,
+        sglang=version, profile="rtx-pro-6000-blackwell", model_config=model,
         args="--model-path /models/DeepSeek-V4-Flash --tp 2 --speculative-algorithm EAGLE --speculative-num-steps 2 "
              "--speculative-eagle-topk 1 --speculative-num-draft-tokens 3"))
     assert explanation.trace.error is None
-    assert any("the memory pools' sizing stopped at sglang/srt/runtime_context.py" in n for n in explanation.trace.notes)
+    assert not any("sizing stopped" in n for n in explanation.trace.notes), explanation.trace.notes
+    from analyzer.symbolic import runtime_context
+
+    leaves = runtime_context._set_leaves(explanation.session.program())
+    assert ("spec", "max_speculative_num_draft_tokens") in leaves
 
 
 def test_the_error_is_held_against_the_inputs_and_a_config_bag_condition_names_its_field(capsys):

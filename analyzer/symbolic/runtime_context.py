@@ -159,6 +159,8 @@ class PublishedContext:
         record = self.world.record
         if attr in record.fields or attr in record.extra:
             return record.resolved(attr)
+        if (path, attr) in self.set_leaves():
+            return self.set_leaf_value(path, attr, node, frame)
         if self.namespaces is None:
             return self.bag(f"{path}.{attr}")
         fn = self.namespaces.derived.get(attr)
@@ -206,6 +208,30 @@ class PublishedContext:
         receiver = era_of(record).receiver(record)
         value = self.derived_values[name] = self.world.interp.call_function(FunctionRef(rel, function), [receiver], {}, frame, node)
         return value
+
+    def set_leaves(self) -> dict[tuple[str, str], tuple[list[ast.stmt], ast.expr]]:
+        """The leaves ``RuntimeContext.set_server_args`` writes into a bag right after projecting the record
+        (0.5.19 on: ``spec._set("max_speculative_num_draft_tokens", max_draft_tokens_of(server_args))``, under
+        ``spec = self._config_bags.get("spec")``): (bag, leaf) -> the imports of its block and the value's
+        expression, read from the tree (kept by its Program)."""
+        facts = self.world.program.context_facts
+        found = facts.get("set leaves")
+        if found is None:
+            found = facts["set leaves"] = _set_leaves(self.world.program)
+        return found  # type: ignore[return-value]
+
+    def set_leaf_value(self, path: str, leaf: str, node, frame) -> Any:
+        """A leaf set_server_args writes: its expression on the published record, computed once, as there."""
+        key = f"{path}.{leaf}"
+        if key not in self.derived_values:
+            imports, expr = self.set_leaves()[(path, leaf)]
+            module = self.world.program.module(RUNTIME_CONTEXT)
+            own = Frame(module=module, qualname="RuntimeContext.set_server_args", class_name="RuntimeContext")
+            own.locals["server_args"] = era_of(self.world.record).receiver(self.world.record)
+            for stmt in imports:
+                self.world.interp.exec_stmt(stmt, own)
+            self.derived_values[key] = self.world.interp.eval(expr, own)
+        return self.derived_values[key]
 
     def group_widths(self) -> dict[str, str]:
         """Process group -> the width it is built with: SGLang's own ``_WIDTH_AND_GROUP`` pairs (its validation holds
@@ -257,6 +283,34 @@ class PublishedContext:
             world.note(f"publish's rank placement raised {exc.exc_type} at {exc.site.short() if exc.site else fn.name}: {exc.message[:120]}")
         finally:
             self.publishing = False
+
+
+def _set_leaves(program) -> dict[tuple[str, str], tuple[list[ast.stmt], ast.expr]]:
+    """``NAME = self._config_bags.get("BAG")`` followed by ``if NAME is not None:`` blocks of ``NAME._set("LEAF", EXPR)``
+    in ``RuntimeContext.set_server_args``: (BAG, LEAF) -> (the block's imports, EXPR)."""
+    found = program.function(f"{RUNTIME_CONTEXT}::RuntimeContext.set_server_args")
+    if found is None:
+        return {}
+    bags: dict[str, str] = {}
+    out: dict[tuple[str, str], tuple[list[ast.stmt], ast.expr]] = {}
+    for stmt in found[1].body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+                and stmt.value.func.attr == "get" and ast.unparse(stmt.value.func.value) == "self._config_bags"
+                and stmt.value.args and isinstance(stmt.value.args[0], ast.Constant)):
+            bags[stmt.targets[0].id] = str(stmt.value.args[0].value)
+        elif isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and isinstance(stmt.test.left, ast.Name):
+            bag = bags.get(stmt.test.left.id)
+            if bag is None:
+                continue
+            imports = [s for s in stmt.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+            for inner in stmt.body:
+                call = inner.value if isinstance(inner, ast.Expr) else None
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "_set"
+                        and isinstance(call.func.value, ast.Name) and call.func.value.id == stmt.test.left.id
+                        and len(call.args) == 2 and isinstance(call.args[0], ast.Constant)):
+                    out[(bag, str(call.args[0].value))] = (imports, call.args[1])
+    return out
 
 
 def _reads_parallel(test: ast.expr) -> bool:
