@@ -36,7 +36,6 @@ parses that statement alone.
 
 from __future__ import annotations
 
-import ast
 import operator
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -45,7 +44,7 @@ from typing import Any, Mapping
 import libcst as cst
 
 from ..model import NOT_LITERAL, Location
-from .parse import ImportedName, ModuleIndex, SourceIndex, code_of, collect_imports, module_to_rel, parse_python, parse_source
+from .parse import ImportedName, ModuleIndex, SourceIndex, TopLevelLines, code_of, collect_imports, module_to_rel, parse_source
 
 # Internal marker; converted to ``NOT_LITERAL`` at the public boundary so that a
 # source value that happens to equal ``NOT_LITERAL`` cannot be mistaken for it.
@@ -222,26 +221,8 @@ class ModuleView:
         self.imports: dict[str, ImportedName] = dict(light.imports) if light else {}
         self._source = light.source if light else b""
         self._segments: dict[tuple[int, int], ModuleIndex] = {}
-        assigned: dict[str, tuple[int, int]] = {}
-        classes: dict[str, tuple[int, int]] = {}
-        functions: dict[str, tuple[int, int]] = {}
-        try:
-            tree = parse_python(self._source) if light else ast.Module(body=[], type_ignores=[])
-        except (SyntaxError, ValueError, RecursionError):
-            tree = ast.Module(body=[], type_ignores=[])
-        for stmt in tree.body:
-            span = (min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]), stmt.end_lineno or stmt.lineno)
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                assigned[stmt.targets[0].id] = span
-            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
-                assigned[stmt.target.id] = span
-            elif isinstance(stmt, ast.ClassDef):
-                classes[stmt.name] = span
-                for item in stmt.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        functions[f"{stmt.name}.{item.name}"] = span
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions[stmt.name] = span
+        lines = light.statement_lines if light else TopLevelLines({}, {}, {})  # from the ast parse light() made
+        assigned, classes, functions = lines.assigned, lines.classes, lines.functions
         self.assignments = _LazyMembers(assigned, lambda name: self._segment(assigned[name]).assignments[name])
         self.classes = _LazyMembers(classes, lambda name: self._segment(classes[name]).classes[name])
         self.functions = _LazyMembers(functions, lambda name: self._segment(functions[name]).functions[name])

@@ -452,6 +452,36 @@ class LightModule:
     imports: dict[str, ImportedName]
     functions: dict[str, tuple[int, int, int]]  # qualname -> (first line incl. decorators, last line, column)
     classes: set[str]
+    # The lines (first incl. decorators, last) of the top-level statement that binds each module-level name
+    # (``NAME = ...``), class, and function or method (a method: its class's lines): ``constants.ModuleView``
+    # parses only those statements with libcst; kept here, it need not parse the whole file with ``ast`` again.
+    statement_lines: TopLevelLines = field(default_factory=lambda: TopLevelLines({}, {}, {}))
+
+
+@dataclass
+class TopLevelLines:
+    assigned: dict[str, tuple[int, int]]
+    classes: dict[str, tuple[int, int]]
+    functions: dict[str, tuple[int, int]]
+
+
+def top_level_lines(tree: ast.Module) -> TopLevelLines:
+    """``LightModule.statement_lines`` of a parsed module."""
+    lines = TopLevelLines({}, {}, {})
+    for stmt in tree.body:
+        span = (min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]), stmt.end_lineno or stmt.lineno)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            lines.assigned[stmt.targets[0].id] = span
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+            lines.assigned[stmt.target.id] = span
+        elif isinstance(stmt, ast.ClassDef):
+            lines.classes[stmt.name] = span
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines.functions[f"{stmt.name}.{item.name}"] = span
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines.functions[stmt.name] = span
+    return lines
 
 
 def _light_imports(tree: ast.Module, dotted: str, is_package: bool) -> dict[str, ImportedName]:
@@ -528,7 +558,8 @@ class SourceIndex:
         else:
             dotted = dotted_name(rel)
             functions, classes = _light_functions(tree)
-            result = LightModule(rel, dotted, source, _light_imports(tree, dotted, rel.endswith("__init__.py")), functions, classes)
+            result = LightModule(rel, dotted, source, _light_imports(tree, dotted, rel.endswith("__init__.py")), functions, classes,
+                                 top_level_lines(tree))
         self._light[rel] = result
         return result
 
