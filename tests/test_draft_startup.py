@@ -4,11 +4,15 @@ with the verdict naming the setting SGLang's message says it supports (``only su
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.commands.fix import find_fixes
 from analyzer.commands.verdict import setting_hints, verdict_of
+from analyzer.models import load_model_config
+from analyzer.trace import START_UP
 
 NEXTN = ("--model-path /models/DeepSeek-V3 --tp 8 --attention-backend {backend} --speculative-algorithm NEXTN "
          "--speculative-num-steps 3 --speculative-eagle-topk {topk} --speculative-num-draft-tokens 8")
@@ -48,12 +52,29 @@ def test_a_draft_backend_that_supports_the_launch_starts(backend, topk):
 
 
 @pytest.mark.network
-def test_a_separate_draft_model_is_left_to_the_node_with_a_note():
+def test_a_separate_draft_model_without_its_config_is_left_to_the_node_with_a_note():
     explanation = explained("0.5.23", args="--model-path /models/DeepSeek-V3 --tp 8 --attention-backend flashinfer "
                                            "--speculative-algorithm EAGLE --speculative-draft-model-path /models/draft "
                                            "--speculative-num-steps 3 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8")
     assert explanation.trace.error is None
-    assert any("draft worker's attention backends were not evaluated: its model /models/draft" in n for n in explanation.trace.notes)
+    assert any("draft worker's attention backends were not evaluated: the config.json of its model /models/draft is not "
+               "on this machine" in n for n in explanation.trace.notes)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_a_separate_draft_model_whose_config_is_here_starts_its_own_backends(tmp_path, version):
+    # the draft is a model of its own (an MLA one here, as DeepSeek's): its runner is built on its config.json,
+    # and FlashInfer MLA's draft backend refuses topk 4 as it does for the model's own MTP layers
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text(json.dumps(load_model_config("DeepSeek-V3").config))
+    explanation = explained(version, args=f"--model-path /models/DeepSeek-V3 --tp 8 --attention-backend flashinfer "
+                                          f"--speculative-algorithm EAGLE --speculative-draft-model-path {draft} "
+                                          f"--speculative-num-steps 3 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8")
+    error = explanation.trace.error
+    assert error is not None and "only supports topk=1" in error.message and error.phase == START_UP
+    assert not any("draft worker's attention backends were not evaluated" in n for n in explanation.trace.notes)
 
 
 def test_a_message_s_setting_names_the_flag_it_ends_with_exactly_one():

@@ -3289,8 +3289,10 @@ def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     path = _resolved(server_args, "speculative_draft_model_path")
     if not isinstance(path, str):
         return
-    if path != _resolved(server_args, "model_path"):
-        rec.note("start-up: the draft worker's attention backends were not replayed: its model is not the target's")
+    if path != _resolved(server_args, "model_path") and not os.path.isfile(os.path.join(path, "config.json")):
+        # a separate draft model replays with its own config.json, as the engine does (draft_startup.draft_model_config)
+        rec.note("start-up: the draft worker's attention backends were not replayed: the config.json of its model is "
+                 "not on this machine")
         return
     model_config = ModelConfig.from_server_args(server_args, model_path=path, is_draft_model=True)
     draft_runner = build_draft_runner(model_config)

@@ -13,8 +13,9 @@ What is built, and how:
 * the draft ``ModelRunner``, as ``startup.build_runner`` builds the target's, with ``is_draft_worker`` and
   the draft's ``ModelConfig.from_server_args(server_args, model_path=<the draft model path>,
   is_draft_model=True)`` (the ``TpModelWorker`` of the draft builds it so), for a draft that is the target
-  model's own layers (NEXTN/MTP: the draft path is the model path); a separate draft model stops the step
-  with a note (the replay harness has no stand-in for its config either);
+  model's own layers (NEXTN/MTP: the draft path is the model path) or a separate draft model whose
+  config.json the engine has (a directory on this machine, or ``--draft-model-config``); without it the step
+  stops with a note (the replay harness has no stand-in for its config either);
 * the worker object: the ``self.X = ...`` statements at the top level of its ``__init__`` whose
   attributes the factory method reads (and the ones those read), evaluated with the scheduler's
   arguments; the draft ``TpModelWorker`` itself is not built, it stands as an object whose
@@ -33,6 +34,7 @@ from typing import Any
 
 from ..trace import Unknown
 from .interp import Frame, Interpreter, SGLangError
+from .intrinsics import config_at
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .objects import MISSING, ClassRef, FunctionRef, Instance
 
@@ -90,10 +92,11 @@ def draft_model_config(interp: Interpreter, world, record, frame: Frame) -> Any:
     model = world.model
     if not isinstance(path, str) or model is None:
         return None
-    if path != resolved_field(record, "model_path"):
-        # a separate draft model: its config.json is the node's (the replay has no stand-in for it either)
-        world.note(f"start-up: the draft worker's attention backends were not evaluated: its model {path} is not "
-                   "the target's")
+    if path != resolved_field(record, "model_path") and isinstance(config_at(world, path), Unknown):
+        # a separate draft model whose config.json the engine does not have (not on this machine, no
+        # --draft-model-config): the node's, and the replay has no stand-in for it either
+        world.note(f"start-up: the draft worker's attention backends were not evaluated: the config.json of its model "
+                   f"{path} is not on this machine (give it with --draft-model-config FILE)")
         return None
     if interp.program.module(MODEL_CONFIG) is None:
         return None

@@ -342,7 +342,7 @@ def hf_get_config(interp, args, kwargs, node, frame, ref: FunctionRef | None = N
     this machine; otherwise that config is an input the user did not give.
     """
     path = args[0] if args else kwargs.get("model")
-    config = _config_at(interp.world, path)
+    config = config_at(interp.world, path)
     if isinstance(config, Unknown):
         return config
     own = config is interp.world.model_config.hf_config
@@ -371,7 +371,7 @@ def config_error(interp, loaded, node, frame) -> SGLangError:
     return _interp_error(interp, exc_type, message, node, frame)
 
 
-def _config_at(world, path) -> ConfigObj | Unknown:
+def config_at(world, path) -> ConfigObj | Unknown:
     """The parsed config.json for ``path``: the model's, a local directory's, or Unknown."""
     if isinstance(path, Unknown):
         return path
