@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import inspect
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -111,7 +112,7 @@ class _SyntacticExit:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         state = self.state
         key, start_node, end_node, start = state.syntactic.pop()
         spans = state.spans
@@ -123,7 +124,6 @@ class _SyntacticExit:
         else:
             length = state.position - start
         spans[key] = (start << _LENGTH_BITS) | (length + _LENGTH_BIAS)
-        return False
 
 
 class _RecordingState(CodegenState):
@@ -139,7 +139,7 @@ class _RecordingState(CodegenState):
         self.spans = generated.spans
         self.texts = texts
         self.generated = generated
-        self.exit = _SyntacticExit(self)
+        self.exit: _SyntacticExit | None = _SyntacticExit(self)
         self.dropped = ""
         if module.default_newline not in ("\n", "\r\n") or not _INDENT_CHARACTERS.issuperset(module.default_indent):
             generated.sliceable = False
@@ -209,7 +209,7 @@ class _TextKinds(dict):
 _TEXT_KINDS = _TextKinds()
 
 
-def _writes_alone_as_in_place(kind: type) -> bool:
+def _writes_alone_as_in_place(kind: Any) -> bool:
     if kind is cst.Module or kind._codegen is not cst.CSTNode._codegen:
         return False
     parameters = inspect.signature(kind._codegen_impl).parameters
