@@ -21,7 +21,7 @@ test: lint
 
 # pyflakes and bugbear's likely bugs everywhere (pyproject.toml [tool.ruff]); strict types on the knowledge
 # package and the contracts (the extraction, the Trace, the launch, the Session, the adapters' table).
-STRICT_TYPED = analyzer/knowledge analyzer/model.py analyzer/trace.py analyzer/inputs/launch.py analyzer/session.py analyzer/inputs/adapters.py
+STRICT_TYPED = analyzer/knowledge analyzer/contracts analyzer/session.py analyzer/inputs/adapters.py
 lint: install
 	$(PYTHON) -m ruff check analyzer tests bench
 	$(PYTHON) -m mypy --strict --follow-imports=silent $(STRICT_TYPED)

@@ -50,7 +50,7 @@ from .controls import printable
 from .errors import SgtraceError
 from .extract.parse import parse_python
 from .knowledge import env_values
-from .model import NOT_LITERAL, Extraction, Flag
+from .contracts.extraction import NOT_LITERAL, Extraction, Flag
 from .safe_read import MAX_SOURCE_BYTES, read_text
 
 PROG = "sglang serve"

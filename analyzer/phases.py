@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from .model import Extraction
+from .contracts.extraction import Extraction
 from .symbolic import ENGINE_CHECK_ENTRY, SERVER_ARGS
 
 RESOLUTION = "resolution"

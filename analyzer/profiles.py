@@ -49,7 +49,7 @@ from analyzer.errors import SgtraceError
 from analyzer.knowledge.probes import PROBES, Missing, ProbeSpec, Raises
 from analyzer.node_files import check_table
 from analyzer.safe_read import read_utf8
-from analyzer.trace import Unknown, encode_value
+from analyzer.contracts.trace import Unknown, encode_value
 
 VENDORS = ("nvidia", "amd", "huawei", "intel", "mthreads", "none")
 RUNTIMES = ("cuda", "rocm", "npu", "xpu", "musa", "cpu")  # torch.cuda / torch.cuda (HIP) / torch_npu / torch.xpu / torch_musa

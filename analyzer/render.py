@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .commands.graph import sites_in
 from .knowledge.kinds import SiteKind
-from .model import NOT_LITERAL, Extraction, Flag, Site
+from .contracts.extraction import NOT_LITERAL, Extraction, Flag, Site
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .knowledge.kinds import EventKind, SiteKind
-from .trace import PHASES
-from .trace import SCHEMA_VERSION as TRACE_SCHEMA
+from .contracts.trace import PHASES
+from .contracts.trace import SCHEMA_VERSION as TRACE_SCHEMA
 from .commands.verdict import ROLES
 
 # document -> its schema number. A history of each number is in README ("JSON output").

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import sources
 from .extract import extract, problem_notes
-from .model import Extraction
+from .contracts.extraction import Extraction
 from .symbolic.program import Program, shared_program
 
 

@@ -208,7 +208,7 @@ def flag_tokens(flag, rng: random.Random) -> list[str]:
 
 def default_tokens(flag, rng: random.Random) -> list[str] | None:
     """The flag given with its own literal default: one more field followed, the same resolution."""
-    from analyzer.model import NOT_LITERAL
+    from analyzer.contracts.extraction import NOT_LITERAL
 
     if flag.action != "store" or flag.nargs not in (None, "?") or flag.default in (None, NOT_LITERAL, ""):
         return None

@@ -14,7 +14,7 @@ import pytest
 from analyzer.commands import agreement
 from analyzer.errors import SgtraceError
 from analyzer.session import Session
-from analyzer.trace import Trace
+from analyzer.contracts.trace import Trace
 
 FILES = sorted(agreement.SCENARIO_DIR.glob("*.toml"))
 

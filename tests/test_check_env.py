@@ -20,7 +20,7 @@ from analyzer import check_env
 from analyzer.cli import main
 from analyzer.errors import SgtraceError
 from analyzer.profiles import load_profile
-from analyzer.trace import Unknown
+from analyzer.contracts.trace import Unknown
 
 TOPOLOGY = """NVIDIA Topology: 
         GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID

@@ -99,7 +99,7 @@ def test_namespace_of_is_shared_between_runs_of_other_models_and_profiles_and_ch
     from analyzer.symbolic import evaluate
     from analyzer.symbolic.memo import CLASS_FUNCTION
     from analyzer.symbolic.program import Program
-    from analyzer.trace import encode_value
+    from analyzer.contracts.trace import encode_value
 
     def outcome(trace):
         error = (trace.error.site.file, trace.error.site.line, trace.error.message) if trace.error is not None else None

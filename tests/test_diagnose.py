@@ -90,7 +90,7 @@ def test_every_raise_template_matches_back_to_its_site(tree, version):
 
 
 def test_formatted_values_are_recovered(tree=None):
-    from analyzer.model import Location, Site
+    from analyzer.contracts.extraction import Location, Site
 
     site = Site(kind="raise", location=Location("f.py", 1), idiom="raise", exc_type="ValueError",
                 message_parts=["Speculative decoding for ", {"expr": "model_arch"}, " is not compatible."])

@@ -10,8 +10,8 @@ from analyzer.views import diff as diff_view
 from analyzer.cli import main
 from analyzer.commands.diff import BehaviourDiff, Decisive, Normalizer, Outcome, ValueRow, diff_extractions, function_words
 from analyzer.views.diff import flag_text, render
-from analyzer.model import Extraction, FieldDecl, Flag, Guard, Location, Reads, Site
-from analyzer.trace import Event, SiteRef
+from analyzer.contracts.extraction import Extraction, FieldDecl, Flag, Guard, Location, Reads, Site
+from analyzer.contracts.trace import Event, SiteRef
 from conftest import FIXTURES
 
 P1_ARGS = (

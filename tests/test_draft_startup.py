@@ -12,7 +12,7 @@ from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.commands.fix import find_fixes
 from analyzer.commands.verdict import setting_hints, verdict_of
 from analyzer.models import load_model_config
-from analyzer.trace import START_UP
+from analyzer.contracts.trace import START_UP
 
 NEXTN = ("--model-path /models/DeepSeek-V3 --tp 8 --attention-backend {backend} --speculative-algorithm NEXTN "
          "--speculative-num-steps 3 --speculative-eagle-topk {topk} --speculative-num-draft-tokens 8")

@@ -11,7 +11,7 @@ import pytest
 from analyzer.cli import main
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import evaluate
-from analyzer.trace import ENGINE_CHECK, RESOLUTION, Trace
+from analyzer.contracts.trace import ENGINE_CHECK, RESOLUTION, Trace
 from analyzer.commands.verdict import verdict_of
 
 pytestmark = pytest.mark.network

@@ -23,7 +23,7 @@ from analyzer.extract.environ import extract_env
 from analyzer.extract.fields import detect_era, extract_fields
 from analyzer.extract.flags import extract_fields_and_flags, extract_flags
 from analyzer.extract.parse import SourceIndex
-from analyzer.model import NOT_LITERAL
+from analyzer.contracts.extraction import NOT_LITERAL
 from conftest import FIXTURES, sglang_tree
 
 ERA_A = FIXTURES / "flags" / "era_a"

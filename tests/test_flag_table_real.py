@@ -26,10 +26,10 @@ import pytest
 
 from analyzer import sources
 from analyzer.extract import extract
-from analyzer.model import NOT_LITERAL
+from analyzer.contracts.extraction import NOT_LITERAL
 from analyzer.replay import envs
 from analyzer.replay.runner import flag_table, tree_flag_table
-from analyzer.trace import encode_value
+from analyzer.contracts.trace import encode_value
 from test_replay_cli import make_fake_sglang, make_python
 
 MATRIX = ("0.5.11", "0.5.14", "0.5.18", "0.5.23")  # the Makefile's REPLAY_VERSIONS

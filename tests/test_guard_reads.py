@@ -5,8 +5,8 @@ from __future__ import annotations
 from analyzer.commands import guard_reads
 from analyzer.extract.reads import reads_of_text
 from analyzer.knowledge.kinds import EventKind, SiteKind
-from analyzer.model import Extraction, Function, Guard, Location, Reads, Site
-from analyzer.trace import Event, GuardValue, SiteRef, Trace
+from analyzer.contracts.extraction import Extraction, Function, Guard, Location, Reads, Site
+from analyzer.contracts.trace import Event, GuardValue, SiteRef, Trace
 
 FILE = "sglang/srt/server_args.py"
 

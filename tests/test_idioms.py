@@ -9,7 +9,7 @@ import pytest
 from analyzer.extract import idioms
 from analyzer.extract.parse import parse_source
 from analyzer.extract.sites import SiteExtractor
-from analyzer.model import Extraction
+from analyzer.contracts.extraction import Extraction
 
 FIELDS = {
     "page_size", "tp_size", "dp_size", "mem_fraction_static", "lora_paths", "json_model_override_args",

@@ -78,7 +78,7 @@ def unexplained_local_imports(package: Path) -> list[str]:
 LAYERS: dict[str, int] = {
     **dict.fromkeys(("analyzer.errors", "analyzer.safe_read", "analyzer.controls", "analyzer.terminal",
                      "analyzer.output", "analyzer.redact"), 0),  # plumbing every layer uses
-    **dict.fromkeys(("analyzer.knowledge", "analyzer.model", "analyzer.trace", "analyzer.inputs.launch"), 1),
+    **dict.fromkeys(("analyzer.knowledge", "analyzer.contracts"), 1),
     **dict.fromkeys(("analyzer.symbolic", "analyzer.replay", "analyzer.session", "analyzer.phases"), 3),
     **dict.fromkeys(("analyzer.commands", "analyzer.memory"), 4),
     **dict.fromkeys(("analyzer.views", "analyzer.report", "analyzer.render", "analyzer.schemas",

@@ -12,7 +12,7 @@ import pytest
 from analyzer.extract.parse import ImportedName
 from analyzer.extract.reads import ReadScope, reads_of
 from analyzer.knowledge import kinds, log_levels, probes, receivers
-from analyzer.trace import Event, Trace
+from analyzer.contracts.trace import Event, Trace
 
 ANALYZER = Path(__file__).resolve().parent.parent / "analyzer"
 # Probes that a copy of the probe list once missed: the extraction's pattern (the first five),

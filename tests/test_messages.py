@@ -13,7 +13,7 @@ from analyzer import message_match
 from analyzer.cli import main
 from analyzer.commands.diagnose import ObservedError, best_matches, match_site, site_of
 from analyzer.message_index import MessageSite, index_file, message_index
-from analyzer.model import Call, Extraction, Function
+from analyzer.contracts.extraction import Call, Extraction, Function
 from analyzer.phases import ENGINE_CHECK, MODEL_CONFIG, RESOLUTION, RUNTIME, START_UP, Phases
 
 

@@ -12,7 +12,7 @@ from analyzer.commands.compare import _sites
 from analyzer.extract import extract_uncached
 from analyzer.replay import harness
 from analyzer.symbolic import evaluate
-from analyzer.trace import Event, SiteRef, Trace, change_of
+from analyzer.contracts.trace import Event, SiteRef, Trace, change_of
 from analyzer.knowledge.kinds import EventKind
 
 from conftest import PREPARE_SERVER_ARGS, miniature_tree
@@ -83,7 +83,7 @@ def test_an_edit_inside_a_fields_object_is_a_write_site_of_the_field_with_its_pa
     edit = next(s for s in extraction.sites_for("graph_config", "write") if s.path == "prefill.backend")
     assert edit.idiom == "nested-attr" and edit.value == '"disabled"'
     assert [g.expr for g in edit.guards] == ['self.attention_backend == "mla" and self.graph_backend_prefill is None']
-    from analyzer.model import NOT_LITERAL
+    from analyzer.contracts.extraction import NOT_LITERAL
     assert edit.literal == NOT_LITERAL  # "disabled" is the attribute's value, not the field's
 
 

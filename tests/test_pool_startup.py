@@ -12,7 +12,7 @@ from analyzer.cli import main
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import pool_startup
 from analyzer.symbolic.program import shared_program
-from analyzer.trace import START_UP
+from analyzer.contracts.trace import START_UP
 from analyzer.commands.verdict import verdict_of
 from conftest import sglang_tree
 

@@ -17,7 +17,7 @@ from analyzer.profiles import (
     load_profile,
     profile_from_dict,
 )
-from analyzer.trace import Unknown
+from analyzer.contracts.trace import Unknown
 
 BUILTINS = {
     "rtx-pro-6000-blackwell", "b200", "gb200", "b300", "h200", "h100", "a100",

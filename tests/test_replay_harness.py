@@ -29,7 +29,7 @@ from analyzer.replay.runner import (
     ReplayTimeout,
     replay,
 )
-from analyzer.trace import Trace, encode_value
+from analyzer.contracts.trace import Trace, encode_value
 
 HARNESS_FILE = Path(harness.__file__)
 

@@ -18,7 +18,7 @@ from analyzer.cli import main
 from analyzer.report.doc import Code, CodeBlock, Details, Document, Link, Paragraph, Section, Table, Text, fill, plain
 from analyzer.report.html import render as render_html
 from analyzer.report.scenarios import SCENARIOS
-from analyzer.trace import Trace
+from analyzer.contracts.trace import Trace
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "reports"

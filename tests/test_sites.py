@@ -7,7 +7,7 @@ import pytest
 from analyzer import sources
 from analyzer.extract import extract_uncached
 from analyzer.knowledge.kinds import SiteKind
-from analyzer.model import NOT_LITERAL
+from analyzer.contracts.extraction import NOT_LITERAL
 
 
 @pytest.fixture(scope="module")

@@ -182,7 +182,7 @@ def test_the_compact_cache_entry_builds_the_extraction_the_full_data_does(tree, 
     import json
 
     from analyzer.extract import extract_uncached
-    from analyzer.model import Extraction
+    from analyzer.contracts.extraction import Extraction
 
     extraction = extract_uncached(tree(version))
     compact = json.dumps(extraction.to_dict())

@@ -12,7 +12,7 @@ import pytest
 from analyzer.cli import main
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.symbolic import evaluate
-from analyzer.trace import START_UP
+from analyzer.contracts.trace import START_UP
 
 pytestmark = pytest.mark.network
 
@@ -179,7 +179,7 @@ def test_only_sglangs_own_checks_in_start_up_are_predictions_anything_else_is_wh
 
     from analyzer.symbolic.interp import SGLangError
     from analyzer.symbolic.startup import ChecksOnly
-    from analyzer.trace import SiteRef
+    from analyzer.contracts.trace import SiteRef
 
     source = "def step(self):\n    x = self.a > 1\n    assert x, 'too small'\n    raise TypeError('bad')\n"
     function = ast_module.parse(source).body[0]

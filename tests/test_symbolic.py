@@ -7,7 +7,7 @@ import pytest
 from analyzer import models, profiles, sources
 from analyzer.extract import extract_uncached
 from analyzer.symbolic import evaluate
-from analyzer.trace import Trace, Unknown
+from analyzer.contracts.trace import Trace, Unknown
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_era_b_unknown_architecture_skips_overrides_with_a_note(era_b):
 
 
 def p1_values(extraction, **extra):
-    from analyzer.model import NOT_LITERAL
+    from analyzer.contracts.extraction import NOT_LITERAL
 
     values = {f.dest: f.default for f in extraction.flags if f.default != NOT_LITERAL}
     given = dict(model_path="/models/Qwen3.5-122B-A10B", tp_size=4, tool_call_parser="qwen3_coder", reasoning_parser="qwen3",

@@ -8,7 +8,7 @@ import copy
 from analyzer.symbolic.copying import deep_copy
 from analyzer.symbolic.memo import Unsupported, fingerprint
 from analyzer.symbolic.objects import ClassRef, Instance, Stash
-from analyzer.trace import Unknown
+from analyzer.contracts.trace import Unknown
 
 
 def test_deep_copy_is_copy_deepcopy():

@@ -16,7 +16,7 @@ from ..commands.keep_fix import field_keep_lines, keep_default, keep_fix
 from ..commands.keep_replay import replay_keep, replayable
 from ..render import dumps, site_json
 from ..schemas import stamp
-from ..trace import encode_value, target_value
+from ..contracts.trace import encode_value, target_value
 from ..commands.verdict import Runner, diagnosis_verdict
 from .options import FixReplay, check_field, echo, progress, same_inputs_command
 from .replaying import ready_place

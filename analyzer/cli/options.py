@@ -17,11 +17,11 @@ from ..controls import printable
 from ..errors import SgtraceError, UnknownFieldError
 from ..commands.explain import ExplainRequest, load_launch
 from ..inputs import adapters
-from ..model import Extraction
+from ..contracts.extraction import Extraction
 from ..output import say
 from ..replay.limits import DEFAULT_MEMORY_MIB
 from ..session import Session
-from ..trace import split_target, value_at_path
+from ..contracts.trace import split_target, value_at_path
 
 
 def echo(text: str = "", nl: bool = True, err: bool = False) -> None:

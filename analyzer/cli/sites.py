@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import completion
-from ..model import SITE_KINDS
+from ..contracts.extraction import SITE_KINDS
 from ..render import dumps, site_json, sites_text
 from ..schemas import stamp
 from .options import check_field, echo, load_extraction, sglang_option

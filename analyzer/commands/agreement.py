@@ -54,7 +54,7 @@ from ..replay.launch_replay import replay_launch
 from ..replay.runner import ReplayError
 from ..safe_read import read_utf8
 from ..session import Session
-from ..trace import same_value
+from ..contracts.trace import same_value
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 SCENARIO_DIR = REPO_ROOT / "tests" / "scenarios"

@@ -53,7 +53,7 @@ from ..report.replay_outcome import replay_trace
 from ..safe_read import read_utf8
 from ..session import Session
 from ..sources import VERSION_RE
-from ..trace import Trace, is_unknown, same_value
+from ..contracts.trace import Trace, is_unknown, same_value
 
 LAUNCH_KEYS = adapters.KEYS  # one of them gives the launch (inputs.adapters)
 FILE_KEYS = adapters.FILE_KEYS  # paths, relative to the expectation file

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import Trace, Unknown, same_value
+from ..contracts.trace import Trace, Unknown, same_value
 from ..knowledge.kinds import EventKind
 
 SKIPPED_FIELDS = {"random_seed"}

@@ -57,7 +57,7 @@ from . import verdict
 from ..errors import SgtraceError
 from .explain import ExplainRequest, explain, override_of
 from ..safe_read import read_utf8
-from ..trace import target_value
+from ..contracts.trace import target_value
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 CASE_DIR = REPO_ROOT / "tests" / "cases"

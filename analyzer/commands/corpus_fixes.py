@@ -31,7 +31,7 @@ from .explain import explain_with, override_of
 from .fix import Change, apply, find_fixes, with_argv
 from .keep_fix import keep_default, keep_fix
 from .keep_replay import change_list
-from ..trace import same_value, target_value
+from ..contracts.trace import same_value, target_value
 from .verdict import Runner, resolves, verdict_of
 
 CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")

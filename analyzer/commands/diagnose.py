@@ -26,11 +26,11 @@ from .fix import argv_without, with_argv
 from ..knowledge.kinds import SiteKind
 from ..message_index import ASSERT, LOG, MessageIndex, MessageSite, is_indexed, message_index
 from ..message_match import Normalized
-from ..model import Extraction, Guard, Location, Reads, Site
+from ..contracts.extraction import Extraction, Guard, Location, Reads, Site
 from ..phases import RESOLUTION, Phases
 from ..safe_read import MAX_LOG_BYTES, read_text
 from ..session import Session
-from ..trace import GuardValue
+from ..contracts.trace import GuardValue
 
 JOURNAL_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} +\d+ [\d:]+ \S+ [^:]+?(?:\[\d+\])?: |\[[\d\- :,.]+(?: [A-Z]+\d+)*\] |\d{4}-\d\d-\d\d[ T][\d:.,]+\s+)")
 # SGLang's own log line: ``[2026-11-29 10:00:01 TP0] message`` (the rank tags are optional)

@@ -35,9 +35,9 @@ from ..errors import SgtraceError, UnknownFieldError
 from .explain import explain_with, load_launch, parse_env_items
 from ..knowledge.kinds import EventKind, SiteKind
 from ..knowledge.receivers import RECEIVER_DOT, RECEIVERS, VIEW_CALLS
-from ..model import NOT_LITERAL, Extraction, FieldDecl, Flag, Site
+from ..contracts.extraction import NOT_LITERAL, Extraction, FieldDecl, Flag, Site
 from ..session import Session
-from ..trace import Event, same_value
+from ..contracts.trace import Event, same_value
 
 # Objects a guard reads fields through (``self.x`` in era A, ``server_args.x``, ``cfg.x`` /
 # ``view.x`` in era B hooks and overrides, a view call's result) all mean the field ``x``:

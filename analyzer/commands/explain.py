@@ -23,10 +23,10 @@ from . import guard_reads
 from ..errors import SgtraceError
 from ..inputs import adapters
 from ..knowledge.kinds import EventKind
-from ..model import NOT_LITERAL, Extraction
+from ..contracts.extraction import NOT_LITERAL, Extraction
 from ..session import Session
 from ..symbolic import evaluate
-from ..trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
+from ..contracts.trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
 
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
 PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge.kinds import EventKind, SiteKind
-from ..model import NOT_LITERAL, Site
+from ..contracts.extraction import NOT_LITERAL, Site
 from ..symbolic import evaluate
-from ..trace import Event, Trace, decode_value, encode_value, target_value
+from ..contracts.trace import Event, Trace, decode_value, encode_value, target_value
 
 MAX_DEPTH = 3  # how far a local is followed back through the statements that built it
 NOT_SHOWN = ("global", "attr", "item")  # operands not worth a line of their own

@@ -27,11 +27,11 @@ from . import guard_reads
 from ..errors import SgtraceError
 from .explain import ExplainRequest, Explanation, explain_with
 from ..inputs import adapters
-from ..inputs.launch import ArgOrigin
-from ..model import Flag
+from ..contracts.launch import ArgOrigin
+from ..contracts.extraction import Flag
 from ..replay import envs
 from ..replay.launch_replay import replay_launch
-from ..trace import EventKind, new_assumptions, same_value
+from ..contracts.trace import EventKind, new_assumptions, same_value
 from .verdict import Runner, names_value, ordering_causes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".

@@ -26,7 +26,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from ..errors import UnknownFieldError
-from ..model import Extraction, Reads, Site
+from ..contracts.extraction import Extraction, Reads, Site
 
 if TYPE_CHECKING:  # networkx costs 0.1 s to import: only the commands that build a graph pay it
     import networkx as nx  # only `sgtrace graph` builds one; render (every command) imports this module

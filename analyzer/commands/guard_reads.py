@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from ..model import Extraction, Reads
-from ..trace import GuardValue, Trace
+from ..contracts.extraction import Extraction, Reads
+from ..contracts.trace import GuardValue, Trace
 
 _INDEXED: list[tuple[Extraction, dict[tuple[str, int], Reads]]] = []  # the last few extractions' indexes
 _INDEXES_KEPT = 4

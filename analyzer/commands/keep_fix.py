@@ -27,9 +27,9 @@ from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.flag_help import testing_only
 from ..knowledge.kinds import EventKind
 from ..knowledge.receivers import RECEIVERS
-from ..model import NOT_LITERAL
+from ..contracts.extraction import NOT_LITERAL
 from ..symbolic.program import shared_program
-from ..trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
+from ..contracts.trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
 from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
 
 # The causes tried for one override (each is one engine run).
@@ -51,7 +51,7 @@ class KeepFix:
     why: str = ""  # the override's cause, in words
     tried: int = 0  # changes run through the engine
     renamed: bool = False  # SGLang writes its own name for exactly your value (NEXTN -> EAGLE): nothing to keep
-    moot: bool = False  # SGLang turns your switch off whatever: ``change`` leaves it out (``alternative`` keeps it)
+    moot: bool = False  # SGLang turns your switch off (or replaces your value) whatever: ``change`` leaves it out (``alternative`` keeps it)
     alternative: str | None = None  # the trade-off that would keep it, when ``change`` is not one
     alternative_cost: str | None = None  # what that trade-off gives up
     stated: bool = False  # ``change`` states SGLang's own value (no change keeps the default)

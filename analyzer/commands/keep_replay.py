@@ -17,7 +17,7 @@ from .explain import Explanation
 from .fix import Change, apply
 from .keep_fix import KeepFix
 from ..replay.launch_replay import replay_launch
-from ..trace import same_value, split_target, target_value
+from ..contracts.trace import same_value, split_target, target_value
 
 
 def change_list(text: str) -> list[Change]:

@@ -36,10 +36,10 @@ from ..knowledge.kinds import EventKind
 from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from ..memory.fit import WeightsFit, weights_fit
-from ..model import NOT_LITERAL as NOT_LITERAL_VALUE
+from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
 from ..symbolic import RunHooks, evaluate
 from ..symbolic.program import shared_program
-from ..trace import (
+from ..contracts.trace import (
     RESOLUTION,
     START_UP,
     Event,

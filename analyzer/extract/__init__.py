@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from .. import cache
-from ..model import Extraction
+from ..contracts.extraction import Extraction
 from ..errors import SourceError
 from ..sources import SourceTree
 from .parse import code_memo, fewer_collections
@@ -32,7 +32,7 @@ EXTRACTOR_VERSION = 1
 
 @functools.lru_cache(maxsize=1)
 def extractor_hash() -> str:
-    """A hash of the extraction code itself (``extract/*.py``, ``model.py``, the ``knowledge`` package
+    """A hash of the extraction code itself (``extract/*.py``, ``contracts/extraction.py``, the ``knowledge`` package
     it reads SGLang's names from): part of every cache key.
 
     Entries written by an older extractor are then never served, even when a change
@@ -41,7 +41,7 @@ def extractor_hash() -> str:
     """
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for path in sorted(here.glob("*.py")) + [here.parent / "model.py"] + sorted((here.parent / "knowledge").glob("*.py")):
+    for path in sorted(here.glob("*.py")) + [here.parent / "contracts" / "extraction.py"] + sorted((here.parent / "knowledge").glob("*.py")):
         digest.update(path.name.encode())
         try:
             digest.update(path.read_bytes())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..model import Call, Guard
+from ..contracts.extraction import Call, Guard
 from .parse import ImportedName, KindTable, ModuleIndex, SourceIndex, code_of, collect_imports, walk
 from .scan import FunctionContext
 

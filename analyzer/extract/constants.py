@@ -43,7 +43,7 @@ from typing import Any, Mapping
 
 import libcst as cst
 
-from ..model import NOT_LITERAL, Location
+from ..contracts.extraction import NOT_LITERAL, Location
 from .parse import ImportedName, ModuleIndex, SourceIndex, TopLevelLines, code_of, collect_imports, module_to_rel, parse_source
 
 # Internal marker; converted to ``NOT_LITERAL`` at the public boundary so that a

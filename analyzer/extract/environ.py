@@ -16,7 +16,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..model import NOT_LITERAL
+from ..contracts.extraction import NOT_LITERAL
 from .constants import Ctx, Evaluator, call_kwarg
 from .parse import SourceIndex, code_of
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..model import NOT_LITERAL, FieldDecl
+from ..contracts.extraction import NOT_LITERAL, FieldDecl
 from ..knowledge.eras import era_of_tree
 from .constants import FIELD_FUNCS, Ctx, Evaluator, ModuleView, call_kwarg, class_body_bindings, is_call_to, is_literal
 from .parse import ModuleIndex, SourceIndex, code_of

@@ -41,7 +41,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..model import NOT_LITERAL, FieldDecl, Flag, Location, ParseProblem
+from ..contracts.extraction import NOT_LITERAL, FieldDecl, Flag, Location, ParseProblem
 from .constants import Bound, Ctx, Evaluator, Value, is_literal
 from .fields import (
     RECORD_CLASS,

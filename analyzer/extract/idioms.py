@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..knowledge.kinds import SiteKind
 from ..knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
-from ..model import NOT_LITERAL, Guard, Reads, Site
+from ..contracts.extraction import NOT_LITERAL, Guard, Reads, Site
 from .facts import DECLARE_CALLS, FunctionFacts
 from .message import message_of
 from .parse import KindTable, code_of, walk

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SgtraceError
-from ..model import Location, ParseProblem
+from ..contracts.extraction import Location, ParseProblem
 from ..safe_read import MAX_SOURCE_BYTES, read_file
 
 if TYPE_CHECKING:  # positions loads libcst, which a cache hit never needs

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..knowledge import probes
 from ..knowledge.receivers import RECEIVERS
-from ..model import Reads
+from ..contracts.extraction import Reads
 from .parse import ImportedName, code_of, walk
 
 # Calls that read an env var by literal name: name -> positional index of the var name.

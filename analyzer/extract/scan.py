@@ -13,7 +13,7 @@ from typing import Callable
 
 import libcst as cst
 
-from ..model import Guard, Reads
+from ..contracts.extraction import Guard, Reads
 from .parse import KindTable, ModuleIndex, code_of, iter_children
 
 # (statement or expression node, guards in force, the enclosing function scanner)

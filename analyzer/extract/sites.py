@@ -13,7 +13,7 @@ import ast
 
 import libcst as cst
 
-from ..model import Call, Extraction, Function, Guard, Location, Site
+from ..contracts.extraction import Call, Extraction, Function, Guard, Location, Site
 from .calls import CallResolver, is_leaf
 from .facts import gather_facts
 from .idioms import calls_in, literal_value, recognize

@@ -16,7 +16,7 @@ from analyzer.inputs.config_yaml import (
     merge_config_detailed,
     merge_rules,
 )
-from analyzer.inputs.launch import ArgOrigin, LaunchSpec
+from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.script import from_script
 from analyzer.inputs.systemd import from_service
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from .command import from_args, from_cmd
-from .launch import ArgOrigin, LaunchSpec
+from ..contracts.launch import ArgOrigin, LaunchSpec
 from .script import from_script
 from .systemd import from_service
 

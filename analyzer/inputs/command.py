@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.errors import SgtraceError
-from analyzer.inputs.launch import LaunchSpec
+from analyzer.contracts.launch import LaunchSpec
 from analyzer.inputs.launcher import find_launcher
 from analyzer.inputs.located import Located
 from analyzer.inputs.shell import find_launches, last_launch

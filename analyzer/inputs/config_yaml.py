@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.errors import SgtraceError
-from analyzer.inputs.launch import ArgOrigin, LaunchSpec
+from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.textio import read_text_file
 
 ConfigPathResolver = Callable[[str], str | Path]

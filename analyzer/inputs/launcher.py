@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from analyzer.inputs.launch import ArgOrigin, LaunchSpec
+from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.located import Located
 
 # module -> the subcommand that must follow it ("" for none)

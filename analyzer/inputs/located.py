@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.inputs.launch import ArgOrigin
+from analyzer.contracts.launch import ArgOrigin
 
 
 @dataclass(frozen=True)

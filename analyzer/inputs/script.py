@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from analyzer.errors import SgtraceError
-from analyzer.inputs.launch import ArgOrigin, LaunchSpec
+from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.launcher import basename
 from analyzer.inputs.located import Located
 from analyzer.inputs.shell import SHELLS, find_launches, last_launch

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from analyzer.inputs.launch import ArgOrigin, LaunchSpec
+from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.launcher import EnvEntry, basename, read_prefix, spec_from_words
 from analyzer.inputs.located import Located
 from analyzer.inputs.shell_blocks import Case, If, Node, Plain, case_arms, condition_text, decide, parse_blocks

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from analyzer.errors import SgtraceError
-from analyzer.inputs.launch import ArgOrigin
+from analyzer.contracts.launch import ArgOrigin
 from analyzer.inputs.shell_expand import ShellScope, expand_value, expand_word
 from analyzer.inputs.shell_lexer import Lit, Op, Param, Subst, Word
 

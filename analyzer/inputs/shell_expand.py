@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer.errors import SgtraceError
-from analyzer.inputs.launch import ArgOrigin
+from analyzer.contracts.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.shell_lexer import Lit, Param, Part, Subst, Word
 from analyzer.inputs.textio import MAX_LINE_CHARS

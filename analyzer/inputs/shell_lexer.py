@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer.errors import SgtraceError
-from analyzer.inputs.launch import ArgOrigin
+from analyzer.contracts.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from analyzer.errors import SgtraceError
 from analyzer.inputs.envfile import parse_env_file
-from analyzer.inputs.launch import ArgOrigin, LaunchSpec
+from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.launcher import EnvEntry, basename, spec_from_words
 from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.script import launch_from_script

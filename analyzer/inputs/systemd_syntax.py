@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analyzer.inputs.launch import ArgOrigin
+from analyzer.contracts.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.systemd_specifiers import HOST_SPECIFIERS, Specifiers
 

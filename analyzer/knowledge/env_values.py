@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 
 ENV_TRUE = ("1", "true", "yes", "y", "on")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..symbolic.pool_startup import whole_memory_gib
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 from . import weights as weights_module
 
 GIB = 1 << 30
@@ -26,7 +26,7 @@ ESTIMATE_MARGIN = 1.1  # an estimate from config.json this far over the share is
 
 @dataclass(frozen=True)
 class WeightsFit:
-    weights_rank_gib: float  # the weights one GPU holds: the checkpoint / tp_size / pp_size
+    weights_rank_gib: float  # the target's weights one GPU holds: the checkpoint / tp_size / pp_size (a draft's not counted)
     how: str  # how the weights' bytes were found: "index", "headers", "estimate"
     detail: str  # in words: the file, or the estimate's inputs
     gpu_gib: float  # the GPU's memory less what is in use before SGLang starts (the profile's)

@@ -36,7 +36,7 @@ from ..symbolic.objects import MISSING, ClassRef, Instance
 from ..symbolic.program import shared_program
 from ..symbolic.runtime_context import PARALLEL_STATE, PublishedContext, attention_tp_size, namespaces_of, parallel_state
 from ..symbolic.startup_world import MemoryWorld, loaded_model
-from ..trace import START_UP, SiteRef, Unknown
+from ..contracts.trace import START_UP, SiteRef, Unknown
 from . import weights as weights_module
 
 MR = "sglang/srt/model_executor/model_runner.py"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..schemas import stamp
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 from .plan import GIB, MemoryReport, StrategyPlan
 
 # the numbers of the side-by-side table (plan.READINGS labels)

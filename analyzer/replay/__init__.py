@@ -4,7 +4,7 @@
 - ``harness``: the standard-library-only script that runs inside the target
   interpreter (sent over stdin, never imported there from this package);
 - ``runner``: picks the interpreter, sends the harness and the input, turns the
-  output into a :class:`analyzer.trace.Trace` and failures into one-line errors.
+  output into a :class:`analyzer.contracts.trace.Trace` and failures into one-line errors.
 """
 
 

@@ -37,7 +37,7 @@ Output: on the ORIGINAL stdout, lines ``@@sgtrace@@ {json}``; everything SGLang
 prints goes to stderr. Pieces are sent as they happen (``header``, ``event``,
 ``probe``, ``stand_in``, ``note``, ``fatal``) so a crash or a kill loses nothing
 already seen; the last line is ``{"t": "trace", "phase": ..., "trace": {...}}``
-with the whole Trace in ``analyzer/trace.py``'s JSON shape.
+with the whole Trace in ``analyzer/contracts/trace.py``'s JSON shape.
 
 What it does, in order:
 1. scrubs SGLANG_* variables that the input does not set, applies the input env;
@@ -254,7 +254,7 @@ class ProbeNames:
 
 
 def encode_value(value, _depth=0):
-    """The same encoding as ``analyzer.trace.encode_value`` (kept in step by a test), and an object SGLang
+    """The same encoding as ``analyzer.contracts.trace.encode_value`` (kept in step by a test), and an object SGLang
     builds from one of its dataclasses (0.5.14's ``CudaGraphConfig``) as its attributes: the form the
     symbolic engine's final values hold it in, so the two compare."""
     if _depth > 8:

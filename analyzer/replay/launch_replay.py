@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import materialize
-from ..trace import Trace
+from ..contracts.trace import Trace
 from .limits import address_space_limit
 from . import runner
 

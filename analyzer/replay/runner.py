@@ -32,7 +32,7 @@ from ..errors import SgtraceError
 from ..knowledge import probes
 from ..knowledge.kinds import EventKind
 from ..sources import tree_hash
-from ..trace import Event, Trace, same_value
+from ..contracts.trace import Event, Trace, same_value
 from . import envs, process
 from .process import DEFAULT_MEMORY_MIB
 

@@ -69,7 +69,7 @@ class Report:
     fields: list[str] = field(default_factory=list)
     diagnosis: Any = None  # analyzer.commands.diagnose.Diagnosis of an error the user saw (--error)
     verdict: Any = None  # analyzer.commands.verdict.Verdict of the launch
-    extraction: Any = None  # analyzer.model.Extraction of the release: its flag table says which flags carry secrets
+    extraction: Any = None  # analyzer.contracts.extraction.Extraction of the release: its flag table says which flags carry secrets
 
     @property
     def version(self) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands import guard_reads
 from ..commands.explain import Explanation, baseline
-from ..trace import Event, GuardValue, same_value
+from ..contracts.trace import Event, GuardValue, same_value
 from ..knowledge.kinds import EventKind
 
 FIELD = "field"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .. import sources
 from ..errors import SourceError
 from ..extract import extract
-from ..model import Extraction, Flag
+from ..contracts.extraction import Extraction, Flag
 
 
 @dataclass(frozen=True)

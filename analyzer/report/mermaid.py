@@ -14,7 +14,7 @@ from typing import Any
 from . import words
 from ..views.explain import show
 from .chain import ENV, FIELD, HARDWARE, ChainStep, Driver, FieldStory
-from ..trace import Event
+from ..contracts.trace import Event
 
 MAX_VALUE = 40
 MAX_EXPR = 90

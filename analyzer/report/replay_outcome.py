@@ -21,7 +21,7 @@ from ..replay.launch_replay import replay_launch
 from ..views.replay import describe_place
 from ..safe_read import read_file
 from ..terminal import progress, step
-from ..trace import Trace
+from ..contracts.trace import Trace
 
 if TYPE_CHECKING:
     from ..commands.compare import Comparison

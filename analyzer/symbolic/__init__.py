@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..model import NOT_LITERAL, Extraction
-from ..trace import ENGINE_CHECK, Trace, Unknown
+from ..contracts.extraction import NOT_LITERAL, Extraction
+from ..contracts.trace import ENGINE_CHECK, Trace, Unknown
 from . import startup as startup_phase
 from .explore import MAX_PATHS, execute, fold, run_paths
 from .interp import Decisions, Interpreter

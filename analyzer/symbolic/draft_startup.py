@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 from .interp import Frame, Interpreter, SGLangError
 from .intrinsics import config_at
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..trace import Alternative, Event, Trace, Unknown, encode_value
+from ..contracts.trace import Alternative, Event, Trace, Unknown, encode_value
 from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError, StopRun
 from ..knowledge.kinds import EventKind
 

@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import ASSUMED_NOTE, START_UP, Decided, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..contracts.trace import ASSUMED_NOTE, START_UP, Decided, Event, GuardValue, SiteRef, Unknown, encode_value
 from .objects import (
     MISSING,
     AttrMissing,

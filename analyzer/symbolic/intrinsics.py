@@ -27,7 +27,7 @@ from .. import hfconfig
 from ..errors import SgtraceError
 from ..knowledge.log_levels import LOGGER_METHODS
 from ..safe_read import read_file
-from ..trace import SiteRef, Unknown
+from ..contracts.trace import SiteRef, Unknown
 from . import modeldir
 from .copying import deep_copy
 from .interp import Frame, SGLangError, _source, contains_unknown, is_plain

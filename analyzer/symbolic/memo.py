@@ -23,7 +23,7 @@ from typing import Any
 
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import Raises
-from ..trace import Decided, Unknown
+from ..contracts.trace import Decided, Unknown
 from .limits import MAX_STEPS
 from .objects import (
     MISSING,

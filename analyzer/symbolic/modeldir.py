@@ -23,7 +23,7 @@ import posixpath
 from typing import Any
 
 from .. import node_files
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 from .interp import is_plain
 from .objects import FileHandle, Intrinsic, PathObj
 

@@ -3,7 +3,7 @@
 Concrete data (None, bools, numbers, strings, lists, dicts...) is plain Python.
 Everything else is one of these small classes: the server-args record and its
 views, the model config, the platform, env vars, references to SGLang code,
-and ``Unknown`` (from ``analyzer.trace``) for what cannot be known.
+and ``Unknown`` (from ``analyzer.contracts.trace``) for what cannot be known.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 
 MISSING = object()
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 from . import runtime_context
 from .interp import SGLangError
 from .model_runner import MODEL_RUNNER

@@ -26,7 +26,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from ..trace import SiteRef, Unknown
+from ..contracts.trace import SiteRef, Unknown
 from .interp import Frame, SGLangError
 from .eras import era_of
 from .objects import MISSING, ClassRef, FunctionRef, Instance, Intrinsic

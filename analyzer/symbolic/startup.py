@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..trace import START_UP, Unknown
+from ..contracts.trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter, SGLangError
 from . import draft_startup, pool_startup, runtime_context
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS

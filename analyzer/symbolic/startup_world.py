@@ -43,9 +43,9 @@ from .objects import (
     Intrinsic,
     Opaque,
 )
-from ..trace import START_UP
+from ..contracts.trace import START_UP
 from .world import World
-from ..trace import Unknown
+from ..contracts.trace import Unknown
 
 # bytes per element of the torch dtypes SGLang's pools use (torch's ``dtype.itemsize``)
 TORCH_ITEMSIZE = {

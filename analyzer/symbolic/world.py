@@ -22,8 +22,8 @@ from .. import hfconfig
 from ..knowledge import env_values
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import PROBES, Raises
-from ..model import NOT_LITERAL, Extraction
-from ..trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value, value_at_path
+from ..contracts.extraction import NOT_LITERAL, Extraction
+from ..contracts.trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value, value_at_path
 from . import intrinsics, memo, modeldir
 from .copying import deep_copy
 from .eras import era_of

@@ -28,7 +28,7 @@ from ..commands.diff import (
 from ..knowledge.kinds import EventKind, SiteKind
 from ..render import site_json
 from ..schemas import SCHEMA_NUMBERS
-from ..trace import Unknown, encode_value
+from ..contracts.trace import Unknown, encode_value
 from ..commands.verdict import raise_verdict
 from .verdict import cause_effect, cause_headline, short
 

@@ -12,7 +12,7 @@ from ..commands.explain import Explanation, switched_features
 from ..commands.field_why import field_why
 from ..knowledge.kinds import EventKind
 from ..schemas import stamp
-from ..trace import Event, Unknown, change_of, decode_value, encode_value, split_target
+from ..contracts.trace import Event, Unknown, change_of, decode_value, encode_value, split_target
 from ..commands.verdict import open_inputs
 
 

@@ -23,7 +23,7 @@ from ..commands.compare import Comparison
 from .explain import show
 from ..knowledge.kinds import EventKind
 from ..schemas import SCHEMA_NUMBERS, stamp
-from ..trace import Event, Trace, encode_value
+from ..contracts.trace import Event, Trace, encode_value
 
 PROBES_SHOWN = 40
 NOTES_SHOWN = 20

@@ -11,7 +11,7 @@ import ast
 from typing import Any
 
 from ..commands.explain import override_of
-from ..trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
+from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
 from ..commands.verdict import Cause, Verdict, fix_words
 
 WIDTH = 100

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...inputs import adapters
-from ...trace import Event, GuardValue, SiteRef
+from ...contracts.trace import Event, GuardValue, SiteRef
 from .. import words
 from ..doc import (
     Break,

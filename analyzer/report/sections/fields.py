@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...trace import change_of
+from ...contracts.trace import change_of
 from ...views.explain import show
 from .. import words
 from ..chain import field_story

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...knowledge.kinds import EventKind
-from ...trace import Event, change_of
+from ...contracts.trace import Event, change_of
 from ...views.explain import show
 from .. import words
 from ..doc import (

@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .knowledge.kinds import EventKind
-from .model import Reads
+from ..knowledge.kinds import EventKind
+from .extraction import Reads
 
 SCHEMA_VERSION = 2
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .knowledge.kinds import SiteKind
+from ..knowledge.kinds import SiteKind
 
 # A literal value we could not (or chose not to) evaluate statically. A string
 # sentinel (not an object) so that it survives the JSON cache unchanged.
