@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..knowledge.receivers import RECEIVER_PARAMS, VIEW_CALLS
-from .parse import code_of, walk
+from .parse import TypeDispatch, code_of, walk
 from .reads import literal_string
 
 DECLARE_CALLS = ("declare_resolution",)
@@ -37,26 +37,11 @@ def _is_dict_value(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and code_of(value.func) in ("dict", "collections.OrderedDict", "OrderedDict")
 
 
-# node type -> _FactsVisitor's ``visit_<type>``, looked up once per type: a failed ``getattr`` per node walked
-# (most have no handler) raised and caught an AttributeError each time.
-_HANDLERS: dict = {}
-
-
-class _FactsVisitor:
+class _FactsVisitor(TypeDispatch):
     def __init__(self, facts: FunctionFacts, root: cst.FunctionDef, field_names: set[str]):
         self.facts = facts
         self.root = root
         self.field_names = field_names
-
-    def enter(self, node: cst.CSTNode):
-        kind = type(node)
-        try:
-            handler = _HANDLERS[kind]
-        except KeyError:  # first meeting of the type: its ``visit_<type>`` method, or None
-            handler = _HANDLERS[kind] = getattr(_FactsVisitor, "visit_" + kind.__name__, None)
-        if handler is not None and handler(self, node) is False:
-            return False
-        return True
 
     def visit_FunctionDef(self, node):
         return node is self.root

@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SgtraceError
 from ..contracts.extraction import Location, ParseProblem
@@ -628,6 +628,29 @@ def _child_fields(kind: type) -> tuple[str, ...]:
         names = tuple(f.name for f in dataclasses.fields(kind) if not any(s in f.name for s in _SKIPPED_FIELDS))
         _CHILD_FIELDS[kind] = names
     return names
+
+
+class TypeDispatch:
+    """A walk's visitor whose ``visit_<type>`` method is looked up once per node type, in a table of its class's
+    own: a failed ``getattr`` per node walked (most have no handler) raised and caught an AttributeError each time.
+    ``enter`` is the callback ``walk`` takes; a handler returning False keeps the walk out of the node."""
+
+    _handlers: dict[type, Any] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {}
+
+    def enter(self, node: cst.CSTNode) -> bool:
+        kind = type(node)
+        handlers = self._handlers
+        try:
+            handler = handlers[kind]
+        except KeyError:  # first meeting of the type: its ``visit_<type>`` method, or None
+            handler = handlers[kind] = getattr(type(self), "visit_" + kind.__name__, None)
+        if handler is not None and handler(self, node) is False:
+            return False
+        return True
 
 
 class KindTable(dict):

@@ -15,7 +15,7 @@ import libcst as cst
 from ..knowledge import probes
 from ..knowledge.receivers import RECEIVERS
 from ..contracts.extraction import Reads
-from .parse import ImportedName, code_of, walk
+from .parse import ImportedName, TypeDispatch, code_of, walk
 
 # Calls that read an env var by literal name: name -> positional index of the var name.
 ENV_READ_CALLS = {"get_bool_env_var": 0, "get_int_env_var": 0, "getenv": 0, "get_env": 0}
@@ -75,12 +75,7 @@ def _os_environ(node: cst.BaseExpression, scope: ReadScope) -> bool:
     return text == "environ" and scope.imports.get("environ", ImportedName("", None)).module == "os"
 
 
-# node type -> _Reader's ``visit_<type>``, looked up once per type: a failed ``getattr`` per node walked
-# (most have no handler) raised and caught an AttributeError each time.
-_HANDLERS: dict = {}
-
-
-class _Reader:
+class _Reader(TypeDispatch):
     def __init__(self, scope: ReadScope, reads: Reads, seen: set[str]):
         self.scope = scope
         self.reads = reads
@@ -93,16 +88,6 @@ class _Reader:
 
     def visit(self, node: cst.CSTNode) -> None:
         walk(node, self.enter)
-
-    def enter(self, node: cst.CSTNode):
-        kind = type(node)
-        try:
-            handler = _HANDLERS[kind]
-        except KeyError:  # first meeting of the type: its ``visit_<type>`` method, or None
-            handler = _HANDLERS[kind] = getattr(_Reader, "visit_" + kind.__name__, None)
-        if handler is not None and handler(self, node) is False:
-            return False
-        return True
 
     # -- fields ------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute):
