@@ -334,3 +334,13 @@ def test_a_plan_that_looks_for_a_later_layout_s_modules_leaves_no_parse_problem_
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert code in (0, 3)
     assert not [n for n in notes if "could not parse" in n or "not found" in n], notes
+
+
+@pytest.mark.parametrize("config", [
+    {"hidden_size": 4096, "num_hidden_layers": 32, "full_attention_interval": 0.5},  # modulo by int(0.5) == 0
+    {"hidden_size": 4096, "num_hidden_layers": float("inf")},  # json.loads("1e999")
+    {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": -10 ** 9},
+])
+def test_sizes_that_make_no_count_give_no_estimate_and_no_exception(config):
+    found = weights.estimate(config)
+    assert found.bytes is None and found.how == "unknown" and "no" in found.detail

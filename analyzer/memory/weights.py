@@ -109,7 +109,19 @@ def _get(config: dict, *names, default=None):
 
 
 def estimate(config: dict) -> Weights:
-    """Parameters from the sizes ``config.json`` gives, by layer kind; bytes by its dtype."""
+    """Parameters from the sizes ``config.json`` gives, by layer kind; bytes by its dtype. Sizes that make no
+    count (a zero interval, an infinite or negative size: a broken or hostile file) give no estimate, never an
+    exception: ``explain`` asks for one on every launch that resolves."""
+    try:
+        found = _estimate(config)
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        return Weights(None, "unknown", f"config.json's sizes make no estimate ({type(exc).__name__}: {exc})")
+    if found.bytes is not None and found.bytes <= 0:
+        return Weights(None, "unknown", "config.json's sizes make no positive count of parameters")
+    return found
+
+
+def _estimate(config: dict) -> Weights:
     top = config
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     h = _get(text, "hidden_size")
