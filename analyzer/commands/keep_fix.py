@@ -372,14 +372,11 @@ def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found
 
 
 def _left_out_runs_the_same(explanation: Explanation, override: Override, runner: Runner) -> bool:
-    """Without your flag (the field at its declared default) the launch resolves with nothing new assumed and
-    the field ends at the value SGLang replaced yours with."""
+    """Without your flag (the field at its declared default) the launch holds the value SGLang replaced yours with."""
     declared = explanation.extraction.fields.get(override.field)
     if declared is None or declared.default == NOT_LITERAL or runner.exhausted():
         return False
-    trace, _ = runner.run([Change("field", override.field, declared.default)])
-    return (trace.error is None and not new_assumptions(explanation.trace, trace)
-            and same_value(target_value(trace.final, override.field), override.after))
+    return _holds(explanation, runner, [Change("field", override.field, declared.default)], override.field, override.after)
 
 
 def keep_default(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:

@@ -1117,15 +1117,13 @@ def message_candidates(explanation: Explanation, error: Event, known: set[tuple]
     a value the engine reached the check through without a condition (a registry keyed by the flag's value) is
     still a cause when changing it avoids the raise. The value the message gives for the flag is tried first."""
     extraction = explanation.extraction
+    values = message_values(explanation, error.message or "")
     out: list[Candidate] = []
-    for option, value in MESSAGE_OPTION.findall(error.message or ""):
+    for option, _value in MESSAGE_OPTION.findall(error.message or ""):
         flag = extraction.flag_for(option)
         if flag is None or not flag.dest or ("field", flag.dest) in known:
             continue
-        prefer: tuple = ()
-        value = value.rstrip(".:")
-        if value and flag.choices and value in flag.choices:
-            prefer = (value,)
+        prefer: tuple = (values[flag.dest],) if flag.dest in values else ()
         for inp in inputs_named(explanation, [flag.dest], [], [], False, len(explanation.trace.events)):
             out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site, prefer=prefer))
             known.add(inp.key)
