@@ -60,7 +60,6 @@ FIRST_FIX_MISSES = {
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
     "pr34326-megamoe-runner-alias-overrides-a2a": "keeping your deepep is leaving the alias out (the record's second); the record puts its canonical spelling first, which gives deepep up",
-    "pr23996-moe-dense-tp-size-equal-attn-tp-rejected": "the tool sets --moe-dense-tp-size 1 (the dense MLP unsharded); the record leaves it unset, which follows the attention TP the user asked for",
     "pr30775-pp-rejects-speculative-decoding": "the record's first alternative is 'none'; the tool proposes the trade-off --pp-size 1",
     "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",
     "pr37292-dsv4-deterministic-rejects-dsv4-backend": "the record's first alternative is 'none'; the tool proposes its second",

@@ -66,3 +66,10 @@ def test_every_recognizer_has_examples():
     for recognizer in idioms.STATEMENT_RECOGNIZERS + idioms.CALL_RECOGNIZERS:
         assert recognizer.EXAMPLES, type(recognizer).__name__
         assert any(expected for _code, expected in recognizer.EXAMPLES), type(recognizer).__name__
+
+
+def test_an_asserts_own_condition_carries_what_it_reads():
+    # check_server_args' ``assert self.x in {1, None}``: fix's candidates and the verdict read the guard's fields
+    (site,) = sites_of_line('assert self.page_size in {1, None}, "page_size only support 1 and None"')
+    (guard,) = [g for g in site.guards if g.kind == "assert"]
+    assert guard.reads.fields == ["page_size"] and site.guard_reads.fields == ["page_size"]

@@ -582,6 +582,39 @@ def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said
     assert ngram.to_dict()["fix_trade_off"] is True and "fix_trade_off" not in lora.to_dict()
 
 
+@pytest.mark.network
+def test_a_check_that_allows_none_offers_leaving_your_flag_out_first():
+    from analyzer.commands import corpus
+    from analyzer.commands.fix import find_fixes
+
+    cases = {c.slug: c for c in corpus.load_cases(corpus.CASE_DIR)}
+    # check_server_args: ``assert self.moe_dense_tp_size in {1, None}`` -- None is SGLang's own default
+    case = cases["pr23996-moe-dense-tp-size-equal-attn-tp-rejected"]
+    explanation = corpus.reproduced(case)
+    verdict = verdict_of(explanation)
+    assert (verdict.fix, verdict.fix_verified) == ("without --moe-dense-tp-size", True)
+    from analyzer.views.verdict import cause_effect
+
+    assert cause_effect(verdict.causes[0]).endswith("without --moe-dense-tp-size it does not raise")
+    report = find_fixes(case.request(), explanation)
+    firsts = [[c.text() for c in t.changes] for t in report.trade_offs[:2]]
+    assert firsts == [["- --moe-dense-tp-size"], ["+ --moe-dense-tp-size 1"]]
+
+
+def test_only_a_membership_in_literals_with_none_allows_leaving_the_flag_out():
+    import ast as ast_module
+
+    from analyzer.commands.verdict import _allows_none
+
+    def allows(expr: str) -> bool:
+        return _allows_none(ast_module.parse(expr, mode="eval"), "moe_dense_tp_size")
+
+    assert allows("self.moe_dense_tp_size in {1, None}") and allows("self.moe_dense_tp_size in (None, 1)")
+    assert not allows("self.moe_dense_tp_size in {1, 2}")
+    assert not allows("self.moe_dense_tp_size is not None")  # a presence test, no list of allowed values
+    assert not allows("self.tp_size in {1, None}")
+
+
 def test_an_ordering_offers_the_values_on_either_side_of_its_bound():
     import ast as ast_module
 

@@ -70,6 +70,7 @@ class Candidate:
     result: Any = field(default=None, repr=False)  # the explanation of its run (for the ranking by intent)
     cost: float = 0.0  # what it gives up of what the user asked for (``intent_cost``): lower ranks first
     sglang_own: bool = False  # every change is a value SGLang itself writes there later in resolution
+    message_default: bool = False  # every change leaves a flag out whose default (None) SGLang's message allows
 
     @property
     def size(self) -> int:
@@ -182,12 +183,34 @@ def condition_changes(explanation: Explanation, guards) -> list[Change]:
                     for choice in flag.choices:
                         if choice != current:
                             changes.append(Change("set-flag", flag.primary, str(choice), f"condition: {guard.expr}"))
+                elif flag.type in ("int", "float"):
+                    for value in _numbers_compared(guard.expr, name):  # ``in {1, None}``: 1
+                        if not same_value(value, current):
+                            changes.append(Change("set-flag", flag.primary, str(value), f"condition: {guard.expr}"))
                 if name in explanation.parsed.given:
                     changes.append(Change("drop-flag", explanation.parsed.given_flags.get(name, flag.primary), None, f"condition: {guard.expr}"))
     unique = {}
     for change in changes:
         unique.setdefault((change.kind, change.option, change.value), change)
     return list(unique.values())
+
+
+def _numbers_compared(expr: str, name: str) -> list[Any]:
+    """The numbers a condition compares a field with for equality or membership (``in {1, None}``, ``== 8``);
+    bounds are ``bound_changes``'."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.Eq))
+                and isinstance(node.left, ast.Attribute) and node.left.attr == name):
+            right = node.comparators[0]
+            for element in (right.elts if isinstance(right, (ast.Set, ast.Tuple, ast.List)) else [right]):
+                if isinstance(element, ast.Constant) and type(element.value) in (int, float):
+                    out.append(element.value)
+    return list(dict.fromkeys(out))
 
 
 def build_candidates(explanation: Explanation, message: str, guards) -> list[list[Change]]:
@@ -405,6 +428,8 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
             cost = min(cost, DECODE_RADIX_COST)
         if cost and change.kind == "set-flag" and (_named(message, change, dest) or (dest, str(change.value)) in hinted):
             cost /= 2
+        elif cost and change.kind == "drop-flag" and _names_default(explanation, message, change):
+            cost /= 2  # ``only support 1 and None``: leaving the flag out is one of the values SGLang asks for
         total += cost
     return total
 
@@ -420,16 +445,26 @@ def _named(message: str, change: Change, dest: str) -> bool:
     return re.search(rf"\b{re.escape(dest)}\s*=\s*True\b|{re.escape(change.option)}(?![\w-])", message) is not None
 
 
+def _names_default(explanation: Explanation, message: str, change: Change) -> bool:
+    """SGLang's message names the value a flag of yours takes when left out: its default ``None``
+    (``moe_dense_tp_size only support 1 and None``), so dropping the flag is what the message allows."""
+    flag = _flag_of(explanation, change.option)
+    return (bool(message) and flag is not None and flag.default is None and flag.action not in ("store_true", "store_false")
+            and re.search(r"(?<![\w.])None(?![\w])", message) is not None)
+
+
 def rank_key(candidate: Candidate, message: str, order: dict) -> tuple:
     """By intent (what it gives up); then the values SGLang itself writes later (stated earlier, they change
-    nothing it would not do), then what the message asks for, all of it; then the fewest changes, then the values SGLang's message names in its own order, then the order found (the verdict's
+    nothing it would not do), then what the message asks for, all of it; then the fewest changes; then a flag
+    left out whose default the message allows (``1 and None``: SGLang's own choice for the field over another
+    value of yours); then the values SGLang's message names in its own order, then the order found (the verdict's
     causes first)."""
     full = candidate.size > 1 and all(ch.origin == "message" for ch in candidate.changes)
     position = min((message.find(ch.value) for ch in candidate.changes
                     if ch.value and message and _named(message, ch, "") and not _sorted_list(message, ch.value)),
                    default=len(message or "") + 1)
-    return (candidate.cost, 0 if candidate.sglang_own else 1, 0 if full else 1, candidate.size, position,
-            order.get(id(candidate), 0))
+    return (candidate.cost, 0 if candidate.sglang_own else 1, 0 if full else 1, candidate.size,
+            0 if candidate.message_default else 1, position, order.get(id(candidate), 0))
 
 
 def _sorted_list(message: str, value: str) -> bool:
@@ -697,6 +732,8 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
             candidate.cost = intent_cost(explanation, candidate, message, later)
             candidate.sglang_own = all(ch.kind == "set-flag" and (_dest(explanation, ch), _typed(ch)) in later
                                        for ch in candidate.changes)
+            candidate.message_default = all(ch.kind == "drop-flag" and _names_default(explanation, message, ch)
+                                            for ch in candidate.changes)
         listed.sort(key=lambda c: rank_key(c, message, order))
     report = _drop_supersets(report)
     for candidate in report.fixes + report.trade_offs + report.plausible + report.rejected:

@@ -475,6 +475,8 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     declared = extraction.fields.get(inp.name)
     if current is not None and declared is not None and declared.default is None and inp.role == "user-flag":
         out.append(None) if not any(o is None for o in out) else None  # your flag left out
+        if tree is not None and _allows_none(tree, inp.name):  # ``in {1, None}``: SGLang's own default, allowed, first
+            out.sort(key=lambda value: value is not None)
     if flag is not None and flag.choices:
         for value in flag.choices:
             add(value)
@@ -486,6 +488,18 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
             if value > 0:
                 add(value)
     return out[:MAX_ALTERNATIVES]
+
+
+def _allows_none(tree: ast.AST, name: str) -> bool:
+    """The condition is a membership test of the field in literal values that include None
+    (``self.moe_dense_tp_size in {1, None}``): leaving the flag out is one of the values it allows."""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In)
+                and isinstance(node.left, ast.Attribute) and node.left.attr == name
+                and isinstance(node.comparators[0], (ast.Set, ast.Tuple, ast.List))):
+            if any(isinstance(e, ast.Constant) and e.value is None for e in node.comparators[0].elts):
+                return True
+    return False
 
 
 ARCHITECTURE = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z]+$")

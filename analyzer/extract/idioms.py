@@ -8,6 +8,7 @@ generates its tests, Fixit-style. Adding the next SGLang idiom is one new class.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import libcst as cst
@@ -487,12 +488,13 @@ def recognize(node: cst.CSTNode, guards: list[Guard], ctx: FunctionContext) -> l
 
 def to_site(item: Found, guards: list[Guard], ctx: FunctionContext) -> Site:
     scope = _scope(ctx)
-    all_guards = list(guards) + ([item.extra_guard] if item.extra_guard else [])
+    extra = item.extra_guard
+    if extra is not None and item.value is not None:
+        extra = dataclasses.replace(extra, reads=reads_of(item.value, scope))  # an assert's own condition: what it reads
+    all_guards = list(guards) + ([extra] if extra else [])
     guard_reads = Reads()
-    for guard in guards:
+    for guard in all_guards:
         guard_reads = guard_reads.merge(guard.reads)
-    if item.extra_guard is not None and item.value is not None:
-        guard_reads = guard_reads.merge(reads_of(item.value, scope))
     value_reads = reads_of(item.value, scope) if item.value is not None and item.kind != SiteKind.RAISE else Reads()
     message = parts = None
     if item.message_node is not None:

@@ -55,10 +55,10 @@ def cause_effect(cause: Cause, override=None) -> str:
         return f"`{cause.condition}` was checked first"
     if cause.own:
         return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
-                f"with {short(cause.alternative)} it does not raise")
+                f"{_with(cause)} it does not raise")
     if cause.reached:
         return (f"SGLang reaches that check through its value (no condition on the way the engine traced; its message names it); "
-                f"with {short(cause.alternative)} it does not raise")
+                f"{_with(cause)} it does not raise")
     if override is None:
         outcome = "it does not raise"
     elif override.given:
@@ -68,7 +68,14 @@ def cause_effect(cause: Cause, override=None) -> str:
     where = ""
     if cause.role != "sglang-default" and cause.site is not None:
         where = f" (at {cause.site.short()} in {cause.site.function})"
-    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}; with {short(cause.alternative)} {outcome}"
+    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}; {_with(cause)} {outcome}"
+
+
+def _with(cause: Cause) -> str:
+    """The value that avoids it, as the operator would do it: a flag of theirs whose alternative is None is left out."""
+    if cause.role == "user-flag" and cause.alternative is None:
+        return f"without {cause.flag or '--' + cause.field.replace('_', '-')}"
+    return f"with {short(cause.alternative)}"
 
 
 def _your_flag(cause: Cause) -> str:
