@@ -29,6 +29,21 @@ def test_an_accepted_fix_is_read_up_to_its_first_alternative(text, changes):
     assert read(text) == frozenset(changes)
 
 
+def test_a_raise_with_no_fix_that_keeps_the_launch_reads_the_workaround_after_none():
+    from analyzer.commands.corpus_fixes import accepted_workaround
+
+    def workaround(text: str):
+        return accepted_workaround(SimpleNamespace(fix=text), DESTS.get)
+
+    assert read("none on 0.5.20 (the PR adds X in 0.5.21); drop --enable-dp-attention or --tp 4") == frozenset()
+    assert workaround("none on 0.5.20 (the PR adds X in 0.5.21); drop --enable-dp-attention or --tp 4") == {
+        ("drop", "enable_dp_attention", None)}
+    assert workaround("none for fake on 0.5.18 (the PR allows it); --attention-backend triton or fa3 passes") == {
+        ("set", "attention_backend", "triton")}
+    assert workaround("none on 0.5.12 (the PR enables it)") is None  # no workaround named
+    assert workaround("drop --enable-dp-attention; or none") is None  # not a "none" record
+
+
 def test_an_accepted_fix_that_is_no_command_line_change_is_not_scored():
     assert read("upgrade to a release with PR #30682") is None
 
@@ -60,9 +75,6 @@ FIRST_FIX_MISSES = {
     "pr27184-nemotron-super-mtp-radix": "0.5.12 asserts extra_buffer is not supported for NemotronH: the accepted fix raises",
     "pr29965-rocm-auto-extra-buffer-assert": "no_buffer alone raises (overlap schedule) in the engine; the tool adds --disable-overlap-schedule",
     "pr34326-megamoe-runner-alias-overrides-a2a": "keeping your deepep is leaving the alias out (the record's second); the record puts its canonical spelling first, which gives deepep up",
-    "pr30775-pp-rejects-speculative-decoding": "the record's first alternative is 'none'; the tool proposes the trade-off --pp-size 1",
-    "pr35409-pd-decode-dcp-rejects-fake-transfer": "the record's first alternative is 'none'; the tool proposes mooncake (its second)",
-    "pr37292-dsv4-deterministic-rejects-dsv4-backend": "the record's first alternative is 'none'; the tool proposes its second",
     "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]

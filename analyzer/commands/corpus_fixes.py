@@ -7,7 +7,9 @@ For each reproduced case, the accepted fix (``[fix] accepted``) is read up to it
 alternative (before " (", ", or", " or "), as changes: ``--flag value``, ``drop --flag``,
 ``unset VAR`` (the variable's default in environ.py), ``VAR=value``
 (``with VAR=value`` too). "none ..." means no change of the command
-line does it. What sgtrace proposes first: for a raise, ``fix``'s first verified fix, else its
+line does it; for a raise, "none ...; W" is matched by ``fix`` finding no fix that keeps all of your
+arguments (its first words say so) with W as its first trade-off, as an override's "none (drop X to
+keep it)" is matched by no change proposed. What sgtrace proposes first: for a raise, ``fix``'s first verified fix, else its
 first trade-off, else its first plausible (not verified) fix; for an override of a flag you gave, the change ``fix`` prints to keep it; for
 a default SGLang resolved, ``keep_fix.keep_default`` (the flag stated explicitly, when SGLang keeps it). They match when they name the same changes
 (options compared by the field they set, so ``--tp`` is ``--tensor-parallel-size``; for a
@@ -53,6 +55,19 @@ def accepted_changes(case: Case, flag_dest) -> frozenset | None:
     text = case.fix.strip()
     if "as flags:" in text:
         text = text.split("as flags:", 1)[1]
+    return _changes_of(text, flag_dest)
+
+
+def accepted_workaround(case: Case, flag_dest) -> frozenset | None:
+    """For a raise whose accepted fix is "none ... ; W" (no change keeps the launch on this release, W gives
+    something up to start it): W's changes, read as the first alternative is. None when the text has no W."""
+    text = case.fix.strip()
+    if not text.lower().startswith(("none", "no ")) or "; " not in text:
+        return None
+    return _changes_of(text.split("; ", 1)[1], flag_dest) or None
+
+
+def _changes_of(text: str, flag_dest) -> frozenset | None:
     first = re.split(r" \(|, or | or |; ", text, maxsplit=1)[0].strip()
     if first.lower().startswith(("none", "no ")):
         return frozenset()
@@ -75,21 +90,13 @@ def accepted_changes(case: Case, flag_dest) -> frozenset | None:
     return frozenset(items) if items else None
 
 
-def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str]:
+def proposed_changes(case: Case, explanation, flag_dest, report=None) -> tuple[frozenset, str]:
     if case.kind == "raise":
-        report = find_fixes(case.request(), explanation)
+        report = report if report is not None else find_fixes(case.request(), explanation)
         first = (report.fixes or report.trade_offs or report.plausible or [None])[0]
         if first is None:
             return frozenset(), "-"
-        items = set()
-        for change in first.changes:
-            if change.kind == "set-env":
-                items.add(("env", change.option, change.value))
-            elif change.kind == "drop-flag":
-                items.add(("drop", flag_dest(change.option) or change.option, None))
-            else:
-                items.add(("set", flag_dest(change.option) or change.option, change.value))
-        return frozenset(items), "; ".join(c.text() for c in first.changes)
+        return _candidate_changes(first, flag_dest), "; ".join(c.text() for c in first.changes)
     override = override_of(explanation, case.expect_field)
     if override.given:
         kept = keep_fix(explanation, override, Runner(explanation))
@@ -98,6 +105,18 @@ def proposed_changes(case: Case, explanation, flag_dest) -> tuple[frozenset, str
     kept = keep_default(explanation, override, Runner(explanation))
     text = " ".join(p for p in (kept.change, " ".join(f"{k}={v}" for k, v in kept.env.items())) if p) or "-"
     return _from_text(kept.change or "", kept.env, flag_dest), text
+
+
+def _candidate_changes(candidate, flag_dest) -> frozenset:
+    items = set()
+    for change in candidate.changes:
+        if change.kind == "set-env":
+            items.add(("env", change.option, change.value))
+        elif change.kind == "drop-flag":
+            items.add(("drop", flag_dest(change.option) or change.option, None))
+        else:
+            items.add(("set", flag_dest(change.option) or change.option, change.value))
+    return frozenset(items)
 
 
 def _from_text(text: str, env: dict, flag_dest) -> frozenset:
@@ -121,7 +140,8 @@ def row_of(case: Case, explanation=None) -> FixRow | None:
         return flag.dest if flag is not None else None
 
     accepted = accepted_changes(case, flag_dest)
-    proposed, text = proposed_changes(case, explanation, flag_dest)
+    report = find_fixes(case.request(), explanation) if case.kind == "raise" else None
+    proposed, text = proposed_changes(case, explanation, flag_dest, report)
     # a default SGLang resolved: the value wanted is the operator's (the docs', the reporter's); the flag is the fix
     free = case.kind == "override" and not getattr(override_of(explanation, case.expect_field), "given", False)
     match = None if accepted is None else _same(accepted, proposed, values=not free,
@@ -129,6 +149,14 @@ def row_of(case: Case, explanation=None) -> FixRow | None:
     equivalent = False
     if match is False and accepted and proposed:
         equivalent = match = same_resolution(case, explanation, accepted, proposed)
+    if report is not None and accepted == frozenset() and proposed:
+        # "none on this release; W": fix's own first words are "No verified fix keeps all of your arguments",
+        # then its trade-offs -- the same answer when it has no such fix and its first trade-off is W
+        workaround = accepted_workaround(case, flag_dest)
+        env_defaults = explanation.extraction.env_defaults
+        match = not report.fixes and (workaround is None or _same(workaround, proposed, env_defaults=env_defaults)
+                                      or same_resolution(case, explanation, workaround, proposed))
+        text = ("none keeps all your arguments; trade-off: " if not report.fixes else "") + text
     row = FixRow(case, accepted, proposed, text, match, equivalent)
     if case.kind == "raise" and accepted is not None:
         row.verdict_match, row.verdict_text = verdict_fix_match(case, explanation, accepted, flag_dest)
