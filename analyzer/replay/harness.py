@@ -204,7 +204,13 @@ STAND_IN_DISTS = {
 # build brings triton and the nvidia-* wheels; ROCm builds of SGLang bring aiter.
 NODE_BASE_TOPS = {
     "cuda": ("triton", "nvidia"),
-    "rocm": ("triton", "aiter", "amdsmi", "sgl_kernel"),  # SGLang's ROCm image builds sgl-kernel for ROCm (0.4.x's srt_hip extra does not list it)
+    # SGLang's ROCm image builds sgl-kernel for ROCm (0.4.x's srt_hip extra does not list it), and its base image
+    # carries vLLM's ROCm build: SGLang's own ROCm install file says so ("base docker rocm/vllm-dev:20250114, not
+    # from public vllm whl", pyproject_other.toml's srt_hip, 0.5.x; 0.4.x's srt_hip extra pinned vllm==0.6.7.dev2),
+    # and docker/rocm.Dockerfile's default bases are rocm/sgl-dev:rocm7-vllm-*. Releases up to 0.5.8 import it
+    # unguarded on ROCm (0.5.3's moe_runner/triton.py: ``elif _is_hip: from vllm import _custom_ops``). A node
+    # without it (a rocm/pytorch base) says so in its profile: ``[packages] vllm = false``.
+    "rocm": ("triton", "aiter", "amdsmi", "sgl_kernel", "vllm"),
     "cpu": ("triton", "nvidia"),  # pip install sglang brings torch's CUDA build even there
     # an Ascend node: triton-ascend, torch_npu (profile-backed, install_accelerator_profile), and torchair,
     # torch_npu's torch.compile backend (SGLang's get_compiler_backend raises without it on an NPU), and

@@ -544,10 +544,17 @@ def _check_profile_answers(trace: Trace, profile: Mapping[str, Any]) -> None:
         elif name.startswith("get_platform()."):
             seen.setdefault("platform." + name.split(".", 1)[1], p.get("answer"))
     for name, expected in answers.items():
-        if name in seen and not isinstance(expected, dict) and not same_value(expected, seen[name]):
+        if name in seen and not isinstance(expected, dict) and not _same_answer(expected, seen[name]):
             trace.notes.append(
                 f"profile {trace.profile!r} derives {name} = {expected!r}, SGLang saw {seen[name]!r} in the replay"
             )
+
+
+def _same_answer(expected: Any, seen: Any) -> bool:
+    """Whether SGLang's answer is the profile's: equal, or for a predicate the profile derives as False, None (a
+    probe that returns its ``and`` expression: 0.5.3's ``is_cuda()`` is ``torch.cuda.is_available() and
+    torch.version.cuda``, None on ROCm, and every ``if is_cuda()`` reads it as False)."""
+    return same_value(expected, seen) or (expected is False and seen is None)
 
 
 def error_event(trace: Trace) -> Event | None:
