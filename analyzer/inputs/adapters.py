@@ -14,10 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from .command import from_args, from_cmd
 from ..contracts.launch import ArgOrigin, LaunchSpec
-from .script import from_script
-from .systemd import from_service
 
 
 @dataclass(frozen=True)
@@ -74,18 +71,41 @@ class Adapter:
     patch: PatchStyle | None = None  # how fix --write edits the file (a file adapter)
 
 
+# Each reader imports its format's modules when it reads one: a command takes the table, and a launch is
+# one format (a unit's reader does not load the shell's lexer, expander and blocks, a fifth of a warm explain's imports).
+
+def _args(text: str, env: Mapping[str, str]) -> LaunchSpec:
+    from .command import from_args  # an --args launch only (the shell lexer)
+
+    return from_args(text)
+
+
+def _cmd(text: str, env: Mapping[str, str]) -> LaunchSpec:
+    from .command import from_cmd  # a --cmd launch only (the shell reader)
+
+    return from_cmd(text)
+
+
+def _service(path: str, env: Mapping[str, str]) -> LaunchSpec:
+    from .systemd import from_service  # a --service launch only
+
+    return from_service(path)
+
+
 def _script(path: str, env: Mapping[str, str]) -> LaunchSpec:
     """A launch script: its conditions read the --env items, as the script starts with them."""
+    from .script import from_script  # a --script launch only (the shell reader)
+
     return from_script(path, env=dict(env), env_origins={k: ArgOrigin("--env", None) for k in env})
 
 
 ADAPTERS: tuple[Adapter, ...] = (
     Adapter("args", "--args", 'The server arguments, shell-quoted: "--model-path /m --tp 4".', False, "--args",
-            lambda text, env: from_args(text)),
+            _args),
     Adapter("cmd", "--cmd", "A whole command line: python -m sglang.launch_server ... / sglang serve ...", False, "--cmd",
-            lambda text, env: from_cmd(text)),
+            _cmd),
     Adapter("service", "--service", "A systemd unit file (ExecStart=, Environment=, EnvironmentFile=).", True,
-            "systemd unit {path}", lambda path, env: from_service(path), metavar="FILE", patch=UNIT_PATCH),
+            "systemd unit {path}", _service, metavar="FILE", patch=UNIT_PATCH),
     Adapter("script", "--script", "A shell launch script (parsed, never executed).", True, "launch script {path}",
             _script, metavar="FILE", patch=SCRIPT_PATCH),
 )

@@ -73,6 +73,11 @@ class PrefixEnv:
     notes: list[str] = field(default_factory=list)
 
 
+# The shells whose command string or script sgtrace reads (``sh -c "..."``, ``bash x.sh``); here, with the
+# launcher, so that a unit's ExecStart= can tell a shell without importing the shell reader (``shell``)
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
 def basename(word: str) -> str:
     """Last path component of a command word."""
     return word.rstrip("/").rsplit("/", 1)[-1]

@@ -20,14 +20,13 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer.contracts.launch import ArgOrigin, LaunchSpec
-from analyzer.inputs.launcher import EnvEntry, basename, read_prefix, spec_from_words
+from analyzer.inputs.launcher import SHELLS, EnvEntry, basename, read_prefix, spec_from_words
 from analyzer.inputs.located import Located
 from analyzer.inputs.shell_blocks import Case, If, Node, Plain, case_arms, condition_text, decide, parse_blocks
 from analyzer.inputs.shell_expand import Field, ShellScope, expand_value, expand_words
 from analyzer.inputs.shell_lexer import Lit, Op, Part, Word, lex_shell
 
 MAX_DEPTH = 4
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SEPARATORS = frozenset({"\n", ";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", ";;&"})
 _HEREDOC_OPS = frozenset({"<<", "<<-"})
 _OPENERS = frozenset({"if", "while", "until", "{"})

@@ -19,11 +19,8 @@ from pathlib import Path
 from analyzer.errors import SgtraceError
 from analyzer.inputs.envfile import parse_env_file
 from analyzer.contracts.launch import ArgOrigin, LaunchSpec
-from analyzer.inputs.launcher import EnvEntry, basename, spec_from_words
+from analyzer.inputs.launcher import SHELLS, EnvEntry, basename, spec_from_words
 from analyzer.inputs.located import Located, LocatedBuilder
-from analyzer.inputs.script import launch_from_script
-from analyzer.inputs.shell import SHELLS, find_launches, last_launch, shell_command_string
-from analyzer.inputs.shell_expand import ShellScope
 from analyzer.inputs.systemd_specifiers import Specifiers
 from analyzer.inputs.systemd_specifiers import for_unit as specifiers_for
 from analyzer.inputs.systemd_syntax import (
@@ -432,6 +429,8 @@ def _launch_from_command(
     if spec is not None:
         return spec
     texts = [w.text for w in argv]
+    from analyzer.inputs.shell import shell_command_string  # a command that is not a launch: the shell reader
+
     if (found := shell_command_string(texts)) is not None:
         return _launch_from_shell_string(argv, found, env, command, origin)
     script = _script_path(texts)
@@ -443,6 +442,9 @@ def _launch_from_command(
 def _launch_from_shell_string(
     argv: list[Located], found: tuple[int, int], env: dict[str, EnvValue], command: ExecCommand, origin: str
 ) -> LaunchSpec | None:
+    from analyzer.inputs.shell import find_launches, last_launch  # a shell command string only
+    from analyzer.inputs.shell_expand import ShellScope  # a shell command string only
+
     index, after = found
     scope = ShellScope(positional=list(argv[after + 1 :]), script_name=argv[after].text if after < len(argv) else "sh")
     for name, value in env.items():
@@ -491,6 +493,9 @@ def _launch_from_script(
         )
     if not explicit and not _is_shell_script(local):
         return None
+    from analyzer.inputs.script import launch_from_script  # a unit that runs a script only
+    from analyzer.inputs.shell_expand import ShellScope  # a unit that runs a script only
+
     scope = ShellScope(positional=list(argv[index + 1 :]))
     for name, value in env.items():
         scope.assign(name, value.value, value.origin, export=True)
