@@ -160,8 +160,12 @@ def definitions() -> dict[str, dict]:
     defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off",))
     defs["fix_candidate"] = obj({"changes": STRS, "origin": STRS, "outcome": STR, "trade_off": nullable(STR), "command": STR,
                                  "replay": nullable(STR), "note": STR, "assumes": STRS}, optional=("assumes",))
+    defs["later_release"] = obj({"version": nullable(STR), "env": mapping(STR), "tried": STRS},
+                                description="No change keeps it on this release: the nearest later cached release that "
+                                            "accepts the launch (version null: none of those tried does)")
     defs["fixes"] = obj({"fixes": array(ref("fix_candidate")), "trade_offs": array(ref("fix_candidate")),
-                         "plausible": array(ref("fix_candidate"))})
+                         "plausible": array(ref("fix_candidate")), "later_release": nullable(ref("later_release"))},
+                        optional=("later_release",))
     defs["term"] = obj({"text": STR, "value": ref("value"), "kind": STR, "origin": STR, "site": nullable(STR),
                         "steps": array(obj({"text": STR, "line": INT, "value": ref("value")})), "inputs": array(ref("term"))},
                        optional=("steps", "inputs"),
@@ -292,7 +296,8 @@ def documents() -> dict[str, tuple]:
     keep_item = obj({"field": STR, "flag": nullable(STR), "given": ref("value"), "sglang_value": ref("value"),
                      "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
                      "trade_off": nullable(STR), "why": STR, "renamed": BOOL, "moot": BOOL,
-                     "alternative": nullable(STR), "moved": nullable(STR), "replay": nullable(STR)})
+                     "alternative": nullable(STR), "moved": nullable(STR), "replay": nullable(STR),
+                     "later_release": nullable(ref("later_release"))}, optional=("later_release",))
     outcome = obj({
         "version": STR, "status": {"enum": ["resolves", "raises", "rejected"]}, "error": nullable(STR),
         "error_site": nullable(ref("site")), "replacements": array(obj({"typed": STR, "use": STR})),
@@ -325,7 +330,7 @@ def documents() -> dict[str, tuple]:
             "schema": number["fix"], "resolves": BOOL, **definitions()["fixes"]["properties"],
             "keep": array(keep_item),
             "fields": mapping({"anyOf": [keep_item, obj({"final": ref("value")}, description="no write changed it")]}),
-        }, optional=("keep", "fields"))),
+        }, optional=("keep", "fields", "later_release"))),
         "report": ("sgtrace report --format json: the report's facts and the Trace (as explain --json)", obj({
             "schema": number["report"],
             "report": obj({

@@ -10,7 +10,7 @@ from ..commands.explain import explain
 from ..commands.keep_fix import keep_fixes, keep_lines
 from ..render import dumps
 from ..schemas import stamp
-from .fixing import compute_fixes, fix_fields, fixes_json, print_fixes, replay_keeps
+from .fixing import compute_fixes, fix_fields, fixes_json, later_keeps, print_fixes, replay_keeps
 from .options import FixReplay, build_request, check_replay_options, echo, explain_inputs, replay_target_options, snapshot_for_write
 from .replaying import replay_place
 
@@ -43,6 +43,7 @@ def fix_cmd(sglang_spec, env_items, model_config, profile_name, error_text, writ
     if not explanation.raises and error_text is None:
 
         kept = keep_fixes(explanation)  # a value of yours SGLang overrides: the change that keeps it
+        later_keeps(request, explanation, kept)
         if with_replay:
             place = replay_place(sglang_spec, python_path, ssh_target, ssh_config, explanation.tree.version)
             replay_keeps(explanation, kept, FixReplay(place, timeout_s, memory_mib))

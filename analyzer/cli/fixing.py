@@ -14,6 +14,7 @@ from ..commands.fix import write_patch as apply_patch
 from ..inputs import adapters
 from ..commands.keep_fix import field_keep_lines, keep_default, keep_fix
 from ..commands.keep_replay import replay_keep, replayable
+from ..commands.later_release import keeps, later_release
 from ..render import dumps, site_json
 from ..schemas import stamp
 from ..contracts.trace import encode_value, target_value
@@ -29,7 +30,8 @@ def fixes_json(explanation, report) -> dict:
                 "replay": candidate.replayed, "note": candidate.note}
 
     return {"fixes": [one(c) for c in report.fixes], "trade_offs": [one(c) for c in report.trade_offs],
-            "plausible": [{**one(c), "assumes": list(c.assumes)} for c in report.plausible]}
+            "plausible": [{**one(c), "assumes": list(c.assumes)} for c in report.plausible],
+            "later_release": report.later.to_dict() if report.later is not None else None}
 
 
 def print_fixes(request, explanation, write_patch: bool, report=None, snap=None, replay_with: FixReplay | None = None) -> None:
@@ -124,11 +126,24 @@ def compute_fixes(request, explanation, message=None, guards=None, replay_with: 
     """The fixes; replayed only when ``replay_with`` says where (one progress line per replayed fix)."""
     progress("looking for fixes: each candidate is verified by running SGLang's resolution again")
     if replay_with is None:
-        return find_fixes(request, explanation, message, guards)
-    place = ready_place(replay_with.place)
-    return find_fixes(request, explanation, message, guards, replay=True, python=place["python"], ssh=place["ssh"],
-                      version=place["version"], timeout_s=replay_with.timeout_s, memory_mib=replay_with.memory_mib,
-                      log=progress)
+        report = find_fixes(request, explanation, message, guards)
+    else:
+        place = ready_place(replay_with.place)
+        report = find_fixes(request, explanation, message, guards, replay=True, python=place["python"], ssh=place["ssh"],
+                            version=place["version"], timeout_s=replay_with.timeout_s, memory_mib=replay_with.memory_mib,
+                            log=progress)
+    if not report.fixes and message is None and explanation.raises:
+        progress("no change keeps all of your arguments on this release: trying the launch on the later cached releases")
+        report.later = later_release(request, explanation)
+    return report
+
+
+def later_keeps(request, explanation, kept) -> None:
+    """A value of yours no change keeps on this release: the later cached release that keeps it, on ``later``."""
+    for one in kept:
+        if one.change is None and not one.env and not (one.renamed or one.moved or one.alternative):
+            progress(f"no change keeps {one.flag or one.field} on this release: trying the later cached releases")
+            one.later = later_release(request, explanation, keeps(one.field))
 
 
 def replay_keeps(explanation, kept, how: FixReplay) -> None:

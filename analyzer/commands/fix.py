@@ -32,6 +32,7 @@ from ..contracts.extraction import Flag
 from ..replay import envs
 from ..replay.launch_replay import replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
+from .later_release import LaterRelease
 from .verdict import Runner, names_value, ordering_causes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -84,6 +85,7 @@ class FixReport:
     rejected: list[Candidate] = field(default_factory=list)
     plausible: list[Candidate] = field(default_factory=list)  # resolves only over conditions the engine assumed
     last: Candidate | None = field(default=None, repr=False)  # the candidate ``file`` saw last
+    later: LaterRelease | None = None  # no fix: the later cached release that accepts the launch (``later_release``)
 
     def file(self, candidate: Candidate) -> bool:
         """Put a verified or plausible candidate in its list; False (nowhere yet) for one that failed."""

@@ -23,6 +23,7 @@ from . import guard_reads
 from .explain import Explanation, Override
 from ..extract.parse import ast_nodes
 from .fix import FEATURE_COST, adjustments, feature_cost, siblings
+from .later_release import LaterRelease
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.flag_help import testing_only
 from ..knowledge.kinds import EventKind
@@ -58,6 +59,7 @@ class KeepFix:
     explicit: bool = False  # ``change`` states another choice: SGLang's rule replaces only the default (``auto``)
     moved: str | None = None  # your value is an alias SGLang moves to another flag: that flag as typed
     replayed: str | None = None  # ``fix --replay``: the replay's verdict on the change (``keep_replay.replay_keep``)
+    later: LaterRelease | None = None  # no change keeps it: the later cached release that does (``later_release``)
 
     def to_dict(self) -> dict:
         return {
@@ -75,6 +77,7 @@ class KeepFix:
             "alternative": self.alternative,
             "moved": self.moved,
             "replay": self.replayed,
+            "later_release": self.later.to_dict() if self.later is not None else None,
         }
 
 
@@ -660,7 +663,7 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
             continue
         if fix.change is None and not fix.env:
             lines.append(f"    no change of one input keeps it on this release ({fix.tried} tried); "
-                         "`sgtrace diff` shows whether another release keeps it")
+                         + (fix.later.text() if fix.later is not None else "`sgtrace diff` shows whether another release keeps it"))
             continue
         if fix.moot:
             what = ("turns it off" if isinstance(fix.given, bool)

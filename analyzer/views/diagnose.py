@@ -115,6 +115,8 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
     lines = []
     if not report.fixes:
         lines.append("No verified fix keeps all of your arguments.")
+        if report.later is not None:
+            lines.append(report.later.text())
     for index, candidate in enumerate(report.fixes, 1):
         lines.append(f"Fix {index} ({candidate.size} change{'s' if candidate.size > 1 else ''}, verified: {candidate.outcome}"
                      + (f"; replay: {candidate.replayed}" if candidate.replayed else "") + "):")
