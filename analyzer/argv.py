@@ -595,12 +595,14 @@ def _tree_facts(extraction: Extraction) -> _TreeFacts:
 
 def _class_source(root: Path, name: str) -> str:
     """The text of ``class name(...)`` in the files SGLang keeps its actions in ('' if absent)."""
-    pattern = re.compile(rf"^class {re.escape(name)}\b.*?(?=^\S)", re.S | re.M)
+    # (a line end leads the pattern, where ``^`` would start it: the regex engine finds the line end by fast
+    # search, where ``^`` with re.M is tried at every position, 4 ms over server_args.py on every explain)
+    pattern = re.compile(rf"\nclass {re.escape(name)}\b.*?(?=^\S)", re.S | re.M)
     for rel in ACTION_FILES:
         text = _read(root / rel)
-        match = pattern.search(text + "\n.")
+        match = pattern.search("\n" + text + "\n.")
         if match:
-            return match.group(0)
+            return match.group(0)[1:]
     return ""
 
 
