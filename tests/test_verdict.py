@@ -596,6 +596,9 @@ def test_a_check_that_allows_none_offers_leaving_your_flag_out_first():
     from analyzer.views.verdict import cause_effect
 
     assert cause_effect(verdict.causes[0]).endswith("without --moe-dense-tp-size it does not raise")
+    # a switch of yours whose alternative is off reads the same way
+    switch = dataclasses.replace(verdict.causes[0], flag="--disable-cuda-graph-padding", value=True, alternative=False)
+    assert cause_effect(switch).endswith("without --disable-cuda-graph-padding it does not raise")
     report = find_fixes(case.request(), explanation)
     firsts = [[c.text() for c in t.changes] for t in report.trade_offs[:2]]
     assert firsts == [["- --moe-dense-tp-size"], ["+ --moe-dense-tp-size 1"]]

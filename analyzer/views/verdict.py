@@ -72,8 +72,9 @@ def cause_effect(cause: Cause, override=None) -> str:
 
 
 def _with(cause: Cause) -> str:
-    """The value that avoids it, as the operator would do it: a flag of theirs whose alternative is None is left out."""
-    if cause.role == "user-flag" and cause.alternative is None:
+    """The value that avoids it, as the operator would do it: a flag of theirs whose alternative is None (or a
+    switch of theirs whose alternative is off) is left out."""
+    if cause.role == "user-flag" and (cause.alternative is None or (cause.alternative is False and cause.value is True)):
         return f"without {cause.flag or '--' + cause.field.replace('_', '-')}"
     return f"with {short(cause.alternative)}"
 
