@@ -8,6 +8,7 @@ network tests hold P1-P4 on their real releases.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
