@@ -2932,6 +2932,18 @@ class _NotBuilt(object):
                                   % object.__getattribute__(self, "_name"))
 
 
+class _NotPassed(_NotBuilt):
+    """An argument the scheduler passes that neither engine builds (0.5.23's ``draft_swa_window``): comparing it, too,
+    ends start-up without a prediction (the symbolic engine's unknown makes such a check a note)."""
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        raise _StartUpUnreachable("%s is passed by start-up code neither engine runs" % object.__getattribute__(self, "_name"))
+
+    __ne__ = __eq__
+
+
 def _CudaTensorsOnMeta():
     """During the start-up steps, a tensor the emulated CUDA node would allocate on the GPU (``init_cublas``'s
     warm-up matmul, a backend's workspace) is made on PyTorch's meta device: shapes and dtypes without memory,
@@ -3139,6 +3151,94 @@ def run_start_up(server_args, rec):
             _start_up_part(rec, "the draft worker's attention backends",
                            lambda: run_draft_start_up(server_args, rec, runner, build_draft_runner))
         _start_up_part(rec, "the memory pools' sizing", lambda: run_pool_sizing(server_args, runner))
+        # (it reads what ModelRunner.__init__ built, not what a step that stopped for want of a value left unfinished)
+        _start_up_part(rec, "the cache initialisation", lambda: run_cache_init(server_args, runner))
+
+
+# analyzer/symbolic/cache_startup.py: where each release initialises the cache, and where the evaluated part ends
+CACHE_INIT_ENTRIES = (("sglang.srt.mem_cache.kv_cache_builder", "build_kv_cache"),
+                      ("sglang.srt.managers.scheduler", "Scheduler.init_cache_with_memory_pool"))
+CACHE_PARAMS_CLASS = "CacheInitParams"
+
+
+def run_cache_init(server_args, runner):
+    """The scheduler's cache initialisation up to where it builds the cache's parameters, as
+    ``analyzer/symbolic/cache_startup.py`` evaluates it: the entry's top-level statements before the first that
+    builds ``CacheInitParams`` or hands the worker (``tp_worker=``) to another function, with SGLang's
+    ``TpModelWorker`` over the start-up's runner (its properties read the runner) and, for 0.5.11's method, a
+    ``Scheduler`` holding the resolved arguments, the model config and that worker."""
+    import ast as _ast
+    import importlib as _importlib
+    import inspect
+    import textwrap
+
+    found = None
+    for module_name, qualname in CACHE_INIT_ENTRIES:
+        try:
+            module = _importlib.import_module(module_name)
+        except ImportError:
+            continue
+        holder = module
+        for part in qualname.split("."):
+            holder = getattr(holder, part, None)
+        if holder is not None:
+            found = (module, qualname, holder)
+            break
+    if found is None:
+        return
+    module, qualname, fn = found
+    import re as _re
+
+    from sglang.srt.managers import tp_worker as _tp_worker
+
+    TpModelWorker = _tp_worker.TpModelWorker
+    # where the worker keeps its runner (``self._model_runner = ModelRunner(...)``: draft_startup.runner_store)
+    found_store = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
+    store = found_store.group(1) if found_store else "model_runner"
+    tree = _ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+
+    def boundary(stmt):
+        for node in _ast.walk(stmt):
+            if isinstance(node, _ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, _ast.Name) else getattr(func, "attr", None)
+                if name == CACHE_PARAMS_CLASS or any(k.arg == "tp_worker" for k in node.keywords):
+                    return True
+        return False
+
+    body = []
+    for stmt in tree.body:
+        if boundary(stmt):
+            break
+        if not (isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Constant)):
+            body.append(stmt)
+    else:
+        return  # no boundary: not the layout the engine evaluates
+    worker = TpModelWorker.__new__(TpModelWorker)
+    worker.__dict__[store] = runner
+    local = {}
+    if "." in qualname:
+        scheduler_class = getattr(module, qualname.split(".")[0])
+        scheduler = scheduler_class.__new__(scheduler_class)
+        scheduler.server_args, scheduler.model_config, scheduler.tp_worker = server_args, runner.model_config, worker
+        local["self"] = scheduler
+    else:
+        for name in inspect.signature(fn).parameters:
+            local[name] = _NotPassed(name, qualname)
+        local.update(server_args=server_args, model_config=runner.model_config, tp_worker=worker)
+    # the statements as a function of the entry's name (a raise's site names it, as the symbolic engine's does),
+    # taking what the entry's frame holds as its arguments
+    names = sorted(local)
+    part = _ast.FunctionDef(name=tree.name, args=_ast.arguments(
+        posonlyargs=[], args=[_ast.arg(arg=n) for n in names], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=body, decorator_list=[], returns=None, type_params=[])
+    _ast.copy_location(part, tree)
+    code = _ast.fix_missing_locations(_ast.Module(body=[part], type_ignores=[]))
+    _ast.increment_lineno(code, fn.__code__.co_firstlineno - 1)
+    namespace = dict(fn.__globals__)
+    exec(compile(code, inspect.getsourcefile(fn), "exec"), namespace)
+    with _CudaTensorsOnMeta():
+        namespace[tree.name](*[local[n] for n in names])
 
 
 def run_pool_sizing(server_args, runner):

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..contracts.trace import START_UP, Unknown
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter, SGLangError
-from . import draft_startup, pool_startup, runtime_context
+from . import cache_startup, draft_startup, pool_startup, runtime_context
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .eras import ERAS, era_of
 from .objects import ClassRef, FunctionRef, Instance
@@ -314,15 +314,22 @@ def run(interp: Interpreter, world, record) -> None:
                     interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
                     if index == 0:
                         after_first_step(interp, frame, layout)
-        if runner is None or target.stopped:
+        if runner is None:
             return
-        if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
-            with ChecksOnly(interp, world, "the draft worker's start-up") as draft:
-                draft_startup.run(interp, world, record, runner, build_runner, layout)
-            if draft.stopped:
-                return
-        interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
-        pool_startup.run(interp, world, record, runner)
+        if not target.stopped:
+            draft_stopped = False
+            if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
+                with ChecksOnly(interp, world, "the draft worker's start-up") as draft:
+                    draft_startup.run(interp, world, record, runner, build_runner, layout)
+                draft_stopped = draft.stopped
+            if not draft_stopped:
+                interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
+                pool_startup.run(interp, world, record, runner)
+        # the scheduler's cache initialisation up to the cache's parameters: it reads the runner __init__ built, not
+        # what the steps after it left, so it runs where a step stopped for want of a value (not at a check)
+        interp.steps = max(0, MAX_STEPS - cache_startup.CACHE_STEPS)
+        with ChecksOnly(interp, world, "the cache initialisation"):
+            cache_startup.run(interp, world, record, runner)
     except (BudgetExceeded, RecursionError) as exc:
         world.note(f"start-up evaluation stopped ({exc or 'recursion too deep'}); the start-up checks after that point were not evaluated")
     finally:
