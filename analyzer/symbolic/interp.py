@@ -1072,8 +1072,8 @@ class Interpreter:
         return Unknown("await not modeled")
 
     def expr_Call(self, node: ast.Call, frame: Frame) -> Any:
-        # A called name and a name or constant argument, the most frequent, are ``eval``'s own branches for them
-        # inlined (the same step counted, the same lookup): a call of a function on a field reads three names.
+        # A called name and a name, constant or ``name.attr`` argument, the most frequent, are ``eval``'s own branches
+        # for them inlined (the same steps counted, the same lookups): ``getattr(server_args, f.name)`` calls nothing else.
         func_node = node.func
         if func_node.__class__ is _NAME:
             self.steps += 1
@@ -1111,6 +1111,22 @@ class Interpreter:
                 if self.steps > MAX_STEPS:
                     raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
                 args.append(arg.value)
+            elif arg_class is _ATTRIBUTE and arg.value.__class__ is _NAME:  # ``name.attr``: the attribute's step, the name's
+                self.steps += 1
+                if self.steps > MAX_STEPS:
+                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+                self.steps += 1
+                if self.steps > MAX_STEPS:
+                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+                name = arg.value.id
+                scope = frame
+                while scope is not None:
+                    if name in scope.locals:
+                        args.append(self.world.get_attribute(scope.locals[name], arg.attr, arg, frame))
+                        break
+                    scope = scope.closure
+                else:
+                    args.append(self.world.get_attribute(self.world.global_name(frame.module, name), arg.attr, arg, frame))
             elif arg_class is _STARRED:
                 value = self.eval(arg.value, frame)
                 if isinstance(value, (list, tuple)):
