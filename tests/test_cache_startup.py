@@ -32,6 +32,8 @@ def test_the_part_ends_where_the_cache_parameters_are_built_or_the_worker_is_han
     assert [ast.unparse(s).split("\n")[0] for s in kept] == ["is_hybrid_swa = tp_worker.is_hybrid_swa", "if server_args.x:"]
     assert cache_startup.is_boundary(ast.parse("p = CacheInitParams(a=1)").body[0])
     assert not cache_startup.is_boundary(ast.parse("p = make(a=1)").body[0])
+    # an argument the scheduler passes that neither engine builds (0.5.23's draft_swa_window) ends it too
+    assert cache_startup.is_boundary(ast.parse("assert draft_swa_window == 0").body[0], frozenset({"draft_swa_window"}))
 
 
 def _explain(version, model):

@@ -3197,8 +3197,13 @@ def run_cache_init(server_args, runner):
     store = found_store.group(1) if found_store else "model_runner"
     tree = _ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
 
+    # an argument the scheduler passes that neither engine builds (0.5.23's draft_swa_window) ends the part too
+    unknown = set(inspect.signature(fn).parameters) - {"server_args", "model_config", "tp_worker", "self"}
+
     def boundary(stmt):
         for node in _ast.walk(stmt):
+            if isinstance(node, _ast.Name) and node.id in unknown:
+                return True
             if isinstance(node, _ast.Call):
                 func = node.func
                 name = func.id if isinstance(func, _ast.Name) else getattr(func, "attr", None)

@@ -7,8 +7,9 @@ it builds the cache's parameters (``CacheInitParams(...)``) it decides what kind
 resolution let through: a PD decode node with ``--disaggregation-decode-enable-radix-cache`` for an SWA or a
 Mamba/SSM model ("--disaggregation-decode-enable-radix-cache is incompatible with Mamba/SSM models").
 
-The statements run are the entry's top-level ones, in order, up to the first that builds ``CacheInitParams``
-or hands the worker to another function (0.5.18's ``resolve_decode_retraction_backup(tp_worker=...)`` reads
+The statements run are the entry's top-level ones, in order, up to the first that builds ``CacheInitParams``,
+reads an argument the scheduler passes other than the arguments, the model config and the worker, or
+hands the worker to another function (0.5.18's ``resolve_decode_retraction_backup(tp_worker=...)`` reads
 the built KV pool, which neither engine builds): ``statements``. The worker is SGLang's ``TpModelWorker``
 over the runner the start-up built (its properties read the runner), as the scheduler holds it. The caches'
 own ``__init__`` (``MambaRadixCache``: page size 1 without the extra buffer; its allocator's class) is not
@@ -44,10 +45,16 @@ def entry(program) -> tuple[str, str] | None:
     return None
 
 
-def is_boundary(stmt: ast.stmt) -> bool:
-    """A statement that builds the cache's parameters, or hands the worker (``tp_worker=``) to a function that
-    reads its built pools: where the evaluated part ends."""
+GIVEN = frozenset({"server_args", "model_config", "tp_worker", "self"})  # what the engines hand the entry
+
+
+def is_boundary(stmt: ast.stmt, unknown: frozenset[str] = frozenset()) -> bool:
+    """A statement that builds the cache's parameters, hands the worker (``tp_worker=``) to a function that reads
+    its built pools, or reads an argument of ``unknown`` (one the scheduler passes and neither engine builds:
+    0.5.23's ``draft_swa_window``): where the evaluated part ends."""
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and node.id in unknown:
+            return True
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -57,11 +64,11 @@ def is_boundary(stmt: ast.stmt) -> bool:
     return False
 
 
-def statements(body: list[ast.stmt]) -> list[ast.stmt]:
+def statements(body: list[ast.stmt], unknown: frozenset[str] = frozenset()) -> list[ast.stmt]:
     """The top-level statements of the entry before its boundary (docstrings left out)."""
     out = []
     for stmt in body:
-        if is_boundary(stmt):
+        if is_boundary(stmt, unknown):
             break
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue
@@ -78,7 +85,9 @@ def run(interp: Interpreter, world, record, runner: Instance) -> None:
         return
     module_rel, qualname = found
     module, fn = program.function(f"{module_rel}::{qualname}")
-    body = statements(fn.body)
+    args = fn.args
+    unknown = frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs) - GIVEN
+    body = statements(fn.body, unknown)
     if len(body) == len([s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]):
         return  # no boundary: not the layout described above
     # the worker keeps its runner where its __init__ stores it (``self._model_runner = ModelRunner(...)``, read
