@@ -41,6 +41,7 @@ class ServerArgs:
     enable_mixed_chunk: bool = False
     enable_hierarchical_cache: bool = False
     disable_radix_cache: bool = False
+    schedule_conservativeness: float = 1.0
 
     def __post_init__(self):
         if self.enable_hierarchical_cache and self.disable_radix_cache:
@@ -53,6 +54,7 @@ class ServerArgs:
     def _handle_dp(self):
         if self.enable_dp_attention:
             self.chunked_prefill_size = self.chunked_prefill_size // self.dp_size
+            self.schedule_conservativeness = self.schedule_conservativeness * 0.3
 
     def _handle_spec(self):
         if self.speculative_algorithm is None:
@@ -97,6 +99,7 @@ class ServerArgs:
         parser.add_argument("--enable-mixed-chunk", action="store_true")
         parser.add_argument("--enable-hierarchical-cache", action="store_true")
         parser.add_argument("--disable-radix-cache", action="store_true")
+        parser.add_argument("--schedule-conservativeness", type=float, default=1.0)
 
 ''' + PREPARE_SERVER_ARGS
 
@@ -186,6 +189,21 @@ def test_a_number_sglang_scales_is_kept_by_giving_the_value_it_scales_into_yours
     [kept] = keep(tree, "--enable-dp-attention --dp-size 8 --chunked-prefill-size 16384")
     assert (kept.field, kept.given, kept.sglang_value) == ("chunked_prefill_size", 16384, 2048)
     assert kept.change == "--chunked-prefill-size 131072" and kept.trade_off is None
+
+
+def test_a_scaled_number_that_comes_back_only_near_yours_says_what_it_ends_as(tree):
+    # 3.33 * 0.3 is 0.999: the fix says so, and its replay is held to 0.999, not to your 1.0
+    from analyzer.commands.keep_replay import promised
+
+    request = ExplainRequest(sglang=str(tree), args="--model-path /m --enable-dp-attention --schedule-conservativeness 1.0",
+                             profile="h100")
+    explanation = explain(request)
+    [kept] = keep_fixes(explanation)
+    assert (kept.change, kept.ends) == ("--schedule-conservativeness 3.33", pytest.approx(0.999))
+    assert "schedule_conservativeness ends 0.999, within 1% of your 1.0" in "\n".join(keep_lines([kept]))
+    assert promised(explanation, kept) == ("schedule_conservativeness", "equals", kept.ends)
+    [exact] = keep(tree, "--enable-dp-attention --dp-size 8 --chunked-prefill-size 16384")
+    assert exact.ends is None  # 131072 // 8 is 16384 exactly
 
 
 def test_a_switch_sglang_turns_off_for_a_weightier_feature_is_left_out(tree):

@@ -60,6 +60,7 @@ class KeepFix:
     moved: str | None = None  # your value is an alias SGLang moves to another flag: that flag as typed
     replayed: str | None = None  # ``fix --replay``: the replay's verdict on the change (``keep_replay.replay_keep``)
     later: LaterRelease | None = None  # no change keeps it: the later cached release that does (``later_release``)
+    ends: Any = None  # your number scaled back is not exact: what the field ends as (within 1% of yours)
 
     def to_dict(self) -> dict:
         return {
@@ -78,6 +79,7 @@ class KeepFix:
             "moved": self.moved,
             "replay": self.replayed,
             "later_release": self.later.to_dict() if self.later is not None else None,
+            "ends": encode_value(self.ends),
         }
 
 
@@ -328,6 +330,8 @@ def _scaled(explanation: Explanation, override: Override, runner: Runner, found:
     kept = KeepFix(**{**found.__dict__})
     kept.change = f"{flags[0].primary} {value}"
     kept.why = f"SGLang turns {value} into {final!r} at {found.site.short() if found.site else 'its write'}"
+    if not same_value(final, before):
+        kept.ends = final  # 3.33 * 0.3 is 0.999, not 1.0: said as it is, and the replay holds it to that
     return kept
 
 
@@ -680,6 +684,8 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         words = " with ".join(parts)
         kind = "trade-off" if fix.trade_off else "fix"
         outcome = f"{fix.field} stays {fix.given!r}" if fix.flag else f"{fix.field} is no longer {fix.sglang_value!r}"
+        if fix.ends is not None:
+            outcome = f"{fix.field} ends {fix.ends!r}, within 1% of your {fix.given!r}"
         lines.append(f"    {kind} (verified by the engine: {outcome}, resolution succeeds): {words}")
         if fix.trade_off:
             lines.append(f"    it {fix.trade_off}")
@@ -720,7 +726,8 @@ def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
                      "resolution succeeds; put the value you want)")
     else:
         kind = "trade-off" if fix.trade_off else "fix"
-        lines.append(f"  {kind} (verified by the engine: it stays {fix.given!r}, resolution succeeds): {words}"
+        stays = f"it stays {fix.given!r}" if fix.ends is None else f"it ends {fix.ends!r}, within 1% of your {fix.given!r}"
+        lines.append(f"  {kind} (verified by the engine: {stays}, resolution succeeds): {words}"
                      + (f"; {fix.why}" if fix.why else ""))
         if fix.trade_off:
             lines.append(f"  it {fix.trade_off}")

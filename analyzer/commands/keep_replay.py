@@ -67,7 +67,7 @@ def promised(explanation: Explanation, kept: KeepFix) -> tuple[str, str, Any]:
         flag = explanation.extraction.flag_for(option)
         return (flag.dest if flag is not None else kept.field), "equals", kept.given
     if kept.flag is not None and not kept.moot:
-        return kept.field, "equals", kept.given
+        return kept.field, "equals", kept.given if kept.ends is None else kept.ends
     sets = [c for c in keep_changes(explanation, kept) or [] if c.kind == "set-flag" and c.value is not None]
     if len(sets) == 1:
         flag = explanation.extraction.flag_for(sets[0].option)
