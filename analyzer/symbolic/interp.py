@@ -220,7 +220,7 @@ def contains_unknown(value: Any, depth: int = 0) -> bool:
 # plain unknown for an attribute or item *of* a ``Decided``).
 _CARRY_DECIDED = frozenset({ast.BoolOp, ast.NamedExpr, ast.IfExp, ast.Starred, ast.Attribute, ast.Subscript})
 # the node classes the hot paths test, read once (a module global is one lookup, ``ast.Name`` two)
-_NAME, _CONSTANT, _ATTRIBUTE, _STARRED = ast.Name, ast.Constant, ast.Attribute, ast.Starred
+_NAME, _CONSTANT, _ATTRIBUTE, _STARRED, _CALL = ast.Name, ast.Constant, ast.Attribute, ast.Starred, ast.Call
 _RETURN = ast.Return
 _FELL_THROUGH = object()  # what ``Interpreter.run_body`` gives for a body that ends without a ``return``
 
@@ -800,6 +800,9 @@ class Interpreter:
             return self.world.get_attribute(self.world.global_name(frame.module, name), node.attr, node, frame)
         if node_class is _CONSTANT:
             return node.value
+        if node_class is _CALL:  # a sixth: its handler without the table's lookup (a Call does not carry a ``Decided``)
+            value = _EXPR_CALL(self, node, frame)
+            return Unknown(value.reason, value.kind) if value.__class__ is Decided else value
         handler = _EXPR_HANDLERS.get(node_class)
         if handler is None:
             return Unknown(f"{type(node).__name__} expression not modeled")
@@ -1266,6 +1269,7 @@ def _handlers(prefix: str) -> dict[type, Any]:
 
 
 _EXPR_HANDLERS = _handlers("expr_")
+_EXPR_CALL = _EXPR_HANDLERS[ast.Call]  # what ``eval`` calls for a Call node (the table's entry, read once)
 _STMT_HANDLERS = _handlers("stmt_")
 
 
