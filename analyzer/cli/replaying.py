@@ -12,7 +12,7 @@ from ..errors import SgtraceError
 from ..commands.explain import load_launch, parse_env_items, pick_model, pick_profile
 from ..render import dumps
 from ..replay import envs
-from ..replay.launch_replay import replay_launch, sends_model
+from ..replay.launch_replay import missing_input, replay_launch, sends_model
 from ..replay.runner import ReplayCrash, ReplayError, ReplayTimeout, parse_ssh_target
 from ..views.replay import (
     NO_PROFILE_NOTE,
@@ -123,6 +123,10 @@ def replay_and_compare(request, explanation, place: dict, timeout_s: float, data
         echo("")
         echo(agreement_heading(run))
         echo(render_comparison(comparison), nl=False)
+        missing = missing_input(run.trace, list(explanation.launch.argv), place)
+        if missing is not None:
+            echo(f"  (the replay stopped reading {missing}, which the launch names and this machine does not have: "
+                 "the node reads it; that raise is no prediction of SGLang's)")
     return comparison.agrees
 
 

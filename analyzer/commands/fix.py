@@ -30,7 +30,7 @@ from ..inputs import adapters
 from ..contracts.launch import ArgOrigin
 from ..contracts.extraction import Flag
 from ..replay import envs
-from ..replay.launch_replay import replay_launch
+from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .later_release import LaterRelease
 from .verdict import Runner, names_value, ordering_causes, setting_hints, verdict_of
@@ -687,6 +687,9 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
                               model_given=bool(explanation.request.model_config)).trace
     except SgtraceError as exc:
         return f"not replayed ({exc.message})"
+    missing = missing_input(trace, candidate.argv, place)
+    if missing is not None:
+        return f"not replayed (this machine does not have {missing}, which the launch names; the replay stopped reading it)"
     if trace.error is not None:
         return f"raises {trace.error.exc_type}: {trace.error.message}"
     return "resolves"

@@ -12,6 +12,8 @@ locally and as its content over ssh, except on a native replay over ssh without
 
 from __future__ import annotations
 
+import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -67,3 +69,24 @@ def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, p
         trace = runner.replay(list(argv), env, profile, timeout_s=timeout_s, memory_mib=memory_mib,
                               create_missing=create_missing, log=log, **where, **model_kwargs)
     return LaunchReplay(trace, model_dir, send)
+
+
+# what reading a file or a hub entry that is not there raises (transformers, huggingface_hub, the os)
+UNREADABLE_ERRORS = frozenset({"OSError", "FileNotFoundError", "EnvironmentError", "HFValidationError",
+                               "RepositoryNotFoundError", "LocalEntryNotFoundError", "EntryNotFoundError"})
+
+
+def missing_input(trace: Trace, argv: Sequence[str], place: Mapping[str, Any]) -> str | None:
+    """The path the launch names that the replay stopped on because this machine does not have it (the
+    directory of ``--speculative-draft-model-path``: on the node it holds the draft's config.json), or None.
+    Only for a replay on this machine: over ssh the node's own files answer, and a missing one is real."""
+    error = trace.error
+    if error is None or error.exc_type not in UNREADABLE_ERRORS or place.get("ssh") is not None:
+        return None
+    message = error.message or ""
+    for value in argv:
+        text = value.split("=", 1)[1] if value.startswith("--") and "=" in value else value
+        named = re.search(rf"(?<![\w/.-]){re.escape(text)}(?![\w/.-])", message) is not None
+        if not text.startswith("-") and ("/" in text or "\\" in text) and named and not os.path.exists(text):
+            return text
+    return None

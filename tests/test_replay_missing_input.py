@@ -1,0 +1,29 @@
+"""A replay on this machine that stops reading a path the launch names and this machine lacks (a draft model's
+directory) says so: it is no prediction of SGLang's, and a fix replayed that way is 'not replayed', never unsound."""
+
+from __future__ import annotations
+
+from analyzer.contracts.trace import Event, EventKind, SiteRef, Trace
+from analyzer.replay.launch_replay import missing_input
+
+ARGV = ["--model-path", "/m", "--speculative-draft-model-path", "/models/EAGLE3-draft"]
+HUB = "Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/EAGLE3-draft'."
+
+
+def _raising(exc_type: str, message: str) -> Trace:
+    error = Event(EventKind.RAISE, SiteRef("sglang/srt/utils/hf_transformers/config.py", 63, "parse"),
+                  exc_type=exc_type, message=message)
+    return Trace(engine="replay", events=[error], error=error)
+
+
+def test_a_path_the_launch_names_that_is_not_here_is_what_the_replay_stopped_on(tmp_path):
+    local = {"ssh": None, "python": None, "version": "0.5.12"}
+    assert missing_input(_raising("OSError", HUB), ARGV, local) == "/models/EAGLE3-draft"
+    assert missing_input(_raising("OSError", HUB), ["--speculative-draft-model-path=/models/EAGLE3-draft"], local) == "/models/EAGLE3-draft"
+    # SGLang's own check, or a path this machine has, or a replay on the node itself: a real outcome
+    assert missing_input(_raising("ValueError", HUB), ARGV, local) is None
+    present = tmp_path / "draft"
+    present.mkdir()
+    assert missing_input(_raising("OSError", f"cannot read {present}"), ["--speculative-draft-model-path", str(present)], local) is None
+    assert missing_input(_raising("OSError", HUB), ARGV, {**local, "ssh": "user@node"}) is None
+    assert missing_input(Trace(engine="replay"), ARGV, local) is None
