@@ -220,7 +220,7 @@ def contains_unknown(value: Any, depth: int = 0) -> bool:
 # plain unknown for an attribute or item *of* a ``Decided``).
 _CARRY_DECIDED = frozenset({ast.BoolOp, ast.NamedExpr, ast.IfExp, ast.Starred, ast.Attribute, ast.Subscript})
 # the node classes the hot paths test, read once (a module global is one lookup, ``ast.Name`` two)
-_NAME, _CONSTANT, _ATTRIBUTE, _STARRED, _CALL = ast.Name, ast.Constant, ast.Attribute, ast.Starred, ast.Call
+_NAME, _CONSTANT, _ATTRIBUTE, _STARRED = ast.Name, ast.Constant, ast.Attribute, ast.Starred
 _RETURN = ast.Return
 _FELL_THROUGH = object()  # what ``Interpreter.run_body`` gives for a body that ends without a ``return``
 
@@ -800,9 +800,6 @@ class Interpreter:
             return self.world.get_attribute(self.world.global_name(frame.module, name), node.attr, node, frame)
         if node_class is _CONSTANT:
             return node.value
-        if node_class is _CALL:  # a sixth: its handler without the table's lookup (a Call does not carry a ``Decided``)
-            value = _EXPR_CALL(self, node, frame)
-            return Unknown(value.reason, value.kind) if value.__class__ is Decided else value
         handler = _EXPR_HANDLERS.get(node_class)
         if handler is None:
             return Unknown(f"{type(node).__name__} expression not modeled")
@@ -1075,62 +1072,10 @@ class Interpreter:
         return Unknown("await not modeled")
 
     def expr_Call(self, node: ast.Call, frame: Frame) -> Any:
-        # A called name and a name, constant or ``name.attr`` argument, the most frequent, are ``eval``'s own branches
-        # for them inlined (the same steps counted, the same lookups): ``getattr(server_args, f.name)`` calls nothing else.
-        func_node = node.func
-        if func_node.__class__ is _NAME:
-            self.steps += 1
-            if self.steps > MAX_STEPS:
-                raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-            name = func_node.id
-            scope: Frame | None = frame
-            while scope is not None:
-                if name in scope.locals:
-                    func = scope.locals[name]
-                    break
-                scope = scope.closure
-            else:
-                func = self.world.global_name(frame.module, name)
-        else:
-            func = self.eval(func_node, frame)
+        func = self.eval(node.func, frame)
         args: list = []
         for arg in node.args:
-            arg_class = arg.__class__
-            if arg_class is _NAME:
-                self.steps += 1
-                if self.steps > MAX_STEPS:
-                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-                name = arg.id
-                scope = frame
-                while scope is not None:
-                    if name in scope.locals:
-                        args.append(scope.locals[name])
-                        break
-                    scope = scope.closure
-                else:
-                    args.append(self.world.global_name(frame.module, name))
-            elif arg_class is _CONSTANT:
-                self.steps += 1
-                if self.steps > MAX_STEPS:
-                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-                args.append(arg.value)
-            elif arg_class is _ATTRIBUTE and arg.value.__class__ is _NAME:  # ``name.attr``: the attribute's step, the name's
-                self.steps += 1
-                if self.steps > MAX_STEPS:
-                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-                self.steps += 1
-                if self.steps > MAX_STEPS:
-                    raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-                name = arg.value.id
-                scope = frame
-                while scope is not None:
-                    if name in scope.locals:
-                        args.append(self.world.get_attribute(scope.locals[name], arg.attr, arg, frame))
-                        break
-                    scope = scope.closure
-                else:
-                    args.append(self.world.get_attribute(self.world.global_name(frame.module, name), arg.attr, arg, frame))
-            elif arg_class is _STARRED:
+            if arg.__class__ is _STARRED:
                 value = self.eval(arg.value, frame)
                 if isinstance(value, (list, tuple)):
                     args.extend(value)
@@ -1269,7 +1214,6 @@ def _handlers(prefix: str) -> dict[type, Any]:
 
 
 _EXPR_HANDLERS = _handlers("expr_")
-_EXPR_CALL = _EXPR_HANDLERS[ast.Call]  # what ``eval`` calls for a Call node (the table's entry, read once)
 _STMT_HANDLERS = _handlers("stmt_")
 
 
