@@ -27,3 +27,27 @@ def test_a_path_the_launch_names_that_is_not_here_is_what_the_replay_stopped_on(
     assert missing_input(_raising("OSError", f"cannot read {present}"), ["--speculative-draft-model-path", str(present)], local) is None
     assert missing_input(_raising("OSError", HUB), ARGV, {**local, "ssh": "user@node"}) is None
     assert missing_input(Trace(engine="replay"), ARGV, local) is None
+
+
+def test_a_raise_the_replay_meets_on_the_launch_as_given_too_judges_no_change(monkeypatch):
+    from types import SimpleNamespace
+
+    from analyzer.commands import fix as fix_module
+
+    kimi = "The checkpoint you are trying to load has model type `kimi_k2` but Transformers does not recognize this architecture."
+    check = "page size must be 1"
+    local = {"ssh": None, "python": None, "version": "0.5.10"}
+
+    def judged(base: Trace, predicted: Trace, fix_run: Trace):
+        monkeypatch.setattr(fix_module, "replay_launch", lambda *a, **k: SimpleNamespace(trace=base))
+        explanation = SimpleNamespace(launch=SimpleNamespace(argv=["--model-path", "/m"], env={}), profile=None, model=None,
+                                      request=SimpleNamespace(model_config="K"), trace=predicted)
+        return fix_module.replay_cannot_judge(explanation, fix_run, ["--model-path", "/m"], local)
+
+    # the launch as given stops on the model's remote code too, and the engine predicts it resolves: no verdict on the fix
+    assert "stops the same way (ValueError: The checkpoint" in judged(_raising("ValueError", kimi), Trace(engine="symbolic"),
+                                                                      _raising("ValueError", kimi))
+    # SGLang's check the engine predicted for the launch as given: a fix that still meets it fails
+    assert judged(_raising("ValueError", check), _raising("ValueError", check), _raising("ValueError", check)) is None
+    # the launch as given gets past it: the fix's raise is its own
+    assert judged(Trace(engine="replay"), Trace(engine="symbolic"), _raising("ValueError", kimi)) is None

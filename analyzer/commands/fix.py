@@ -687,12 +687,41 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
                               model_given=bool(explanation.request.model_config)).trace
     except SgtraceError as exc:
         return f"not replayed ({exc.message})"
-    missing = missing_input(trace, candidate.argv, place)
-    if missing is not None:
-        return f"not replayed (this machine does not have {missing}, which the launch names; the replay stopped reading it)"
+    stop = replay_cannot_judge(explanation, trace, candidate.argv, place, timeout_s, memory_mib)
+    if stop is not None:
+        return f"not replayed ({stop})"
     if trace.error is not None:
         return f"raises {trace.error.exc_type}: {trace.error.message}"
     return "resolves"
+
+
+def replay_cannot_judge(explanation: Explanation, trace, argv: list[str], place: dict, timeout_s: float = 120,
+                        memory_mib: int | None = None) -> str | None:
+    """Why the replay of a change that raised says nothing about the change, or None (its raise stands):
+    it stopped reading a path the launch names that this machine lacks (``missing_input``), or the replay of
+    the launch as given stops the same way where the engine predicts otherwise (a model whose remote code is
+    not here: transformers rejects its ``model_type``), so the replay cannot evaluate this launch here. A raise
+    the engine predicted for the launch as given is SGLang's check, and a change that still meets it fails."""
+    missing = missing_input(trace, argv, place)
+    if missing is not None:
+        return f"this machine does not have {missing}, which the launch names; the replay stopped reading it"
+    if trace.error is None:
+        return None
+    try:
+        base = replay_launch(list(explanation.launch.argv), dict(explanation.launch.env), explanation.profile, explanation.model,
+                             place, timeout_s=timeout_s, memory_mib=memory_mib,
+                             model_given=bool(explanation.request.model_config)).trace
+    except SgtraceError:
+        return None
+    if base.error is None or not _same_raise(base.error, trace.error) or _same_raise(explanation.trace.error, base.error):
+        return None
+    return (f"the replay of your launch as given stops the same way ({base.error.exc_type}: {base.error.message[:120]}), "
+            "which the engine does not predict: the replay cannot evaluate this launch here")
+
+
+def _same_raise(one, other) -> bool:
+    return (one is not None and other is not None and one.exc_type == other.exc_type
+            and re.sub(r"\s+", " ", one.message or "").strip() == re.sub(r"\s+", " ", other.message or "").strip())
 
 
 def find_fixes(request: ExplainRequest, explanation: Explanation, message: str | None = None, guards=None,

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..errors import SgtraceError
 from .explain import Explanation
-from .fix import Change, apply
+from .fix import Change, apply, replay_cannot_judge
 from .keep_fix import KeepFix
-from ..replay.launch_replay import missing_input, replay_launch
+from ..replay.launch_replay import replay_launch
 from ..contracts.trace import same_value, split_target, target_value
 
 
@@ -98,9 +98,9 @@ def replay_keep(explanation: Explanation, kept: KeepFix, place: dict, timeout_s:
                               memory_mib=memory_mib, model_given=bool(explanation.request.model_config)).trace
     except SgtraceError as exc:
         return f"not replayed ({exc.message})"
-    missing = missing_input(trace, argv, place)
-    if missing is not None:
-        return f"not replayed (this machine does not have {missing}, which the launch names; the replay stopped reading it)"
+    stop = replay_cannot_judge(explanation, trace, argv, place, timeout_s, memory_mib)
+    if stop is not None:
+        return f"not replayed ({stop})"
     if trace.error is not None:
         return f"raises {trace.error.exc_type}: {trace.error.message}"
     name, how, value = promised(explanation, kept)
