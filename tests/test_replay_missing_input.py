@@ -39,10 +39,15 @@ def test_a_raise_the_replay_meets_on_the_launch_as_given_too_judges_no_change(mo
     local = {"ssh": None, "python": None, "version": "0.5.10"}
 
     def judged(base: Trace, predicted: Trace, fix_run: Trace):
-        monkeypatch.setattr(fix_module, "replay_launch", lambda *a, **k: SimpleNamespace(trace=base))
+        runs = []
+        monkeypatch.setattr(fix_module, "replay_launch", lambda *a, **k: runs.append(a) or SimpleNamespace(trace=base))
         explanation = SimpleNamespace(launch=SimpleNamespace(argv=["--model-path", "/m"], env={}), profile=None, model=None,
                                       request=SimpleNamespace(model_config="K"), trace=predicted)
-        return fix_module.replay_cannot_judge(explanation, fix_run, ["--model-path", "/m"], local)
+        as_given = fix_module.AsGiven(explanation, local)
+        first = fix_module.replay_cannot_judge(explanation, fix_run, ["--model-path", "/m"], as_given)
+        assert fix_module.replay_cannot_judge(explanation, fix_run, ["--model-path", "/m"], as_given) == first
+        assert len(runs) == (1 if fix_run.error is not None else 0)  # the launch as given is replayed once, when needed
+        return first
 
     # the launch as given stops on the model's remote code too, and the engine predicts it resolves: no verdict on the fix
     assert "stops the same way (ValueError: The checkpoint" in judged(_raising("ValueError", kimi), Trace(engine="symbolic"),
@@ -51,3 +56,4 @@ def test_a_raise_the_replay_meets_on_the_launch_as_given_too_judges_no_change(mo
     assert judged(_raising("ValueError", check), _raising("ValueError", check), _raising("ValueError", check)) is None
     # the launch as given gets past it: the fix's raise is its own
     assert judged(Trace(engine="replay"), Trace(engine="symbolic"), _raising("ValueError", kimi)) is None
+    assert judged(_raising("ValueError", kimi), Trace(engine="symbolic"), Trace(engine="replay")) is None  # the fix resolved

@@ -9,7 +9,7 @@ from ..views.diagnose import render_diagnosis, render_fixes
 from ..errors import EXIT_BAD_INPUT, EXIT_RESOLUTION_RAISES, SgtraceError
 from ..commands.explain import override_of
 from ..views.explain import render
-from ..commands.fix import command_line, file_patch, find_fixes
+from ..commands.fix import AsGiven, command_line, file_patch, find_fixes
 from ..commands.fix import write_patch as apply_patch
 from ..inputs import adapters
 from ..commands.keep_fix import field_keep_lines, keep_default, keep_fix
@@ -150,7 +150,9 @@ def replay_keeps(explanation, kept, how: FixReplay) -> None:
     """``fix --replay`` on a launch that resolves: each change that keeps a value of yours replayed through
     SGLang's own code (``keep_replay``), one progress line each; the verdict lands in ``KeepFix.replayed``."""
     place = ready_place(how.place)
+    as_given = AsGiven(explanation, place, how.timeout_s, how.memory_mib, progress)
     for one in kept:
         if replayable(explanation, one):
             progress(f"replaying the change that keeps {one.flag or one.field} through SGLang's own code")
-            one.replayed = replay_keep(explanation, one, place, timeout_s=how.timeout_s, memory_mib=how.memory_mib)
+            one.replayed = replay_keep(explanation, one, place, timeout_s=how.timeout_s, memory_mib=how.memory_mib,
+                                       as_given=as_given)

@@ -16,7 +16,6 @@ named ("not replayed"), never counted as agreeing. ``make corpus-soundness`` run
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 from .corpus import CASE_DIR, Case, load_cases, reproduced
 from ..errors import SgtraceError
 from .explain import override_of
-from .fix import find_fixes, replay_check
+from .fix import AsGiven, find_fixes, replay_check
 from .keep_fix import keep_default, keep_fix, keep_fixes
 from .keep_replay import replay_keep, replayable
 from ..replay import envs
@@ -56,11 +55,10 @@ def check_case(case: Case, timeout_s: float = 120) -> CaseResult | None:
     result.skipped = _why_not_replayed(explanation, verified)
     if result.skipped:
         return result
+    place = {"ssh": None, "python": None, "version": explanation.trace.sglang_version}
+    as_given = AsGiven(explanation, place, timeout_s)  # a path this machine lacks, or a launch the replay cannot run here
     for candidate in verified:
-        verdict = replay_check(explanation, candidate, timeout_s=timeout_s) or "not replayed"
-        missing = _missing_path_named(verdict, candidate.argv, explanation)
-        if missing is not None:  # the node has it (the case's launch names it); this machine does not
-            verdict = f"not replayed: the replay reads {missing}, which is not on this machine ({verdict[:120]})"
+        verdict = replay_check(explanation, candidate, timeout_s=timeout_s, as_given=as_given) or "not replayed"
         result.replayed.append(("; ".join(c.text() for c in candidate.changes), verdict))
     return result
 
@@ -80,8 +78,9 @@ def _check_keeps(case: Case, explanation, timeout_s: float) -> CaseResult:
     if result.skipped:
         return result
     place = {"ssh": None, "python": None, "version": explanation.trace.sglang_version}
+    as_given = AsGiven(explanation, place, timeout_s)
     for one in kept:
-        verdict = replay_keep(explanation, one, place, timeout_s=timeout_s) or "not replayed"
+        verdict = replay_keep(explanation, one, place, timeout_s=timeout_s, as_given=as_given) or "not replayed"
         result.replayed.append((f"keep {one.field}: " + (one.moved or " ".join(filter(None, [one.change, *(f"{k}={v}" for k, v in one.env.items())]))),
                                 verdict))
     return result
@@ -96,19 +95,6 @@ def _why_not_replayed(explanation, verified: list) -> str | None:
         return "no verified fix"
     if envs.env_python(version) is None:
         return f"not replayed: no replay environment for {version} (sgtrace replay-env create)"
-    return None
-
-
-def _missing_path_named(verdict: str, argv: list[str], explanation) -> str | None:
-    """A path of the launch other than the model's (which the replay is given) that the replay's raise names and this
-    machine does not have (a draft model, a LoRA adapter): the raise is about this machine, not SGLang's checks."""
-
-    if not verdict.startswith("raises"):
-        return None
-    model_path = explanation.trace.final.get("model_path")
-    for word in argv:
-        if word.startswith("/") and word != model_path and word in verdict and not os.path.exists(word):
-            return word
     return None
 
 

@@ -671,8 +671,35 @@ def _complete(request: ExplainRequest, explanation: Explanation, report: FixRepo
 REPLAYED_FIXES = 2  # replaying costs seconds: confirm the first fixes only
 
 
+class AsGiven:
+    """The replay of the launch as given, at one place, run at most once and only when a change's replay raised
+    (``replay_cannot_judge``), with one ``log`` line when it runs."""
+
+    def __init__(self, explanation: Explanation, place: dict, timeout_s: float = 120, memory_mib: int | None = None,
+                 log=None):
+        self.explanation, self.place, self.timeout_s, self.memory_mib, self.log = explanation, place, timeout_s, memory_mib, log
+        self._trace: Any = None
+        self._ran = False
+
+    def trace(self):
+        """Its Trace; None when the replay could not run."""
+        if not self._ran:
+            self._ran = True
+            if self.log is not None:
+                self.log("replaying your launch as given once, to tell a change's own raise from one the replay meets anyway")
+            explanation = self.explanation
+            try:
+                self._trace = replay_launch(list(explanation.launch.argv), dict(explanation.launch.env), explanation.profile,
+                                            explanation.model, self.place, timeout_s=self.timeout_s, memory_mib=self.memory_mib,
+                                            model_given=bool(explanation.request.model_config)).trace
+            except SgtraceError:
+                self._trace = None
+        return self._trace
+
+
 def replay_check(explanation: Explanation, candidate: Candidate, python: str | None = None, ssh=None,
-                 version: str | None = None, timeout_s: float = 120, memory_mib: int | None = None) -> str | None:
+                 version: str | None = None, timeout_s: float = 120, memory_mib: int | None = None,
+                 as_given: AsGiven | None = None) -> str | None:
     """Replay a verified candidate through SGLang's own code: on ``ssh``, in ``python``, else in the
     replay environment of ``version`` (default: the explained release). None when there is no such
     environment (it is never built here)."""
@@ -687,7 +714,7 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
                               model_given=bool(explanation.request.model_config)).trace
     except SgtraceError as exc:
         return f"not replayed ({exc.message})"
-    stop = replay_cannot_judge(explanation, trace, candidate.argv, place, timeout_s, memory_mib)
+    stop = replay_cannot_judge(explanation, trace, candidate.argv, as_given or AsGiven(explanation, place, timeout_s, memory_mib))
     if stop is not None:
         return f"not replayed ({stop})"
     if trace.error is not None:
@@ -695,25 +722,19 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
     return "resolves"
 
 
-def replay_cannot_judge(explanation: Explanation, trace, argv: list[str], place: dict, timeout_s: float = 120,
-                        memory_mib: int | None = None) -> str | None:
+def replay_cannot_judge(explanation: Explanation, trace, argv: list[str], as_given: AsGiven) -> str | None:
     """Why the replay of a change that raised says nothing about the change, or None (its raise stands):
     it stopped reading a path the launch names that this machine lacks (``missing_input``), or the replay of
     the launch as given stops the same way where the engine predicts otherwise (a model whose remote code is
     not here: transformers rejects its ``model_type``), so the replay cannot evaluate this launch here. A raise
     the engine predicted for the launch as given is SGLang's check, and a change that still meets it fails."""
-    missing = missing_input(trace, argv, place)
+    missing = missing_input(trace, argv, as_given.place)
     if missing is not None:
         return f"this machine does not have {missing}, which the launch names; the replay stopped reading it"
     if trace.error is None:
         return None
-    try:
-        base = replay_launch(list(explanation.launch.argv), dict(explanation.launch.env), explanation.profile, explanation.model,
-                             place, timeout_s=timeout_s, memory_mib=memory_mib,
-                             model_given=bool(explanation.request.model_config)).trace
-    except SgtraceError:
-        return None
-    if base.error is None or not _same_raise(base.error, trace.error) or _same_raise(explanation.trace.error, base.error):
+    base = as_given.trace()
+    if base is None or base.error is None or not _same_raise(base.error, trace.error) or _same_raise(explanation.trace.error, base.error):
         return None
     return (f"the replay of your launch as given stops the same way ({base.error.exc_type}: {base.error.message[:120]}), "
             "which the engine does not predict: the replay cannot evaluate this launch here")
@@ -774,11 +795,13 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
         candidate.result = None  # the runs were for the ranking: a report keeps (and copies) only the candidates
     if replay:
         chosen = report.fixes[:REPLAYED_FIXES]
+        where = {"ssh": ssh, "python": python, "version": None if (python or ssh) else (version or explanation.trace.sglang_version)}
+        as_given = AsGiven(explanation, where, timeout_s, memory_mib, log)
         for index, candidate in enumerate(chosen, 1):
             if log is not None:
                 log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)} "
                     f"(SGLang's own code, at most {timeout_s:.0f} s)")
-            candidate.replayed = replay_check(explanation, candidate, python, ssh, version, timeout_s, memory_mib)
+            candidate.replayed = replay_check(explanation, candidate, python, ssh, version, timeout_s, memory_mib, as_given)
             if candidate.replayed and candidate.replayed.startswith("raises"):
                 # SGLang's own code rejects it: never shown as verified, whatever the engine said
                 candidate.verified = False

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import SgtraceError
 from .explain import Explanation
-from .fix import Change, apply, replay_cannot_judge
+from .fix import AsGiven, Change, apply, replay_cannot_judge
 from .keep_fix import KeepFix
 from ..replay.launch_replay import replay_launch
 from ..contracts.trace import same_value, split_target, target_value
@@ -86,7 +86,7 @@ def _typed(value: str | None) -> Any:
 
 
 def replay_keep(explanation: Explanation, kept: KeepFix, place: dict, timeout_s: float = 120,
-                memory_mib: int | None = None) -> str | None:
+                memory_mib: int | None = None, as_given: AsGiven | None = None) -> str | None:
     """The replay's verdict on ``kept``: "confirms: ...", "raises ...", "rejects: ..." (resolution succeeds but the
     field ends otherwise), "not replayed (...)"; None when ``kept`` proposes no change."""
 
@@ -98,7 +98,7 @@ def replay_keep(explanation: Explanation, kept: KeepFix, place: dict, timeout_s:
                               memory_mib=memory_mib, model_given=bool(explanation.request.model_config)).trace
     except SgtraceError as exc:
         return f"not replayed ({exc.message})"
-    stop = replay_cannot_judge(explanation, trace, argv, place, timeout_s, memory_mib)
+    stop = replay_cannot_judge(explanation, trace, argv, as_given or AsGiven(explanation, place, timeout_s, memory_mib))
     if stop is not None:
         return f"not replayed ({stop})"
     if trace.error is not None:
