@@ -167,9 +167,16 @@ def compare(report: MemoryReport, replayed: dict) -> list[Agreement]:
                 agreement.compared.append((number.name, _plain(number.value), None, False))
                 continue
             agreement.compared.append((number.name, _plain(number.value), replay_value, _same(number.value, replay_value)))
-        symbolic_error = plan.error is not None and plan.error.get("kind") == "does-not-fit"
+        # the sizing code raising on the memory (does-not-fit) or on the arguments (refused: SGLang's assert with the
+        # whole GPU free, as "Lazy extra buffer requires overlap schedule") is a raise the replay must meet too
+        symbolic_error = plan.error is not None and plan.error.get("kind") in ("does-not-fit", "refused")
         replay_error = agreement.replay_error is not None
-        agreement.compared.append(("fits", not symbolic_error, not replay_error, symbolic_error == replay_error))
+        same = symbolic_error == replay_error
+        if same and symbolic_error and plan.error.get("kind") == "refused":  # the same check: its type and message
+            replayed_error = agreement.replay_error or {}
+            same = (plan.error.get("type") == replayed_error.get("type")
+                    and " ".join(str(plan.error.get("message")).split()) == " ".join(str(replayed_error.get("message")).split()))
+        agreement.compared.append(("fits", not symbolic_error, not replay_error, same))
     return out
 
 
