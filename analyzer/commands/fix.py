@@ -697,6 +697,12 @@ class AsGiven:
         return self._trace
 
 
+def replay_place(explanation: Explanation, python: str | None = None, ssh=None, version: str | None = None) -> dict:
+    """Where a fix's replay runs: on ``ssh``, in ``python``, else in the replay environment of ``version`` (default:
+    the explained release)."""
+    return {"ssh": ssh, "python": python, "version": None if (python or ssh) else (version or explanation.trace.sglang_version)}
+
+
 def replay_check(explanation: Explanation, candidate: Candidate, python: str | None = None, ssh=None,
                  version: str | None = None, timeout_s: float = 120, memory_mib: int | None = None,
                  as_given: AsGiven | None = None) -> str | None:
@@ -704,10 +710,9 @@ def replay_check(explanation: Explanation, candidate: Candidate, python: str | N
     replay environment of ``version`` (default: the explained release). None when there is no such
     environment (it is never built here)."""
 
-    version = version or explanation.trace.sglang_version
-    if python is None and ssh is None and envs.env_python(version) is None:
+    place = replay_place(explanation, python, ssh, version)
+    if python is None and ssh is None and envs.env_python(place["version"]) is None:
         return None
-    place = {"ssh": ssh, "python": python, "version": None if (python or ssh) else version}
     try:
         trace = replay_launch(candidate.argv, candidate.env, explanation.profile, explanation.model, place, timeout_s=timeout_s,
                               memory_mib=memory_mib,
@@ -795,8 +800,7 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
         candidate.result = None  # the runs were for the ranking: a report keeps (and copies) only the candidates
     if replay:
         chosen = report.fixes[:REPLAYED_FIXES]
-        where = {"ssh": ssh, "python": python, "version": None if (python or ssh) else (version or explanation.trace.sglang_version)}
-        as_given = AsGiven(explanation, where, timeout_s, memory_mib, log)
+        as_given = AsGiven(explanation, replay_place(explanation, python, ssh, version), timeout_s, memory_mib, log)
         for index, candidate in enumerate(chosen, 1):
             if log is not None:
                 log(f"replaying fix {index} of {len(chosen)}: {'; '.join(c.text() for c in candidate.changes)} "
