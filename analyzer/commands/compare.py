@@ -29,6 +29,11 @@ def canonical_message(message: str) -> str:
     return _SET_REPR.sub(lambda m: "{" + ", ".join(sorted(_SET_ITEM.findall(m.group(1)))) + "}", message).strip()
 
 
+def same_raise(exc_type: str | None, message: str | None, other_type: str | None, other_message: str | None) -> bool:
+    """The same exception type with the same message (``canonical_message``): the same raise in either engine."""
+    return exc_type == other_type and canonical_message(message or "") == canonical_message(other_message or "")
+
+
 @dataclass
 class FieldDifference:
     field: str
@@ -118,7 +123,7 @@ def compare(symbolic: Trace, replay: Trace, fields: list[str] | None = None, mod
     if (symbolic.error is None) != (replay.error is None):
         result.raise_agrees = False
     elif symbolic.error is not None and replay.error is not None:
-        result.raise_agrees = symbolic.error.exc_type == replay.error.exc_type and canonical_message(symbolic.error.message) == canonical_message(replay.error.message)
+        result.raise_agrees = same_raise(symbolic.error.exc_type, symbolic.error.message, replay.error.exc_type, replay.error.message)
     return result
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from .. import filepatch
 from . import guard_reads
 from ..errors import SgtraceError
+from .compare import same_raise
 from .explain import ExplainRequest, Explanation, explain_with
 from ..inputs import adapters
 from ..contracts.launch import ArgOrigin
@@ -739,15 +740,15 @@ def replay_cannot_judge(explanation: Explanation, trace, argv: list[str], as_giv
     if trace.error is None:
         return None
     base = as_given.trace()
-    if base is None or base.error is None or not _same_raise(base.error, trace.error) or _same_raise(explanation.trace.error, base.error):
+    predicted = explanation.trace.error
+    if (base is None or base.error is None
+            or not same_raise(base.error.exc_type, base.error.message, trace.error.exc_type, trace.error.message)
+            or (predicted is not None
+                and same_raise(predicted.exc_type, predicted.message, base.error.exc_type, base.error.message))):
         return None
     return (f"the replay of your launch as given stops the same way ({base.error.exc_type}: {base.error.message[:120]}), "
             "which the engine does not predict: the replay cannot evaluate this launch here")
 
-
-def _same_raise(one, other) -> bool:
-    return (one is not None and other is not None and one.exc_type == other.exc_type
-            and re.sub(r"\s+", " ", one.message or "").strip() == re.sub(r"\s+", " ", other.message or "").strip())
 
 
 def find_fixes(request: ExplainRequest, explanation: Explanation, message: str | None = None, guards=None,

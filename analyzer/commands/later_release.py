@@ -92,12 +92,8 @@ def later_release(request: ExplainRequest, explanation: Explanation,
 def _env_switches(explanation: Explanation) -> list[dict[str, str]]:
     """The env vars the release's verdict finds decisive for its raise, each with the value that avoided it
     (``SGLANG_ENABLE_PP_SPEC``: a switch that release added for what this launch asks)."""
-    out = []
-    for cause in verdict_of(explanation).causes:
-        if cause.kind == "env" and cause.alternative is not None:
-            value = cause.alternative
-            out.append({cause.field: ("1" if value is True else "0" if value is False else str(value))})
-    return out
+    return [{cause.field: str(cause.alternative)} for cause in verdict_of(explanation).causes
+            if cause.kind == "env" and cause.alternative is not None]  # as fix.cause_changes states an env cause
 
 
 def _explain_on(request: ExplainRequest, version: str, env: dict[str, str] | None = None) -> Explanation | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..commands.compare import same_raise
 from ..errors import SgtraceError
 from ..knowledge import probes
 from ..replay import process, runner
@@ -174,8 +175,7 @@ def compare(report: MemoryReport, replayed: dict) -> list[Agreement]:
         same = symbolic_error == replay_error
         if same and symbolic_error and plan.error.get("kind") == "refused":  # the same check: its type and message
             replayed_error = agreement.replay_error or {}
-            same = (plan.error.get("type") == replayed_error.get("type")
-                    and " ".join(str(plan.error.get("message")).split()) == " ".join(str(replayed_error.get("message")).split()))
+            same = same_raise(plan.error.get("type"), plan.error.get("message"), replayed_error.get("type"), replayed_error.get("message"))
         agreement.compared.append(("fits", not symbolic_error, not replay_error, same))
     return out
 
