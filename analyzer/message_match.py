@@ -90,6 +90,8 @@ ANCHOR_MIN = 4
 
 @dataclass
 class Normalized:
+    """A message reduced to lower-cased words, with where each character came from."""
+
     text: str  # lower-cased words, one space between
     origin: list[int]  # for each character of ``text`` its index in the original (-1 for a separator)
     original: str  # the text, escape sequences blanked
@@ -130,6 +132,8 @@ def anchor_of(parts: list) -> tuple[str, str]:
 
 @dataclass
 class Match:
+    """How a message matches a template: the text of each formatted part, and how much was literal."""
+
     values: dict[str, str]  # formatted part (its source) -> the text it had in the message
     exact: bool  # the whole message is the whole template
     literal: int  # normalised characters of the message that are the template's own text

@@ -42,6 +42,8 @@ def _metadata(root: Path) -> str:
 
 @dataclass(frozen=True)
 class Shape:
+    """A layout of SGLang's code that tells releases apart, or a gap in one, with its test on a tree."""
+
     key: str
     kind: str  # "shape" or "gap"
     text: str

@@ -28,6 +28,8 @@ COLOR_CHOICES = ("auto", "always", "never")
 
 @dataclass(frozen=True)
 class TerminalSettings:
+    """How sgtrace writes to the terminal: colour, and how much besides the answer."""
+
     color: str = "auto"  # auto | always | never
     quiet: bool = False  # the answer only: explain's verdict block; no progress on stderr
     verbose: bool = False  # also what each phase took and where its data came from, on stderr

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import click
 
-from .. import completion, filepatch, sources, terminal
+from .. import completion, sources, terminal
 from ..controls import printable
 from ..errors import SgtraceError, UnknownFieldError
 from ..commands.explain import ExplainRequest, load_launch
@@ -294,5 +294,6 @@ def snapshot_for_write(request, write_patch: bool):
     path = next((getattr(request, key) for key in adapters.FILE_KEYS if getattr(request, key) is not None), None)
     if not write_patch or path is None:
         return None
+    from .. import filepatch  # only --write runs it
 
     return filepatch.snapshot(path)

@@ -34,6 +34,8 @@ PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")
 
 @dataclass
 class ExplainRequest:
+    """What a command was asked to explain: the tree, the launch in one of its forms, env, model and profile."""
+
     sglang: str = "installed"
     args: str | None = None
     cmd: str | None = None
@@ -73,6 +75,8 @@ def user_args(parsed) -> UserArgs:
 
 @dataclass
 class Override:
+    """A field whose value SGLang changed from the one given (or declared), with the writes that did it."""
+
     field: str
     given: bool  # the user set it (else it is the declared default)
     before: Any
@@ -83,12 +87,16 @@ class Override:
 
 @dataclass
 class CauseStep:
+    """One condition on the way to the error, with what drives it in words."""
+
     guard: GuardValue
     inputs: list[str]  # what drives the condition, in words
 
 
 @dataclass
 class Explanation:
+    """One launch explained: the inputs as read, the symbolic Trace, the overrides and the cause chain."""
+
     request: ExplainRequest
     session: Session  # the tree and extraction it was explained on
     launch: Any  # analyzer.inputs.LaunchSpec

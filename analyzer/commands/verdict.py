@@ -69,6 +69,8 @@ NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
 
 @dataclass
 class Cause:
+    """One decisive cause of the verdict: an input, its value, its role and where it decides."""
+
     field: str  # a field, an env var (role env), a probe (role hardware) or a model attribute (role model)
     value: Any  # its value on this launch
     role: str  # one of ROLES
@@ -102,6 +104,8 @@ class Cause:
 
 @dataclass
 class Verdict:
+    """The answer first: the outcome, in words, its decisive causes and a verified fix."""
+
     outcome: str  # "raises" | "resolves" | "overrides" | "kept"
     summary: str
     causes: list[Cause] = field(default_factory=list)
@@ -150,6 +154,8 @@ def site_dict(site: SiteRef | None) -> dict | None:
 
 @dataclass
 class Input:
+    """One input of the launch the verdict can change: a field, an env var, a probe or a model attribute."""
+
     kind: str  # field | env | probe | model
     name: str
     value: Any
@@ -553,6 +559,8 @@ def env_alternatives(inp: Input) -> list[Any]:
 
 @dataclass
 class Change:
+    """One change to the inputs that the verdict tries in a run of the engine."""
+
     kind: str  # field | env | probe | model | write (what one SGLang write site stores)
     name: str
     value: Any
@@ -715,6 +723,8 @@ SHOWN_CAUSES = 3  # the top cause and the others the verdict names (its block sh
 
 @dataclass
 class Candidate:
+    """An input that may decide the verdict, with the condition it decides."""
+
     inp: Input
     guard: GuardValue | None  # the condition it decides; None for an input of the written value itself
     via: Event | None = None  # the SGLang write the condition guards, when the input is one step back

@@ -203,6 +203,8 @@ class Function:
 
 @dataclass
 class ParseProblem:
+    """A file of the tree extraction could not read or parse, and why."""
+
     file: str
     message: str
 

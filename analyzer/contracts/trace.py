@@ -136,6 +136,8 @@ def same_value(a: Any, b: Any) -> bool:
 
 @dataclass
 class SiteRef:
+    """A place in SGLang's code an event happened at (file, line, function)."""
+
     file: str  # relative to the SGLang root: sglang/srt/server_args.py
     line: int
     function: str = ""
@@ -162,6 +164,8 @@ class GuardValue:
 
 @dataclass
 class Event:
+    """One thing resolution did: a write, an env write, a log line, a probe, a condition, a raise."""
+
     kind: str  # one of EVENT_KINDS
     site: SiteRef | None = None
     field: str | None = None  # field written (write) or env var (env_write) or probe name (probe)
@@ -244,6 +248,8 @@ class Alternative:
 
 @dataclass
 class Trace:
+    """What one engine (symbolic or replay) saw of one launch: its events, the final values, the error."""
+
     engine: str  # "symbolic" or "replay"
     sglang_version: str = ""
     sglang_source: str = ""  # where the tree came from

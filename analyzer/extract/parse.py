@@ -211,12 +211,16 @@ def code_memo():
 
 @dataclass
 class ImportedName:
+    """Where a name a module imports comes from."""
+
     module: str  # dotted module the name comes from (``sglang.srt.utils``)
     name: str | None  # the attribute imported, None for ``import a.b as c``
 
 
 @dataclass
 class ModuleIndex:
+    """One parsed module of the tree (libcst), with what locates a node in its file."""
+
     rel: str  # path relative to the SGLang root
     dotted: str  # ``sglang.srt.server_args``
     module: cst.Module
@@ -460,6 +464,8 @@ class LightModule:
 
 @dataclass
 class TopLevelLines:
+    """The line span of each top-level assignment, class and function of a module, by name."""
+
     assigned: dict[str, tuple[int, int]]
     classes: dict[str, tuple[int, int]]
     functions: dict[str, tuple[int, int]]

@@ -61,6 +61,8 @@ SCRIPT_PATCH = PatchStyle(("export ",), lambda name, value: f"export {name}={val
 
 @dataclass(frozen=True)
 class Adapter:
+    """One input format of a launch (--args, --cmd, --service, --script): its option, reader and words."""
+
     key: str  # the ExplainRequest field, and the key of an expectation file or a scenario
     option: str  # its command-line option
     help: str

@@ -24,6 +24,8 @@ _DQ_ESCAPABLE = '"\\`$'
 
 @dataclass
 class _Entry:
+    """One KEY=VALUE line of an env file, with where it came from."""
+
     key: LocatedBuilder
     value: LocatedBuilder
     origin: ArgOrigin

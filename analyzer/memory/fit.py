@@ -26,6 +26,8 @@ ESTIMATE_MARGIN = 1.1  # an estimate from config.json this far over the share is
 
 @dataclass(frozen=True)
 class WeightsFit:
+    """Whether the weights leave room for the KV cache on one GPU of the profile."""
+
     weights_rank_gib: float  # the target's weights one GPU holds: the checkpoint / tp_size / pp_size (a draft's not counted)
     how: str  # how the weights' bytes were found: "index", "headers", "estimate"
     detail: str  # in words: the file, or the estimate's inputs

@@ -32,6 +32,8 @@ TORCH_DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "hal
 
 @dataclass
 class Weights:
+    """The size of a model's weights, and how it was found."""
+
     bytes: int | None  # the whole checkpoint (all ranks together)
     how: str  # "index", "headers", "estimate", "given", "unknown"
     detail: str  # in words: the file, or the estimate's inputs

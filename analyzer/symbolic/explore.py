@@ -22,6 +22,8 @@ MAX_PATHS = 32
 
 @dataclass
 class PathResult:
+    """One path through resolution: the decisions taken on it and what it produced."""
+
     decisions: list[tuple[str, bool]]
     events: list[Event]
     final: dict[str, Any]

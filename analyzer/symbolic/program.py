@@ -26,6 +26,8 @@ from ..extract.parse import SourceProblem, dotted_name, fewer_collections, modul
 
 @dataclass
 class Module:
+    """One SGLang module as the evaluator reads it: its syntax tree and what its top level defines."""
+
     rel: str
     dotted: str
     tree: ast.Module

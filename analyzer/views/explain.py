@@ -9,7 +9,6 @@ from typing import Any
 
 from . import verdict as verdict_view
 from ..commands.explain import Explanation, switched_features
-from ..commands.field_why import field_why
 from ..knowledge.kinds import EventKind
 from ..schemas import stamp
 from ..contracts.trace import Event, Unknown, change_of, decode_value, encode_value, split_target
@@ -226,6 +225,7 @@ def field_section(explanation: Explanation, name: str, show_all: bool = False, w
     """One field: where its value came from (each write that fired, with the decision its function
     made and, for a computed value, each term), the writes that did not fire and the guard that was
     false, and briefly the sites in functions that did not run (analyzer.commands.field_why)."""
+    from ..commands.field_why import field_why  # only --field runs it: a plain explain does not import it
 
     why = why if why is not None else field_why(explanation, name)
     words = _TermWords()
@@ -501,6 +501,7 @@ def to_json(explanation: Explanation, verdict=None, field_verdicts=(), fields: l
     if field_verdicts:
         data["field_verdicts"] = {name: v.to_dict() for name, v in field_verdicts}
     if fields:
+        from ..commands.field_why import field_why  # only --field runs it: a plain explain does not import it
 
         data["fields"] = {name: field_why(explanation, name).to_json() for name in fields}
     data["overrides"] = [
