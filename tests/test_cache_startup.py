@@ -11,7 +11,7 @@ import pytest
 from analyzer import models, profiles
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.contracts.trace import START_UP
-from analyzer.replay import runner
+from analyzer.replay import harness, runner
 from analyzer.symbolic import cache_startup
 
 DECODE_RADIX = ("--tp 4 --disaggregation-mode decode --disaggregation-decode-enable-radix-cache "
@@ -21,19 +21,56 @@ SITES = {"0.5.11": ("sglang/srt/managers/scheduler.py", "Scheduler.init_cache_wi
          "0.5.14": ("sglang/srt/mem_cache/kv_cache_builder.py", "build_kv_cache")}
 
 
-def test_the_part_ends_where_the_cache_parameters_are_built_or_the_worker_is_handed_on():
+def test_a_statement_neither_engine_runs_is_left_out_and_what_reads_its_names_too():
     body = ast.parse(
         '"""doc"""\n'
         "is_hybrid_swa = tp_worker.is_hybrid_swa\n"
-        "if server_args.x:\n    raise ValueError('no')\n"
         "backup = resolve_decode_retraction_backup(tp_worker=tp_worker)\n"
-        "params = CacheInitParams(disable=True)\n").body
-    kept = cache_startup.statements(body)
-    assert [ast.unparse(s).split("\n")[0] for s in kept] == ["is_hybrid_swa = tp_worker.is_hybrid_swa", "if server_args.x:"]
-    assert cache_startup.is_boundary(ast.parse("p = CacheInitParams(a=1)").body[0])
+        "mode = backup.mode\n"
+        "assert draft_swa_window == 0\n"
+        "if server_args.x:\n    use(mode)\n    raise ValueError('no')\n"
+        "if backup:\n    raise ValueError('never')\n"
+        "mode = 1\n"
+        "check(mode)\n"
+        "params = CacheInitParams(disable=True)\n"
+        "after = 1\n").body
+    plan = cache_startup.Plan(body, frozenset({"draft_swa_window"}))
+    assert plan.ended
+    assert [ast.unparse(s) for s in plan.run] == [
+        "is_hybrid_swa = tp_worker.is_hybrid_swa",
+        "if server_args.x:\n    raise ValueError('no')",  # its condition is known: kept, less what reads `mode`
+        "mode = 1", "check(mode)"]  # assigned again from known values: known from there on
+    assert [s.lineno for s in plan.skipped] == [3, 4, 5, 7, 9]
+    assert cache_startup.ends_part(ast.parse("p = CacheInitParams(a=1)").body[0])
     assert not cache_startup.is_boundary(ast.parse("p = make(a=1)").body[0])
-    # an argument the scheduler passes that neither engine builds (0.5.23's draft_swa_window) ends it too
-    assert cache_startup.is_boundary(ast.parse("assert draft_swa_window == 0").body[0], frozenset({"draft_swa_window"}))
+    # the replay harness's rule is the same
+    kept, ended = harness.cache_init_plan(body, {"draft_swa_window"})
+    assert ended and [ast.dump(s) for s in kept] == [ast.dump(s) for s in plan.run]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.18", "0.5.23"])
+def test_both_engines_plan_the_same_statements_of_the_real_entry(version, tree):
+    tree = tree(version)
+    for rel, name in ((cache_startup.BUILDER, "build_kv_cache"), (cache_startup.SCHEDULER, "init_cache_with_memory_pool")):
+        path = tree.root / rel
+        fn = next((n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef) and n.name == name),
+                  None) if path.exists() else None
+        if fn is not None:
+            break
+    args = fn.args
+    unknown = frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs) - cache_startup.GIVEN
+    plan = cache_startup.Plan(fn.body, unknown)
+    kept, ended = harness.cache_init_plan(fn.body, set(unknown))
+    assert plan.ended and ended and [ast.dump(s) for s in kept] == [ast.dump(s) for s in plan.run]
+    lines = [s.lineno for s in plan.run]
+    if version == "0.5.18":
+        # the check after resolve_decode_retraction_backup(tp_worker=...) is run
+        assert [s.lineno for s in plan.skipped] == [241] and 255 in lines
+    if version == "0.5.23":
+        # the draft_swa_window assert, the retraction backup and validate_decode_radix_cache (it reads
+        # enable_hierarchical_cache, an argument neither engine builds) are left out; the condition around it runs
+        assert [s.lineno for s in plan.skipped] == [346, 363, 378] and 374 in lines
 
 
 def _explain(version, model):
@@ -53,11 +90,26 @@ def test_decode_radix_cache_for_an_ssm_model_resolves_and_the_scheduler_refuses_
 
 
 @pytest.mark.network
-def test_a_release_that_reads_the_built_pools_first_is_not_predicted():
+@pytest.mark.parametrize("model, message", [
+    ("Qwen3-Next-80B-A3B-Instruct", MESSAGE),
+    ("gpt-oss-120b", "--disaggregation-decode-enable-radix-cache is incompatible with sliding window attention (SWA) models"),
+    ("Llama-3.1-8B-Instruct", None)])
+def test_018_checks_past_the_retraction_backup_it_cannot_resolve(model, message):
     # 0.5.18 resolves the decode retraction backup from the built KV pool (resolve_decode_retraction_backup(
-    # tp_worker=...)) before the same check: the part ends there, and the launch is not predicted to fail
-    explanation = _explain("0.5.18", "Qwen3-Next-80B-A3B-Instruct")
-    assert explanation.trace.error is None
+    # tp_worker=...)) before the same check: that statement is left out, and the check runs
+    error = _explain("0.5.18", model).trace.error
+    if message is None:
+        assert error is None
+        return
+    assert error is not None and error.phase == START_UP and error.message == message
+    assert (error.site.file, error.site.function) == (cache_startup.BUILDER, "build_kv_cache")
+    assert error.site.line == (265 if "Mamba" in message else 260)
+
+
+@pytest.mark.network
+def test_023_serves_an_ssm_model_with_the_decode_radix_cache():
+    # validate_decode_radix_cache returns for a model without SWA (and is left out: it reads enable_hierarchical_cache)
+    assert _explain("0.5.23", "Qwen3-Next-80B-A3B-Instruct").trace.error is None
 
 
 @pytest.mark.replay

@@ -3164,7 +3164,8 @@ CACHE_PARAMS_CLASS = "CacheInitParams"
 def run_cache_init(server_args, runner):
     """The scheduler's cache initialisation up to where it builds the cache's parameters, as
     ``analyzer/symbolic/cache_startup.py`` evaluates it: the entry's top-level statements before the first that
-    builds ``CacheInitParams`` or hands the worker (``tp_worker=``) to another function, with SGLang's
+    builds ``CacheInitParams``, less those that hand the worker (``tp_worker=``) to another function or read what
+    neither engine builds (``cache_init_plan``), with SGLang's
     ``TpModelWorker`` over the start-up's runner (its properties read the runner) and, for 0.5.11's method, a
     ``Scheduler`` holding the resolved arguments, the model config and that worker."""
     import ast as _ast
@@ -3197,28 +3198,11 @@ def run_cache_init(server_args, runner):
     store = found_store.group(1) if found_store else "model_runner"
     tree = _ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
 
-    # an argument the scheduler passes that neither engine builds (0.5.23's draft_swa_window) ends the part too
+    # an argument the scheduler passes that neither engine builds (0.5.23's draft_swa_window) is unknown
     unknown = set(inspect.signature(fn).parameters) - {"server_args", "model_config", "tp_worker", "self"}
-
-    def boundary(stmt):
-        for node in _ast.walk(stmt):
-            if isinstance(node, _ast.Name) and node.id in unknown:
-                return True
-            if isinstance(node, _ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, _ast.Name) else getattr(func, "attr", None)
-                if name == CACHE_PARAMS_CLASS or any(k.arg == "tp_worker" for k in node.keywords):
-                    return True
-        return False
-
-    body = []
-    for stmt in tree.body:
-        if boundary(stmt):
-            break
-        if not (isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Constant)):
-            body.append(stmt)
-    else:
-        return  # no boundary: not the layout the engine evaluates
+    body, ended = cache_init_plan(tree.body, unknown)
+    if not ended:
+        return  # no cache parameters: not the layout the engine evaluates
     worker = TpModelWorker.__new__(TpModelWorker)
     worker.__dict__[store] = runner
     local = {}
@@ -3244,6 +3228,63 @@ def run_cache_init(server_args, runner):
     exec(compile(code, inspect.getsourcefile(fn), "exec"), namespace)
     with _CudaTensorsOnMeta():
         namespace[tree.name](*[local[n] for n in names])
+
+
+def cache_init_plan(body, unknown):
+    """``analyzer/symbolic/cache_startup.py``'s ``Plan``, the same rule: the top-level statements before the first that
+    builds ``CacheInitParams``, where a statement that hands the worker (``tp_worker=``) to another function or reads
+    a name of ``unknown`` is left out and the names it assigns (``x``, ``self.x``) become unknown, so that a later
+    statement reading one is left out too; an ``if`` whose condition reads only known names is kept with its branches
+    filtered the same way. ``(the statements, whether a statement built the parameters)``; ``unknown`` is updated."""
+    import ast as _ast
+
+    def name_of(node):
+        if isinstance(node, _ast.Name):
+            return node.id
+        if isinstance(node, _ast.Attribute) and isinstance(node.value, _ast.Name) and node.value.id == "self":
+            return "self." + node.attr
+        return None
+
+    def names(node, ctx):
+        return {name_of(n) for n in _ast.walk(node) if isinstance(getattr(n, "ctx", None), ctx)} - {None}
+
+    def boundary(node):
+        for n in _ast.walk(node):
+            if isinstance(n, _ast.Call) and any(k.arg == "tp_worker" for k in n.keywords):
+                return True
+        return bool(names(node, _ast.Load) & unknown)
+
+    def ends(stmt):
+        for n in _ast.walk(stmt):
+            if isinstance(n, _ast.Call):
+                func = n.func
+                if (func.id if isinstance(func, _ast.Name) else getattr(func, "attr", None)) == CACHE_PARAMS_CLASS:
+                    return True
+        return False
+
+    def kept(stmt, top):
+        if isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Constant):
+            return None
+        if not boundary(stmt):
+            if top and isinstance(stmt, (_ast.Assign, _ast.AnnAssign)) and stmt.value is not None:
+                unknown.difference_update(names(stmt, _ast.Store))
+            return stmt
+        if isinstance(stmt, _ast.If) and not boundary(stmt.test):
+            inner = [s for s in (kept(s, False) for s in stmt.body) if s is not None]
+            orelse = [s for s in (kept(s, False) for s in stmt.orelse) if s is not None]
+            return _ast.copy_location(_ast.If(test=stmt.test, body=inner or [_ast.copy_location(_ast.Pass(), stmt)],
+                                              orelse=orelse), stmt)
+        unknown.update(names(stmt, _ast.Store))
+        return None
+
+    out = []
+    for stmt in body:
+        if ends(stmt):
+            return out, True
+        stmt = kept(stmt, True)
+        if stmt is not None:
+            out.append(stmt)
+    return out, False
 
 
 def run_pool_sizing(server_args, runner):

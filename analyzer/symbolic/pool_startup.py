@@ -31,7 +31,7 @@ import ast
 from typing import Any
 
 from ..contracts.trace import Unknown
-from . import runtime_context
+from . import runtime_context, unevaluated
 from .interp import SGLangError
 from .model_runner import MODEL_RUNNER
 from .objects import FunctionRef, Instance, Opaque
@@ -177,3 +177,10 @@ def run(interp, world, record, runner: Instance) -> None:
         del world.events[events_before:]
         record.fields.clear()
         record.fields.update(record_fields)
+    # the pools themselves (``_init_pools``, after the sizing): their checks are stated, not evaluated
+    for owner in (runner.attrs.get("kv_cache_configurator"), runner):
+        found = unevaluated.function_of(interp.program, owner, world, "_init_pools") if isinstance(owner, Instance) else None
+        if found is not None:
+            unevaluated.note_sites(interp, world, record, found[0], found[1], owner, unevaluated.NEEDS_POOLS,
+                                   "the memory pools, after their sizing")
+            break

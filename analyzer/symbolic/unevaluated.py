@@ -1,0 +1,209 @@
+"""Start-up checks the engine reaches but does not evaluate, stated as notes.
+
+Where the evaluated start-up ends, SGLang goes on into code that needs what neither engine builds: the memory pools,
+allocated from the free memory after the weights load (the model runner's ``_init_pools``; the prefix cache's
+constructor, ``MambaRadixCache.__init__``'s "Page size must be 1 ..."). Their ``raise``/``assert`` sites are not
+predictions either way; each is named in a note: its site (file:line, function), what it checks and the conditions
+on the way (the message index's walk of that file, ``analyzer.message_index.index_file``), what those read with the
+values the engine holds (an attribute of ``self``, a resolved argument, an env var), and why it was not evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from .. import message_index
+from ..contracts.trace import Unknown
+from .interp import Frame, Interpreter
+from .objects import Instance
+
+NEEDS_POOLS = "needs the memory pools, built from the free memory after the weights load, which neither engine builds"
+NOTE_HEAD = "start-up check not evaluated"
+MAX_SITES = 8  # per function: the notes stay a list an operator reads
+_SITES: dict[tuple[str, str], list[message_index.MessageSite]] = {}  # (tree root, file) -> its raise/assert sites
+
+
+def sites(root: Path | str, rel: str, function: str) -> list[message_index.MessageSite]:
+    """The ``raise``/``assert`` sites of ``function`` (a qualified name) in ``rel``, in line order."""
+    key = (str(root), rel)
+    found = _SITES.get(key)
+    if found is None:
+        try:
+            source = (Path(root) / rel).read_bytes()
+        except OSError:
+            source = b""
+        found = _SITES[key] = [s for s in message_index.index_file(rel, source) if s.kind != message_index.LOG]
+    return [s for s in found if s.function == function]
+
+
+def _chains(expr: str) -> list[str]:
+    """The attribute chains and names a condition reads (``self.page_size``, ``envs.X``, ``is_nsa_model``), in order."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return []
+    out: list[str] = []
+
+    def add(text: str) -> None:
+        if text not in out:
+            out.append(text)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):
+            parts, walk = [node.attr], node.value
+            while isinstance(walk, ast.Attribute):
+                parts.append(walk.attr)
+                walk = walk.value
+            if isinstance(walk, ast.Name):
+                add(".".join([walk.id, *reversed(parts)]))
+                return
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in {"None", "True", "False"}:
+            if node.id[:1].islower():  # (a class name in isinstance() is not a read of the launch)
+                add(node.id)
+            return
+        elif isinstance(node, ast.Call):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                visit(arg)
+            if isinstance(node.func, ast.Attribute):
+                visit(node.func.value)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _shown(value: Any) -> str:
+    return "unknown" if isinstance(value, Unknown) else repr(value)
+
+
+def read_values(interp: Interpreter, world, record, site: message_index.MessageSite, owner: Instance | None) -> list[str]:
+    """``name = value`` for what the site's conditions read: ``self.X`` on ``owner`` (the instance the function would
+    run on, where the engine holds it), a resolved argument (the site's server-args fields), an env var; what the
+    engine does not hold is ``not known here``."""
+    out: list[str] = []
+    env = getattr(world, "env", {}) or {}
+    for expr, _polarity in site.conditions[:message_index.MAX_CONDITIONS]:
+        for chain in _chains(expr):
+            head, _, rest = chain.partition(".")
+            value: Any = Unknown("")
+            if head == "self" and rest and owner is not None:
+                value = owner
+                for part in rest.split("."):
+                    value = (value.attrs.get(part, Unknown("")) if isinstance(value, Instance)
+                             else record.fields.get(part, Unknown("")) if value is record else Unknown(""))
+                if isinstance(value, Instance) or value is record:
+                    continue  # a way to a field (self.model_config), not the read itself
+            elif head == "envs" and rest:
+                name = rest.split(".")[0]
+                value = env.get(name, "unset")
+            text = f"{chain} = {_shown(value)}" if not isinstance(value, Unknown) else f"{chain} (not known here)"
+            if text not in out:
+                out.append(text)
+    for name in site.fields:
+        if name in record.fields:
+            out.append(f"{name} = {record.fields[name]!r} (resolved)")
+    for name in site.env:
+        out.append(f"{name} = {env.get(name, 'unset')!r} (env)")
+    return out
+
+
+def note_sites(interp: Interpreter, world, record, rel: str, function: str, owner: Instance | None, why: str,
+               point: str) -> None:
+    """One note per ``raise``/``assert`` site of ``function`` that may run and fail on what the engine holds
+    (``reached``): ``point`` says what start-up would run there."""
+    found = [s for s in sites(interp.program.root, rel, function) if reached(interp, world, s, owner)]
+    for site in found[:MAX_SITES]:
+        conditions = [expr if polarity else f"not ({expr})" for expr, polarity in site.conditions]
+        check = site.conditions[-1][0] if site.kind == message_index.ASSERT and site.conditions else None
+        if check is not None:
+            conditions.pop()
+        what = f"{site.kind} `{check}`" if check is not None else site.kind
+        when = f" when {' and '.join(f'`{c}`' for c in conditions)}" if conditions else ""
+        message = site.template.strip()
+        raises = f"{site.what}: {message}" if message else site.what
+        reads = read_values(interp, world, record, site, owner)
+        world.note(f"{NOTE_HEAD}: {site.file}:{site.line} in {site.function} ({point}): {what}{when}"
+                   + (f"; reads {', '.join(reads)}" if reads else "")
+                   + f"; if it fails, start-up raises {raises}; not evaluated: it {why}")
+    if len(found) > MAX_SITES:
+        world.note(f"{NOTE_HEAD}: {len(found) - MAX_SITES} more check(s) in {rel} {function} ({point}); it {why}")
+
+
+def value_of(interp: Interpreter, world, frame: Frame, expr: ast.expr) -> Any:
+    """The value of ``expr`` in ``frame`` (Unknown where the evaluation fails); nothing it notes or records is kept."""
+    notes, events = list(world.notes), len(world.events)
+    unknown = set(world.startup_unknown)
+    try:
+        value = interp.eval(expr, frame)
+    except Exception:  # (any failure of the evaluation: the value is not known here)
+        value = Unknown("not known here")
+    finally:
+        world.notes[:] = notes
+        del world.events[events:]
+        world.startup_unknown.clear()
+        world.startup_unknown.update(unknown)
+    return value
+
+
+def decide(interp: Interpreter, world, frame: Frame, test: ast.expr) -> bool | None:
+    """The value of a condition in ``frame`` where the engine holds it as a bool, else None."""
+    value = value_of(interp, world, frame, test)
+    return value if isinstance(value, bool) else None
+
+
+def site_frame(interp: Interpreter, site: message_index.MessageSite, owner: Instance | None) -> Frame | None:
+    """A frame of the site's function holding ``self`` (``owner``), to evaluate its conditions in."""
+    module = interp.program.module(site.file)
+    if module is None:
+        return None
+    head, dot, _ = site.function.partition(".")
+    frame = Frame(module=module, qualname=site.function, class_name=head if dot else None)
+    if owner is not None:
+        frame.locals["self"] = owner
+    return frame
+
+
+def locals_of(program, site: message_index.MessageSite) -> frozenset[str]:
+    """The names the site's function binds itself (its parameters but ``self``, what it assigns)."""
+    found = program.function(f"{site.file}::{site.function}")
+    if found is None:
+        return frozenset()
+    fn = found[1]
+    args = fn.args
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return frozenset(names - {"self"})
+
+
+def reached(interp: Interpreter, world, site: message_index.MessageSite, owner: Instance | None) -> bool:
+    """Whether the site may run and fail on what the engine holds: no condition on the way is known to go the other
+    way, and an assert's own test is not known to hold."""
+    frame = site_frame(interp, site, owner)
+    if frame is None:
+        return True
+    local = locals_of(interp.program, site)
+    for expr, polarity in site.conditions:
+        try:
+            test = ast.parse(expr, mode="eval").body
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(test)):
+            continue  # (a value the function computes, which the engine does not run)
+        if decide(interp, world, frame, test) is (not polarity):
+            return False
+    return True
+
+
+def function_of(program, owner: Instance, world, name: str) -> tuple[str, str] | None:
+    """``(file, qualname)`` of the method ``name`` that ``owner``'s class (or a base) defines."""
+    for base in world.mro(owner.cls):
+        rel, cls_name = getattr(base, "module_rel", None), getattr(base, "name", None)
+        if rel is None or cls_name is None:
+            continue
+        if program.function(f"{rel}::{cls_name}.{name}") is not None:
+            return rel, f"{cls_name}.{name}"
+    return None

@@ -1,0 +1,57 @@
+"""Start-up checks the engine reaches but does not evaluate (``analyzer.symbolic.unevaluated``): the memory pools'
+``_init_pools`` and the prefix cache's constructor need the pools, built from the free memory after the weights load;
+each of their checks that may run on what the engine holds is a note with its site, what it reads and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.symbolic import unevaluated
+
+
+def _notes(version, model, args):
+    trace = explain(ExplainRequest(sglang=version, profile="h100", model_config=model,
+                                   args=f"--model-path /models/{model} {args}")).trace
+    assert trace.error is None
+    return [n for n in trace.notes if n.startswith(unevaluated.NOTE_HEAD)]
+
+
+def _at(notes, site):
+    found = [n for n in notes if f": {site} in " in n]
+    assert len(found) == 1, notes
+    return found[0]
+
+
+@pytest.mark.network
+def test_0511_nsa_assert_of_the_pools_is_stated_for_an_mla_model_only():
+    site = "sglang/srt/model_executor/model_runner_kv_cache_mixin.py:440"
+    note = _at(_notes("0.5.11", "DeepSeek-V3", "--tp 8"), site)
+    assert " in ModelRunnerKVCacheMixin._init_pools (the memory pools, after their sizing): assert `not is_nsa_model` " in note
+    assert "self.use_mla_backend = True" in note and "attention_backend = 'fa3' (resolved)" in note
+    assert "is_nsa_model (not known here)" in note
+    assert note.endswith("not evaluated: it " + unevaluated.NEEDS_POOLS)
+    # a dense model's runner does not use the MLA backend: that branch is not taken, no note
+    assert not [n for n in _notes("0.5.11", "Llama-3.1-8B-Instruct", "--tp 8") if f": {site} in " in n]
+
+
+@pytest.mark.network
+def test_0511_which_prefix_cache_is_built_is_said_not_known():
+    notes = _notes("0.5.11", "Qwen3-Next-80B-A3B-Instruct", "--tp 4")
+    assert (f"{unevaluated.NOTE_HEAD}: which prefix cache Scheduler.init_cache_with_memory_pool builds depends on "
+            "`self.enable_hierarchical_cache` at sglang/srt/managers/scheduler.py:885, not known here") in " ".join(notes)
+
+
+@pytest.mark.network
+def test_0523_pools_and_cache_checks_are_stated():
+    notes = _notes("0.5.23", "Llama-3.1-8B-Instruct", "--tp 4")
+    note = _at(notes, "sglang/srt/mem_cache/kv_cache_configurator.py:749")
+    assert " in KVCacheConfigurator._init_pools (the memory pools, after their sizing): assert `self.is_draft_worker` " in note
+    assert "reads req_to_token_pool (not known here), self.is_draft_worker = False" in note
+    assert any(n.startswith(f"{unevaluated.NOTE_HEAD}: the prefix cache build_kv_cache builds after "
+                            "sglang/srt/mem_cache/kv_cache_builder.py:389 (from its parameters) was not evaluated")
+               for n in notes)
+
+
+def test_what_a_condition_reads():
+    assert unevaluated._chains("self.a.b and not envs.X.get() or isinstance(y, Pool)") == ["self.a.b", "envs.X", "y"]
