@@ -47,7 +47,11 @@ def test_0523_pools_and_cache_checks_are_stated():
     notes = _notes("0.5.23", "Llama-3.1-8B-Instruct", "--tp 4")
     note = _at(notes, "sglang/srt/mem_cache/kv_cache_configurator.py:749")
     assert " in KVCacheConfigurator._init_pools (the memory pools, after their sizing): assert `self.is_draft_worker` " in note
-    assert "reads req_to_token_pool (not known here), self.is_draft_worker = False" in note
+    # what the note reads is what its open conditions read: the draft worker's flag is known, the pool passed is not
+    assert "when `not (req_to_token_pool is None)`; reads req_to_token_pool (not known here);" in note
+    # a condition false whatever the function's own values (``enable_unified_memory and req_to_token_pool is None
+    # and ...`` with the flag off) rules its site out: the unified-memory raise at 637 is not named
+    assert not [n for n in notes if ": sglang/srt/mem_cache/kv_cache_configurator.py:637 in " in n]
     assert any(n.startswith(f"{unevaluated.NOTE_HEAD}: the prefix cache build_kv_cache builds after "
                             "sglang/srt/mem_cache/kv_cache_builder.py:389 (from its parameters) was not evaluated")
                for n in notes)
@@ -55,3 +59,13 @@ def test_0523_pools_and_cache_checks_are_stated():
 
 def test_what_a_condition_reads():
     assert unevaluated._chains("self.a.b and not envs.X.get() or isinstance(y, Pool)") == ["self.a.b", "envs.X", "y"]
+
+
+@pytest.mark.network
+def test_0511_the_target_runners_pools_are_none_where_init_pools_checks_them():
+    """``if self.req_to_token_pool is None: build it; else: assert self.is_draft_worker``: the scheduler passes the
+    target worker no pools (``ModelRunner.__init__``'s ``req_to_token_pool=None``), so those asserts do not run for it
+    and are not named; the code after ``init_memory_pool`` still holds the built pools as unknown."""
+    for model in ("Llama-3.1-8B-Instruct", "DeepSeek-V3"):
+        notes = _notes("0.5.11", model, "--tp 8")
+        assert not [n for n in notes if "assert `self.is_draft_worker`" in n], notes

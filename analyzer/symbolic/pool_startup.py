@@ -141,7 +141,7 @@ def whole_memory_gib(profile) -> Any:
     return mib / 1024 if isinstance(mib, (int, float)) and mib > 0 else Unknown(FREE_MEMORY)
 
 
-def run(interp, world, record, runner: Instance) -> None:
+def run(interp, world, record, runner: Instance, left_none: frozenset[str] = frozenset()) -> None:
     """The target runner's pool sizing with the GPU's whole memory free; a raise of SGLang's own check propagates. A
     world without the start-up answers (not a ``StartUpWorld``) runs none."""
     if not isinstance(world, StartUpWorld):
@@ -177,10 +177,16 @@ def run(interp, world, record, runner: Instance) -> None:
         del world.events[events_before:]
         record.fields.clear()
         record.fields.update(record_fields)
-    # the pools themselves (``_init_pools``, after the sizing): their checks are stated, not evaluated
+    # the pools themselves (``_init_pools``, after the sizing): their checks are stated, not evaluated. The runner
+    # as ``_init_pools`` finds it: the pools the scheduler left None are still None there (the target's own are built
+    # in it; only a draft worker is handed the target's), where the code after it holds them as unknown
+    none = {name: None for name in left_none
+            if isinstance(runner.attrs.get(name), Unknown)}
     for owner in (runner.attrs.get("kv_cache_configurator"), runner):
         found = unevaluated.function_of(interp.program, owner, world, "_init_pools") if isinstance(owner, Instance) else None
         if found is not None:
+            if owner is runner and none:
+                owner = Instance(runner.cls, {**runner.attrs, **none})
             unevaluated.note_sites(interp, world, record, found[0], found[1], owner, unevaluated.NEEDS_POOLS,
                                    "the memory pools, after their sizing")
             break

@@ -198,6 +198,29 @@ def build_runner(interp: Interpreter, world, record, layout: Layout | None = Non
     return runner
 
 
+def left_none(program, world, record) -> frozenset[str]:
+    """The runner attributes ``__init__`` stores straight from a parameter the scheduler leaves at its default None
+    (``self.req_to_token_pool = req_to_token_pool``: the target worker's pools, which ``init_memory_pool`` builds):
+    None until then, where ``build_runner`` holds them as unknown for the code after it."""
+    found = program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
+    if found is None:
+        return frozenset()
+    init = found[1]
+    args = init.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    passed = _scheduler_arguments(world, record, init)
+    params = {name for name, d in defaults.items()
+              if isinstance(d, ast.Constant) and d.value is None and name not in passed}
+    out: set[str] = set()
+    for stmt in init.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in params:
+            out |= {t.attr for t in stmt.targets
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return frozenset(out)
+
+
 def _computed_stores(stmt: ast.stmt) -> set[str]:
     """The ``self.X = <call>`` attributes a top-level statement computes (not a parameter passed through, as the
     pools the scheduler passes as None, which init_memory_pool fills later)."""
@@ -324,7 +347,7 @@ def run(interp: Interpreter, world, record) -> None:
                 draft_stopped = draft.stopped
             if not draft_stopped:
                 interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
-                pool_startup.run(interp, world, record, runner)
+                pool_startup.run(interp, world, record, runner, left_none(interp.program, world, record))
         # the scheduler's cache initialisation up to the cache's parameters: it reads the runner __init__ built, not
         # what the steps after it left, so it runs where a step stopped for want of a value (not at a check)
         interp.steps = max(0, MAX_STEPS - cache_startup.CACHE_STEPS)

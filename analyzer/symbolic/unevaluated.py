@@ -11,6 +11,7 @@ values the engine holds (an attribute of ``self``, a resolved argument, an env v
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +23,29 @@ from .objects import Instance
 NEEDS_POOLS = "needs the memory pools, built from the free memory after the weights load, which neither engine builds"
 NOTE_HEAD = "start-up check not evaluated"
 MAX_SITES = 8  # per function: the notes stay a list an operator reads
-_SITES: dict[tuple[str, str], list[message_index.MessageSite]] = {}  # (tree root, file) -> its raise/assert sites
 
 
-def sites(root: Path | str, rel: str, function: str) -> list[message_index.MessageSite]:
-    """The ``raise``/``assert`` sites of ``function`` (a qualified name) in ``rel``, in line order."""
-    key = (str(root), rel)
-    found = _SITES.get(key)
+def sites(program, rel: str, function: str) -> list[message_index.MessageSite]:
+    """The ``raise``/``assert`` sites of ``function`` (a qualified name) in ``rel``, in line order (the file's are
+    indexed once per parsed tree: ``Program.context_facts``, forgotten when the file changes)."""
+    key = ("message sites", rel)
+    found = program.context_facts.get(key)
     if found is None:
         try:
-            source = (Path(root) / rel).read_bytes()
+            source = (Path(program.root) / rel).read_bytes()
         except OSError:
             source = b""
-        found = _SITES[key] = [s for s in message_index.index_file(rel, source) if s.kind != message_index.LOG]
+        found = program.context_facts[key] = [s for s in message_index.index_file(rel, source) if s.kind != message_index.LOG]
     return [s for s in found if s.function == function]
+
+
+@functools.lru_cache(maxsize=1024)
+def _test(expr: str) -> ast.expr | None:
+    """A condition's text as an expression (None where it does not parse): the same texts come back on every run."""
+    try:
+        return ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
 
 
 def _chains(expr: str) -> list[str]:
@@ -80,13 +90,14 @@ def _shown(value: Any) -> str:
     return "unknown" if isinstance(value, Unknown) else repr(value)
 
 
-def read_values(interp: Interpreter, world, record, site: message_index.MessageSite, owner: Instance | None) -> list[str]:
-    """``name = value`` for what the site's conditions read: ``self.X`` on ``owner`` (the instance the function would
-    run on, where the engine holds it), a resolved argument (the site's server-args fields), an env var; what the
-    engine does not hold is ``not known here``."""
+def read_values(interp: Interpreter, world, record, site: message_index.MessageSite, owner: Instance | None,
+                conditions: list[tuple[str, bool]] | None = None) -> list[str]:
+    """``name = value`` for what the site's ``conditions`` (default: all of them) read: ``self.X`` on ``owner`` (the
+    instance the function would run on, where the engine holds it), a resolved argument (the site's server-args
+    fields), an env var; what the engine does not hold is ``not known here``."""
     out: list[str] = []
     env = getattr(world, "env", {}) or {}
-    for expr, _polarity in site.conditions[:message_index.MAX_CONDITIONS]:
+    for expr, _polarity in (site.conditions if conditions is None else conditions)[:message_index.MAX_CONDITIONS]:
         for chain in _chains(expr):
             head, _, rest = chain.partition(".")
             value: Any = Unknown("")
@@ -114,18 +125,21 @@ def read_values(interp: Interpreter, world, record, site: message_index.MessageS
 def note_sites(interp: Interpreter, world, record, rel: str, function: str, owner: Instance | None, why: str,
                point: str) -> None:
     """One note per ``raise``/``assert`` site of ``function`` that may run and fail on what the engine holds
-    (``reached``): ``point`` says what start-up would run there."""
-    found = [s for s in sites(interp.program.root, rel, function) if reached(interp, world, s, owner)]
-    for site in found[:MAX_SITES]:
-        conditions = [expr if polarity else f"not ({expr})" for expr, polarity in site.conditions]
+    (``open_conditions``): ``point`` says what start-up would run there. The conditions on the way the engine
+    knows to hold are left out of the note; those it does not know are named."""
+    found = []
+    for site in sites(interp.program, rel, function):
+        open_ = open_conditions(interp, world, site, owner)
+        if open_ is not None:
+            found.append((site, open_))
+    for site, open_ in found[:MAX_SITES]:
         check = site.conditions[-1][0] if site.kind == message_index.ASSERT and site.conditions else None
-        if check is not None:
-            conditions.pop()
+        conditions = [expr if polarity else f"not ({expr})" for expr, polarity in open_ if expr != check]
         what = f"{site.kind} `{check}`" if check is not None else site.kind
         when = f" when {' and '.join(f'`{c}`' for c in conditions)}" if conditions else ""
         message = site.template.strip()
         raises = f"{site.what}: {message}" if message else site.what
-        reads = read_values(interp, world, record, site, owner)
+        reads = read_values(interp, world, record, site, owner, open_)
         world.note(f"{NOTE_HEAD}: {site.file}:{site.line} in {site.function} ({point}): {what}{when}"
                    + (f"; reads {', '.join(reads)}" if reads else "")
                    + f"; if it fails, start-up raises {raises}; not evaluated: it {why}")
@@ -150,9 +164,19 @@ def value_of(interp: Interpreter, world, frame: Frame, expr: ast.expr) -> Any:
 
 
 def decide(interp: Interpreter, world, frame: Frame, test: ast.expr) -> bool | None:
-    """The value of a condition in ``frame`` where the engine holds it as a bool, else None."""
+    """The value of a condition in ``frame`` where the engine holds it as a bool whatever the values it does not know
+    (``a is not None and b`` with ``a`` None), else None. Nothing of the evaluation is kept: no note, no event, and
+    no branch on an unknown (the explorer's decisions, the assumptions) -- one taken makes the condition undecided."""
+    decisions = interp.decisions
+    taken, past, unexplored = len(decisions.taken), len(decisions.past_limit), decisions.unexplored
+    assumed = len(world.assumptions)
     value = value_of(interp, world, frame, test)
-    return value if isinstance(value, bool) else None
+    guessed = len(decisions.taken) > taken or len(decisions.past_limit) > past or len(world.assumptions) > assumed
+    del decisions.taken[taken:]
+    del decisions.past_limit[past:]
+    decisions.unexplored = unexplored
+    del world.assumptions[assumed:]
+    return value if isinstance(value, bool) and not guessed else None
 
 
 def site_frame(interp: Interpreter, site: message_index.MessageSite, owner: Instance | None) -> Frame | None:
@@ -168,34 +192,40 @@ def site_frame(interp: Interpreter, site: message_index.MessageSite, owner: Inst
 
 
 def locals_of(program, site: message_index.MessageSite) -> frozenset[str]:
-    """The names the site's function binds itself (its parameters but ``self``, what it assigns)."""
+    """The names the site's function binds itself (its parameters but ``self``, what it assigns), once per function
+    of a parsed tree (``Program.context_facts``)."""
+    key = ("locals", site.file, site.function)
+    known = program.context_facts.get(key)
+    if known is not None:
+        return known
     found = program.function(f"{site.file}::{site.function}")
-    if found is None:
-        return frozenset()
-    fn = found[1]
-    args = fn.args
-    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    names |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return frozenset(names - {"self"})
+    names: set[str] = set()
+    if found is not None:
+        args = found[1].args
+        names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        names |= {n.id for n in ast.walk(found[1]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    known = program.context_facts[key] = frozenset(names - {"self"})
+    return known
 
 
-def reached(interp: Interpreter, world, site: message_index.MessageSite, owner: Instance | None) -> bool:
-    """Whether the site may run and fail on what the engine holds: no condition on the way is known to go the other
-    way, and an assert's own test is not known to hold."""
+def open_conditions(interp: Interpreter, world, site: message_index.MessageSite,
+                    owner: Instance | None) -> list[tuple[str, bool]] | None:
+    """The conditions on the way to the site the engine does not know (an assert's own test last, where not known to
+    hold), or None where one is known to go the other way: the site does not run on what the engine holds."""
     frame = site_frame(interp, site, owner)
     if frame is None:
-        return True
-    local = locals_of(interp.program, site)
+        return list(site.conditions)
+    for name in locals_of(interp.program, site):  # what the function computes or is passed: not run here
+        frame.locals[name] = Unknown(f"{name} is {site.function}'s own, which the engine does not run")
+    out: list[tuple[str, bool]] = []
     for expr, polarity in site.conditions:
-        try:
-            test = ast.parse(expr, mode="eval").body
-        except SyntaxError:
-            continue
-        if any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(test)):
-            continue  # (a value the function computes, which the engine does not run)
-        if decide(interp, world, frame, test) is (not polarity):
-            return False
-    return True
+        test = _test(expr)
+        taken = None if test is None else decide(interp, world, frame, test)
+        if taken is (not polarity):
+            return None
+        if taken is None:
+            out.append((expr, polarity))
+    return out
 
 
 def function_of(program, owner: Instance, world, name: str) -> tuple[str, str] | None:
