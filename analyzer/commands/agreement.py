@@ -24,6 +24,10 @@ directory (``{scenarios}/models/NAME``, a ``config.json``) that both engines rea
 ``model`` is a built-in model config or, with ``{scenarios}``, such a directory
 (``model = "{scenarios}/models/llama-minimal"``: a ``config.json`` written for the
 scenario, which both engines load through the release's config classes).
+``draft_model_config`` (optional, ``{scenarios}`` expanded too) is the config.json of the launch's
+``--speculative-draft-model-path`` when that path is not on this machine (``--draft-model-config``):
+the symbolic engine reads it for the draft, and the replay puts a directory holding it in place of
+the draft's path.
 
 For each scenario the symbolic engine runs with ``--model-config MODEL`` and the
 replay runs SGLang's own resolution with ``--model-path`` replaced by a temporary
@@ -62,7 +66,7 @@ REPLAY_TIMEOUT_S = 120.0
 EMULATION_MISMATCH = "SGLang saw"  # the runner's note where the replay's hardware answer differs from the profile's
 SCENARIOS_MARK = "{scenarios}"  # in argv: the folder of the scenario file (draft model directories)
 ARGV = "argv"  # the scenario's own launch key: a list of strings (the adapters' keys take text or a path)
-_KEYS = {"name", "version", "profile", "model", ARGV, *adapters.KEYS, "env", "files", "expect", "note"}
+_KEYS = {"name", "version", "profile", "model", "draft_model_config", ARGV, *adapters.KEYS, "env", "files", "expect", "note"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class Scenario:
     expect: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     source: str = ""
+    draft_model_config: str | None = None  # --draft-model-config: the config.json of the launch's draft path
 
 
 @dataclass
@@ -124,6 +129,10 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
     env = data.get("env", {})
     if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
         raise SgtraceError(f"{where}: env must be a table of strings", hint='env = { SGLANG_ENABLE_SPEC_V2 = "1" }')
+    draft = data.get("draft_model_config")
+    if draft is not None and (not isinstance(draft, str) or not draft):
+        raise SgtraceError(f"{where}: draft_model_config must be a string",
+                           hint='draft_model_config = "{scenarios}/models/NAME/config.json"')
     files = data.get("files", {})
     if not (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())):
         raise SgtraceError(f"{where}: files must be a table of path = kind", hint='files = { "/etc/ssl/key.pem" = "exists" }')
@@ -139,6 +148,7 @@ def _scenario(data: dict[str, Any], where: str, folder: Path) -> Scenario:
         expect=dict(data.get("expect", {})),
         note=data.get("note", ""),
         source=where,
+        draft_model_config=draft.replace(SCENARIOS_MARK, str(folder.resolve())) if draft is not None else None,
     )
 
 
@@ -186,6 +196,7 @@ def request_for(scenario: Scenario):
         model_config=scenario.model,
         profile=scenario.profile,
         assume_files=[f"{path}={kind}" for path, kind in scenario.files],
+        draft_model_config=scenario.draft_model_config,
     )
 
 
@@ -204,12 +215,11 @@ def run_symbolic(scenario: Scenario, sessions: dict[str, Session] | None = None)
 
 
 def run_replay(scenario: Scenario, explanation, timeout_s: float = REPLAY_TIMEOUT_S):
-    """SGLang's own resolution of the same launch in the scenario's release, with the model's config.json in a
-    temporary directory (``replay.launch_replay``); the Trace and that directory's path."""
+    """SGLang's own resolution of the same launch in the scenario's release, with the model's config.json (and the
+    draft's, ``draft_model_config``) in a temporary directory (``replay.launch_replay``): its ``LaunchReplay``."""
 
-    done = replay_launch(explanation.launch.argv, explanation.env, explanation.profile, explanation.model,
+    return replay_launch(explanation.launch.argv, explanation.env, explanation.profile, explanation.model,
                          {"version": scenario.version}, timeout_s=timeout_s, create_missing=True)
-    return done.trace, done.model_dir
 
 
 def check_expectation(scenario: Scenario, trace) -> list[str]:
@@ -237,9 +247,9 @@ def run_scenario(scenario: Scenario, timeout_s: float = REPLAY_TIMEOUT_S,
     try:
         explanation = run_symbolic(scenario, sessions)
         result.expectation_failures = check_expectation(scenario, explanation.trace)
-        trace, model_dir = run_replay(scenario, explanation, timeout_s)
-        user_path = explanation.parsed.values.get("model_path")
-        result.comparison = compare(explanation.trace, trace, model_paths=(user_path, model_dir))
+        done = run_replay(scenario, explanation, timeout_s)
+        trace = done.trace
+        result.comparison = compare(explanation.trace, trace, model_paths=done.model_paths(explanation.parsed.values.get("model_path")))
         result.emulation_notes = [n for n in trace.notes if EMULATION_MISMATCH in n]
         if not trace.complete:
             result.failure = "the replay's trace is partial"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..contracts.trace import Trace, Unknown, same_value
@@ -87,23 +88,44 @@ def _error_text(trace: Trace) -> str | None:
     return None if error is None else f"{error.exc_type}: {error.message}"
 
 
-def _normalize(value: Any, model_paths: tuple[str, str] | None) -> Any:
-    if model_paths and isinstance(value, str) and model_paths[1] and model_paths[1] in value:
-        return value.replace(model_paths[1], model_paths[0])
+ModelPaths = tuple[str, str] | Sequence[tuple[str, str]]
+
+
+def _path_pairs(model_paths: ModelPaths | None) -> dict[str, str]:
+    """{the replay's local copy: the user's path}, from one (user, local) pair or a sequence of them."""
+    if not model_paths:
+        return {}
+    pairs = model_paths if isinstance(model_paths[0], (tuple, list)) else [model_paths]
+    return {str(local): str(user) for user, local in pairs if isinstance(user, str) and local}
+
+
+def _normalize(value: Any, model_paths: ModelPaths | Mapping[str, str] | None) -> Any:
+    """The replay's value with each local copy's path back to the user's (in a string, a list or a dict; the longest
+    copy first, in one pass: one may hold another), a tuple as a list."""
+    paths = model_paths if isinstance(model_paths, Mapping) else _path_pairs(model_paths)
+    if isinstance(value, str) and paths and any(local in value for local in paths):
+        pattern = "|".join(re.escape(local) for local in sorted(paths, key=len, reverse=True))
+        return re.sub(pattern, lambda m: paths[m.group(0)], value)
+    if isinstance(value, (list, tuple)) and paths:
+        return [_normalize(v, paths) for v in value]
+    if isinstance(value, dict) and paths:
+        return {k: _normalize(v, paths) for k, v in value.items()}
     if isinstance(value, tuple):
         return list(value)
     return value
 
 
-def compare(symbolic: Trace, replay: Trace, fields: list[str] | None = None, model_paths: tuple[str, str] | None = None) -> Comparison:
-    """Compare the symbolic Trace with the replay's. ``model_paths``: (the user's path, the replay's local copy)."""
+def compare(symbolic: Trace, replay: Trace, fields: list[str] | None = None, model_paths: ModelPaths | None = None) -> Comparison:
+    """Compare the symbolic Trace with the replay's. ``model_paths``: (the user's path, the replay's local copy), or a
+    sequence of such pairs (the model's and every other path the replay sent, ``LaunchReplay.model_paths``)."""
+    paths = _path_pairs(model_paths)
     result = Comparison(replay_complete=replay.complete)
     names = fields or sorted(set(symbolic.final) & set(replay.final))
     for name in names:
         if name in SKIPPED_FIELDS or name.startswith("_"):
             continue
         predicted = symbolic.final.get(name)
-        actual = _normalize(replay.final.get(name), model_paths)
+        actual = _normalize(replay.final.get(name), paths)
         result.fields_compared += 1
         if isinstance(predicted, Unknown) or (isinstance(predicted, (list, dict)) and "unknown" in str(predicted)):
             result.unknown.append(name)

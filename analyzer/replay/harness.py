@@ -15,7 +15,7 @@ For debugging it also runs as ``python harness.py < input.json``.
 Input JSON::
 
     {"argv": [...], "env": {...}, "profile": {...} | null, "model_dir": path | null,
-     "model_config": {...} | null, "timeout_s": N, "mode": "resolve" | "flags" | "check_env",
+     "model_config": {...} | null, "other_dirs": {path: folder}, "other_configs": {path: {...}}, "timeout_s": N, "mode": "resolve" | "flags" | "check_env",
      "probes": {"names": [...], "shape": regex, "modules": [...]},
      "sys_path": [dir, ...], "stand_in_missing": bool}
 
@@ -28,6 +28,9 @@ SGLang's ``add_cli_args`` runs with torch alone (the flags environment, ``envs.f
 
 ``model_config`` is the model's config.json, written into the harness's own
 temporary folder and used as ``model_dir`` (so it works over ssh too).
+``other_dirs`` ({path: folder}) and ``other_configs`` ({path: config.json}) do the same for the
+other model paths the launch names (the draft's, ``--speculative-draft-model-path``): each path
+in argv is replaced by a folder holding its config.json, and mapped back in what is reported.
 ``mode: "flags"`` stops after the import and sends SGLang's own flag table
 (``ServerArgs.add_cli_args`` on a fresh ``argparse.ArgumentParser``) as one
 ``{"t": "flags", "flags": [...]}`` line. ``mode: "check_env"`` runs ``python3 -m sglang.check_env`` on
@@ -2324,15 +2327,66 @@ def _write_model_config(tmp, config):
     return folder
 
 
-def _unsubstitute(value, model_dir, original):
-    if original is None or not model_dir:
+def _model_path_in(argv):
+    """The ``--model-path`` (or ``--model``) the launch gives, or None."""
+    for i, a in enumerate(argv):
+        for opt in ("--model-path", "--model"):
+            if a == opt and i + 1 < len(argv):
+                return argv[i + 1]
+            if a.startswith(opt + "="):
+                return a.split("=", 1)[1]
+    return None
+
+
+def _substitute_others(argv, other_dirs, model_path=None):
+    """Point every other model path the launch names (the draft's, as ``--opt PATH`` or ``--opt=PATH``, wherever it
+    is given) at the local folder that holds its config.json (``other_dirs``: {the launch's path: folder}). The
+    launch's ``model_path`` is left as it is, also where another option names it (the model's own substitution, or
+    the node's own file, answers for it). Returns the argv and {folder: the launch's path} for each path replaced."""
+    out = list(argv)
+    replaced = {}
+    dirs = {str(path): str(folder) for path, folder in (other_dirs or {}).items()
+            if path and folder and path != model_path}
+    for i, a in enumerate(out):
+        if a.startswith("-"):
+            opt, eq, value = a.partition("=")
+            if eq and value in dirs:
+                out[i] = opt + "=" + dirs[value]
+                replaced[dirs[value]] = value
+        elif a in dirs:
+            out[i] = dirs[a]
+            replaced[dirs[a]] = a
+    return out, replaced
+
+
+def _write_other_configs(tmp, configs):
+    """Write each input config.json of another model path of the launch (``other_configs``: {path: config}) into a
+    folder of our temporary directory; return {path: folder}."""
+    folders = {}
+    for i, (path, config) in enumerate(sorted((configs or {}).items())):
+        folder = os.path.join(tmp, "other-%d" % i)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as fh:
+            json.dump(config, fh)
+        folders[str(path)] = folder
+    return folders
+
+
+def _unsubstitute(value, paths):
+    """``value`` with each substituted folder (``paths``: {folder: the launch's path}) back to the launch's path, in
+    strings, lists and dicts; one pass, the longest folder first (one folder may hold another)."""
+    paths = {k: v for k, v in (paths or {}).items() if k and v is not None}
+    if not paths:
         return value
     if isinstance(value, str):
-        return value.replace(model_dir, original) if model_dir in value else value
+        if not any(k in value for k in paths):
+            return value
+        pattern = "|".join(re.escape(k) for k in sorted(paths, key=len, reverse=True))
+        return re.sub(pattern, lambda m: paths[m.group(0)], value)
     if isinstance(value, list):
-        return [_unsubstitute(v, model_dir, original) for v in value]
+        return [_unsubstitute(v, paths) for v in value]
     if isinstance(value, dict):
-        return {k: _unsubstitute(v, model_dir, original) for k, v in value.items()}
+        return {k: _unsubstitute(v, paths) for k, v in value.items()}
     return value
 
 
@@ -2421,7 +2475,7 @@ def finish(rec, hooks, inp, ctx):
         read_smi_log(rec, ctx.get("smi_log"))
         if hooks is not None and hooks.primary is not None:
             final = getattr(rec, "resolved_final", None)
-            t["final"] = _unsubstitute(final if final is not None else _final_values(rec, hooks), ctx.get("model_dir"), ctx.get("model_original"))
+            t["final"] = _unsubstitute(final if final is not None else _final_values(rec, hooks), ctx.get("paths"))
             ro = getattr(hooks.primary, "__dict__", {}).get("_resolved_overrides")
             if ro is None:
                 try:
@@ -2430,7 +2484,7 @@ def finish(rec, hooks, inp, ctx):
                     ro = None
             if ro is not None:
                 t["resolved_overrides"] = encode_value(
-                    [[src, _unsubstitute(dict(d), ctx.get("model_dir"), ctx.get("model_original"))] for src, d in ro]
+                    [[src, _unsubstitute(dict(d), ctx.get("paths"))] for src, d in ro]
                 )
             arch = _model_arch(rec, hooks.primary)
             if arch:
@@ -2446,13 +2500,13 @@ def finish(rec, hooks, inp, ctx):
             for k, v in ctx["argparse"].given.items():
                 if k not in fields and renames.get(k) in fields:
                     k = renames[k]
-                given[k] = encode_value(_unsubstitute(v, ctx.get("model_dir"), ctx.get("model_original")))
+                given[k] = encode_value(_unsubstitute(v, ctx.get("paths")))
             t["given"] = given
         for ev in t["events"]:
             for k in ("old", "new", "message"):
-                ev[k] = _unsubstitute(ev[k], ctx.get("model_dir"), ctx.get("model_original"))
+                ev[k] = _unsubstitute(ev[k], ctx.get("paths"))
         if t["error"] is not None:
-            t["error"]["message"] = _unsubstitute(t["error"]["message"], ctx.get("model_dir"), ctx.get("model_original"))
+            t["error"]["message"] = _unsubstitute(t["error"]["message"], ctx.get("paths"))
         t["complete"] = rec.outcome in ("resolved", "raised")
     except BaseException as exc:
         rec.note("sgtrace: finishing the trace failed: %s: %s" % (type(exc).__name__, exc))
@@ -2482,7 +2536,8 @@ def main(input_text):
     t["profile"] = (profile or {}).get("name") or "native"
     rec.send({"t": "header", "harness": HARNESS_VERSION, "python": sys.version.split()[0], "argv": argv_in,
               "env": env_in, "profile": t["profile"], "pid": os.getpid()})
-    ctx = {"model_dir": model_dir, "model_original": None, "smi_log": None, "argparse": None}
+    other_dirs = {str(k): str(v) for k, v in (inp.get("other_dirs") or {}).items()}
+    ctx = {"model_dir": model_dir, "model_original": None, "paths": {}, "smi_log": None, "argparse": None}
     hooks = None
     started = time.monotonic()
 
@@ -2510,6 +2565,8 @@ def main(input_text):
         try:
             if inp.get("model_config") is not None:
                 model_dir = ctx["model_dir"] = _write_model_config(tmp, inp["model_config"])
+            if inp.get("other_configs"):
+                other_dirs = {**other_dirs, **_write_other_configs(tmp, inp["other_configs"])}
             # -- environment
             removed = sorted(k for k in os.environ if k.startswith(("SGLANG_", "SGL_")) and k not in env_in)
             for k in removed:
@@ -2523,6 +2580,12 @@ def main(input_text):
             argv, ctx["model_original"] = _substitute_model(argv_in, model_dir)
             if model_dir:
                 rec.note("model config read from %s (for %s)" % (model_dir, ctx["model_original"] or "--model-path"))
+            if model_dir and ctx["model_original"] is not None:
+                ctx["paths"][model_dir] = ctx["model_original"]
+            argv, others = _substitute_others(argv, other_dirs, _model_path_in(argv_in))
+            for folder, path in sorted(others.items(), key=lambda item: item[1]):
+                rec.note("model config read from %s (for %s)" % (folder, path))
+            ctx["paths"].update(others)
 
             rec.phase = "import"
             for entry in reversed(inp.get("sys_path") or []):  # a source tree to import SGLang from (flags mode)

@@ -7,19 +7,24 @@ profile emulated (or the node's own, natively), and the model's config.json stan
 ``version`` (the replay environment of that release), as ``cli.replay_place`` makes them from
 ``--ssh``/``--python``/``--sglang``. The model's config.json goes as a temporary model directory
 locally and as its content over ssh, except on a native replay over ssh without
-``--model-config``: the node reads its own at ``--model-path``.
+``--model-config``: the node reads its own at ``--model-path``. The config.json of every other
+path the launch names that the model holds (``ModelInfo.others``: the draft's, ``--draft-model-config``)
+goes with it the same way, a temporary directory per path locally and its content over ssh; the
+harness puts each in place of its path in argv and maps it back in what it reports.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ..models import materialize
+from ..models import CONFIG_NAME, materialize
 from ..contracts.trace import Trace
 from .limits import address_space_limit
 from . import runner
@@ -35,6 +40,13 @@ class LaunchReplay:
     trace: Trace
     model_dir: str | None = None
     model_sent: bool = False  # False: the node's own config.json (a native replay over ssh)
+    other_dirs: dict[str, str] = field(default_factory=dict)  # {a path the launch names: the directory that stood in}
+
+    def model_paths(self, user_path: str | None) -> list[tuple[str, str]]:
+        """(the user's path, the replay's stand-in) for the model (``user_path``: its ``--model-path``) and every
+        other path that went as a directory: what ``commands.compare.compare`` maps back."""
+        pairs = [(user_path, self.model_dir)] if isinstance(user_path, str) and self.model_dir else []
+        return pairs + sorted(self.other_dirs.items())
 
 
 def is_native(profile) -> bool:
@@ -59,16 +71,25 @@ def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, p
     memory_mib = address_space_limit(memory_mib, is_native(profile))
     where = {key: place.get(key) for key in PLACE_KEYS}
     send = sends_model(model, profile, where, model_given)
-    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp:
+    others = dict(model.others) if send else {}
+    with tempfile.TemporaryDirectory(prefix="sgtrace-model-") as tmp, tempfile.TemporaryDirectory(prefix="sgtrace-other-") as tmp_others:
         model_kwargs: dict[str, Any] = {}
         model_dir = None
+        other_dirs: dict[str, str] = {}
         if send and where["ssh"] is None:
             model_dir = model_kwargs["model_dir"] = str(materialize(model, tmp))
+            for i, (path, config) in enumerate(sorted(others.items())):  # beside the model's directory, not in it
+                folder = Path(tmp_others) / str(i)
+                folder.mkdir()
+                (folder / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+                other_dirs[path] = str(folder)
+            model_kwargs["other_dirs"] = other_dirs
         elif send:
             model_kwargs["model_config"] = model.config
+            model_kwargs["other_configs"] = others
         trace = runner.replay(list(argv), env, profile, timeout_s=timeout_s, memory_mib=memory_mib,
                               create_missing=create_missing, log=log, **where, **model_kwargs)
-    return LaunchReplay(trace, model_dir, send)
+    return LaunchReplay(trace, model_dir, send, other_dirs)
 
 
 # what reading a file or a hub entry that is not there raises (transformers, huggingface_hub, the os)

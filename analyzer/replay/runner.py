@@ -166,6 +166,8 @@ def replay(
     version: str | None = None,
     model_dir: str | os.PathLike | None = None,
     model_config: Mapping[str, Any] | None = None,
+    other_dirs: Mapping[str, str | os.PathLike] | None = None,
+    other_configs: Mapping[str, Mapping[str, Any]] | None = None,
     ssh: str | SshTarget | None = None,
     ssh_options: Sequence[str] = (),
     timeout_s: float = 120,
@@ -184,7 +186,10 @@ def replay(
     added to the ssh command. ``model_dir``: a directory with the model's
     ``config.json`` that stands in for the ``--model-path`` of ``argv``;
     ``model_config``: that config.json's content instead, written by the harness
-    on the target (works over ssh). ``memory_mib``: the replay's address-space limit
+    on the target (works over ssh). ``other_dirs`` ({a path ``argv`` names: a directory with its
+    ``config.json``}) and ``other_configs`` ({path: config.json content}) do the same for the other
+    model paths of the launch (the draft's): each such path in ``argv`` is replaced, and mapped back in
+    the Trace. ``memory_mib``: the replay's address-space limit
     (``RLIMIT_AS`` locally, ``ulimit -v`` over ssh; None: none).
 
     Of ``env`` only what SGLang's resolution reads reaches the replay
@@ -201,12 +206,21 @@ def replay(
         model_dir = str(Path(model_dir).expanduser().resolve())
         if not (Path(model_dir) / "config.json").is_file():
             raise SgtraceError(f"no config.json in {model_dir}", hint="give the directory that holds the model's config.json")
+    if other_dirs and other_configs and set(other_dirs) & set(other_configs):
+        raise SgtraceError("give a path's directory or its config, not both")
+    dirs = {}
+    for path, folder in (other_dirs or {}).items():
+        dirs[str(path)] = str(Path(folder).expanduser().resolve()) if ssh is None else str(folder)
+        if ssh is None and not (Path(dirs[str(path)]) / "config.json").is_file():
+            raise SgtraceError(f"no config.json in {dirs[str(path)]}", hint=f"give the directory that holds the config.json of {path}")
     inp = {
         "argv": argv,
         "env": env,
         "profile": profile,
         "model_dir": str(model_dir) if model_dir is not None else None,
         "model_config": dict(model_config) if model_config is not None else None,
+        "other_dirs": dirs,
+        "other_configs": {str(path): dict(config) for path, config in (other_configs or {}).items()},
         "timeout_s": float(timeout_s),
         "probes": probes.harness_input(),
     }
