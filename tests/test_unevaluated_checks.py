@@ -36,10 +36,21 @@ def test_0511_nsa_assert_of_the_pools_is_stated_for_an_mla_model_only():
 
 
 @pytest.mark.network
-def test_0511_which_prefix_cache_is_built_is_said_not_known():
+def test_0511_the_prefix_cache_built_and_its_constructors_checks_are_stated():
+    # which cache init_cache_with_memory_pool builds reads `self.enable_hierarchical_cache`, which Scheduler.__init__
+    # assigns from the resolved arguments (server_args.enable_hierarchical_cache): the stand-in scheduler holds it, so
+    # the branch is known (cache_startup.SchedulerSite) and a Mamba/SSM model's MambaRadixCache is named
     notes = _notes("0.5.11", "Qwen3-Next-80B-A3B-Instruct", "--tp 4")
-    assert (f"{unevaluated.NOTE_HEAD}: which prefix cache Scheduler.init_cache_with_memory_pool builds depends on "
-            "`self.enable_hierarchical_cache` at sglang/srt/managers/scheduler.py:885, not known here") in " ".join(notes)
+    assert not [n for n in notes if "which prefix cache" in n], notes
+    built = "(the prefix cache Scheduler.init_cache_with_memory_pool builds at sglang/srt/managers/scheduler.py:925)"
+    note = _at(notes, "sglang/srt/mem_cache/mamba_radix_cache.py:431")
+    assert note.startswith(f"{unevaluated.NOTE_HEAD}: sglang/srt/mem_cache/mamba_radix_cache.py:431 in "
+                           f"MambaRadixCache.__init__ {built}: assert `self.page_size == 1` when "
+                           "`not self.enable_mamba_extra_buffer`;"), note
+    assert "Page size must be 1 for MambaRadixCache v1" in note
+    # with --enable-hierarchical-cache it builds HiMambaRadixCache instead (scheduler.py:885's branch)
+    notes = _notes("0.5.11", "Qwen3-Next-80B-A3B-Instruct", "--tp 4 --enable-hierarchical-cache")
+    assert not [n for n in notes if "mamba_radix_cache.py:431" in n or "which prefix cache" in n], notes
 
 
 @pytest.mark.network

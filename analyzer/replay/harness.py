@@ -2994,6 +2994,20 @@ class _NotBuilt(object):
         raise _StartUpUnreachable("%s is set by start-up code neither engine runs"
                                   % object.__getattribute__(self, "_name"))
 
+    class_unknown = False  # while the cache initialisation runs (run_cache_init)
+
+    @property
+    def __class__(self):
+        # in the cache initialisation, ``isinstance(token_to_kv_pool, DeepSeekV4TokenToKVPool)`` (0.5.23's
+        # build_kv_cache) asks the class of a pool the code that builds it decides: not known, and what follows it in
+        # that part (is_hybrid_swa, then validate_decode_radix_cache's raise) depends on it, as the symbolic engine's
+        # ``isinstance`` of an unknown value makes it; elsewhere the answer is its own class (``type()`` and
+        # ``isinstance`` of _NotBuilt answer alike)
+        if _NotBuilt.class_unknown:
+            raise _StartUpUnreachable("%s is set by start-up code neither engine runs (its class asked)"
+                                      % object.__getattribute__(self, "_name"))
+        return type(self)
+
 
 class _NotPassed(_NotBuilt):
     """An argument the scheduler passes that neither engine builds (0.5.23's ``draft_swa_window``): comparing it, too,
@@ -3229,8 +3243,10 @@ def run_cache_init(server_args, runner):
     ``analyzer/symbolic/cache_startup.py`` evaluates it: the entry's top-level statements before the first that
     builds ``CacheInitParams``, less those that hand the worker (``tp_worker=``) to another function or read what
     neither engine builds (``cache_init_plan``), with SGLang's
-    ``TpModelWorker`` over the start-up's runner (its properties read the runner) and, for 0.5.11's method, a
-    ``Scheduler`` holding the resolved arguments, the model config and that worker."""
+    ``TpModelWorker`` over the start-up's runner (its properties read the runner) and a stand-in scheduler holding
+    the resolved arguments, the model config, that worker and the attributes its ``__init__`` assigns from the
+    resolved arguments alone (``scheduler_site``); the entry's arguments the scheduler passes from those are
+    evaluated, the others not passed (0.5.11's method takes the stand-in as ``self``)."""
     import ast as _ast
     import importlib as _importlib
     import inspect
@@ -3260,24 +3276,48 @@ def run_cache_init(server_args, runner):
     found_store = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
     store = found_store.group(1) if found_store else "model_runner"
     tree = _ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    site = scheduler_site(qualname.rsplit(".", 1)[-1])
 
     # an argument the scheduler passes that neither engine builds (0.5.23's draft_swa_window) is unknown
     unknown = set(inspect.signature(fn).parameters) - {"server_args", "model_config", "tp_worker", "self"}
+    unknown -= set(site["passed"]) if site else set()
     body, ended = cache_init_plan(tree.body, unknown)
     if not ended:
         return  # no cache parameters: not the layout the engine evaluates
     worker = TpModelWorker.__new__(TpModelWorker)
     worker.__dict__[store] = runner
-    local = {}
+    given = {"server_args": server_args, "model_config": runner.model_config, "tp_worker": worker}
     if "." in qualname:
         scheduler_class = getattr(module, qualname.split(".")[0])
         scheduler = scheduler_class.__new__(scheduler_class)
-        scheduler.server_args, scheduler.model_config, scheduler.tp_worker = server_args, runner.model_config, worker
+    else:
+        scheduler = _SchedulerStandIn()
+    passed = {}
+    if site is not None:
+        def value_of(expr, names):
+            code = compile(_ast.Expression(body=expr), site["file"], "eval")
+            return eval(code, dict(site["accessors"]), dict({"self": scheduler}, **{n: server_args for n in names}))
+
+        for attr, expr in site["held"]:
+            try:
+                setattr(scheduler, attr, value_of(expr, ("server_args",)))
+            except Exception:  # (SGLang's code raised: the attribute is not held, as the symbolic engine's)
+                scheduler.__dict__.pop(attr, None)
+        for name, expr in site["passed"].items():
+            try:
+                passed[name] = value_of(expr, site["names_at_call"])
+            except Exception:  # (as above: the argument is not passed)
+                passed[name] = _NotPassed(name, qualname)
+    for name, value in given.items():
+        setattr(scheduler, name, value)
+    local = {}
+    if "." in qualname:
         local["self"] = scheduler
     else:
         for name in inspect.signature(fn).parameters:
             local[name] = _NotPassed(name, qualname)
-        local.update(server_args=server_args, model_config=runner.model_config, tp_worker=worker)
+        local.update(passed)
+        local.update(given)
     # the statements as a function of the entry's name (a raise's site names it, as the symbolic engine's does),
     # taking what the entry's frame holds as its arguments
     names = sorted(local)
@@ -3289,8 +3329,157 @@ def run_cache_init(server_args, runner):
     _ast.increment_lineno(code, fn.__code__.co_firstlineno - 1)
     namespace = dict(fn.__globals__)
     exec(compile(code, inspect.getsourcefile(fn), "exec"), namespace)
-    with _CudaTensorsOnMeta():
-        namespace[tree.name](*[local[n] for n in names])
+    _NotBuilt.class_unknown = True
+    try:
+        with _CudaTensorsOnMeta():
+            namespace[tree.name](*[local[n] for n in names])
+    finally:
+        _NotBuilt.class_unknown = False
+
+
+class _SchedulerStandIn(object):
+    """The scheduler of 0.5.14's ``build_kv_cache`` call: it holds what ``run_cache_init`` gives it."""
+
+
+CACHE_INIT_SCHEDULER = "sglang.srt.managers.scheduler"  # analyzer/symbolic/cache_startup.py's SCHEDULER
+
+
+def scheduler_site(entry_name):
+    """``scheduler_site_of`` the scheduler module's source, its runtime-context accessors imported (``accessors``:
+    name -> function; one not importable here is left out, and a value reading it is not held). None where there is
+    no such class."""
+    import ast as _ast
+    import importlib.util as _util
+
+    spec = _util.find_spec(CACHE_INIT_SCHEDULER)
+    if spec is None or not spec.origin:
+        return None
+    with open(spec.origin, "rb") as handle:
+        site = scheduler_site_of(_ast.parse(handle.read()), entry_name)
+    if site is None:
+        return None
+    site["file"] = spec.origin
+    imported = {}
+    for name, (source, attr) in site["accessors"].items():
+        try:
+            imported[name] = getattr(__import__(source, fromlist=[attr]), attr)
+        except Exception:  # (not importable here)
+            pass
+    site["accessors"] = imported
+    return site
+
+
+def scheduler_site_of(tree, entry_name):
+    """``analyzer/symbolic/cache_startup.py``'s ``SchedulerSite``, the same rule, on the scheduler module's parsed
+    source: the first top-level class of it that calls ``entry_name``; ``held``: the ``(attribute, value)`` of the
+    top-level ``self.x = value`` statements of its ``__init__`` before the statement that reaches the entry (calls it,
+    or the method of the class that calls it) whose value reads only ``server_args`` (``__init__``'s parameter), the
+    runtime-context accessors the module imports (``accessors``: name -> (module, name)), constants and attributes
+    held before it, and which no other statement of the class assigns; ``passed``: the keyword arguments of the call
+    that read the same alone (in a method other than ``__init__``, without ``server_args``). None where there is no
+    such class."""
+    import ast as _ast
+    import importlib.util as _util
+
+    def call_name(call):
+        func = call.func
+        return func.id if isinstance(func, _ast.Name) else func.attr if isinstance(func, _ast.Attribute) else None
+
+    def self_attr(node):
+        if isinstance(node, _ast.Attribute) and isinstance(node.value, _ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
+
+    accessors = {}
+    for stmt in tree.body:
+        if isinstance(stmt, _ast.ImportFrom) and (stmt.module or "").rsplit(".", 1)[-1] == "runtime_context":
+            source = _util.resolve_name("." * stmt.level + (stmt.module or ""), "sglang.srt.managers")
+            for alias in stmt.names:
+                accessors[alias.asname or alias.name] = (source, alias.name)
+
+    def pure(node, names, held):
+        if isinstance(node, _ast.Constant):
+            return True
+        if isinstance(node, _ast.Name):
+            return node.id in names
+        if isinstance(node, _ast.Attribute):
+            attr = self_attr(node)
+            return attr in held if attr is not None else pure(node.value, names, held)
+        if isinstance(node, _ast.Call):
+            return (isinstance(node.func, _ast.Name) and node.func.id in accessors and not node.args
+                    and not node.keywords)
+        parts = (node.values if isinstance(node, _ast.BoolOp) else [node.operand] if isinstance(node, _ast.UnaryOp)
+                 else [node.left, node.right] if isinstance(node, _ast.BinOp)
+                 else [node.left] + list(node.comparators) if isinstance(node, _ast.Compare)
+                 else [node.test, node.body, node.orelse] if isinstance(node, _ast.IfExp) else None)
+        return parts is not None and all(pure(p, names, held) for p in parts)
+
+    def assigns_self(stmt):
+        if isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1:
+            return self_attr(stmt.targets[0])
+        if isinstance(stmt, _ast.AnnAssign) and stmt.value is not None:
+            return self_attr(stmt.target)
+        return None
+
+    def store_targets(stmt):
+        if isinstance(stmt, _ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (_ast.AnnAssign, _ast.AugAssign, _ast.For, _ast.AsyncFor)):
+            targets = [stmt.target]
+        elif isinstance(stmt, (_ast.With, _ast.AsyncWith)):
+            targets = [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+        else:
+            targets = []
+        return [n for t in targets for n in _ast.walk(t) if isinstance(getattr(n, "ctx", None), _ast.Store)]
+
+    for cls in tree.body:
+        if not isinstance(cls, _ast.ClassDef):
+            continue
+        methods = {}
+        for stmt in cls.body:
+            if isinstance(stmt, (_ast.FunctionDef, _ast.AsyncFunctionDef)):
+                methods[stmt.name] = stmt
+        call, call_in = None, None
+        for method in methods.values():
+            call = next((n for n in _ast.walk(method) if isinstance(n, _ast.Call) and call_name(n) == entry_name), None)
+            if call is not None:
+                call_in = method
+                break
+        if call is None:
+            continue
+        site = {"held": [], "passed": {}, "names_at_call": (), "accessors": dict(accessors)}
+        init = methods.get("__init__")
+        if init is None:
+            return site
+        reaching = {entry_name} | ({call_in.name} if call_in is not init else set())
+        before = []
+        for stmt in init.body:
+            if any(isinstance(n, _ast.Call) and call_name(n) in reaching for n in _ast.walk(stmt)):
+                break
+            before.append(stmt)
+        else:
+            return site
+        candidates = [stmt for stmt in before if assigns_self(stmt) is not None]
+        elsewhere = set()
+        for method in methods.values():
+            for stmt in _ast.walk(method):
+                if isinstance(stmt, _ast.stmt) and not any(stmt is c for c in candidates):
+                    elsewhere.update(a for a in (self_attr(t) for t in store_targets(stmt)) if a is not None)
+        params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+        names = {"server_args"} & params
+        held = set()
+        for stmt in candidates:
+            attr = assigns_self(stmt)
+            if attr not in elsewhere and pure(stmt.value, names, held):
+                site["held"].append((attr, stmt.value))
+                held.add(attr)
+        at_call = names if call_in is init else set()
+        site["names_at_call"] = tuple(sorted(at_call))
+        for keyword in call.keywords:
+            if keyword.arg is not None and pure(keyword.value, at_call, held):
+                site["passed"][keyword.arg] = keyword.value
+        return site
+    return None
 
 
 def cache_init_plan(body, unknown):

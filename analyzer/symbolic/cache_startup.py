@@ -10,12 +10,19 @@ Mamba/SSM model ("--disaggregation-decode-enable-radix-cache is incompatible wit
 The statements run are the entry's top-level ones, in order, up to the first that builds ``CacheInitParams``
 (``Plan``). A statement neither engine can run is left out instead of ending the part: one that hands the worker to
 another function (0.5.18's ``resolve_decode_retraction_backup(tp_worker=...)`` reads the built KV pool, which neither
-engine builds) or reads an argument the scheduler passes other than the arguments, the model config and the worker
-(0.5.23's ``draft_swa_window``, ``enable_hierarchical_cache``). What it assigns is then unknown (built by the
-scheduler's start-up), and a later statement that reads it is left out the same way; an ``if`` whose condition reads
-only known names is kept with its branches filtered by the same rule. So 0.5.18's decode radix-cache check, after the
-retraction backup, evaluates. The rule is syntactic; the replay harness's ``run_cache_init`` (``cache_init_plan``)
-runs the same statements. The worker is SGLang's ``TpModelWorker`` over the runner the start-up built (its properties
+engine builds) or reads an argument the scheduler passes that neither engine builds (0.5.23's ``draft_swa_window``,
+from the draft worker). What it assigns is then unknown (built by the scheduler's start-up), and a later statement
+that reads it is left out the same way; an ``if`` whose condition reads only known names is kept with its branches
+filtered by the same rule. So 0.5.18's decode radix-cache check, after the retraction backup, evaluates. The rule is
+syntactic; the replay harness's ``run_cache_init`` (``cache_init_plan``) runs the same statements.
+
+The scheduler is a stand-in holding the arguments, the model config, the worker and the attributes its ``__init__``
+assigns from the resolved arguments alone (``SchedulerSite``: ``self.enable_hierarchical_cache =
+get_memory().enable_hierarchical_cache``, 0.5.11's ``= server_args.enable_hierarchical_cache``); the keyword arguments
+its call of the entry passes from those alone are evaluated (0.5.14 on: ``enable_hierarchical_cache=
+self.enable_hierarchical_cache``, ``page_size``), the others stay unknown. So 0.5.23's ``validate_decode_radix_cache``
+runs, and 0.5.11's choice of prefix cache on ``self.enable_hierarchical_cache`` is known. The harness reads the same
+class's source (``scheduler_site_of``) and evaluates the same expressions on the real resolved ServerArgs. The worker is SGLang's ``TpModelWorker`` over the runner the start-up built (its properties
 read the runner), as the scheduler holds it. The caches' own ``__init__`` (``MambaRadixCache``: page size 1 without
 the extra buffer; its allocator's class) is not run: it needs the pools, which are allocated from the free memory
 after the weights load; which cache the entry builds, where its conditions are known, and that constructor's checks
@@ -135,6 +142,126 @@ class Plan:
         return None
 
 
+RESOLVED = "server_args"  # the scheduler's ``__init__`` parameter that holds the resolved arguments
+RUNTIME_CONTEXT_MODULE = "runtime_context"  # the module the runtime context's accessors are imported from
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    """``x`` for ``self.x``, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def accessors(tree: ast.Module) -> frozenset[str]:
+    """The names a module imports at its top level from the runtime context
+    (``from sglang.srt.runtime_context import get_memory, get_schedule``): the resolved arguments' accessors."""
+    return frozenset(alias.asname or alias.name for stmt in tree.body if isinstance(stmt, ast.ImportFrom)
+                     and (stmt.module or "").rsplit(".", 1)[-1] == RUNTIME_CONTEXT_MODULE for alias in stmt.names)
+
+
+def from_resolved(node: ast.AST, names: frozenset[str] | set[str], accessor_names: frozenset[str],
+                  held: set[str]) -> bool:
+    """Whether ``node`` reads the resolved arguments alone: constants, the names of ``names`` (``server_args``), a
+    call without arguments of a runtime-context accessor (``get_memory()``), an attribute of ``self`` in ``held``,
+    and attributes, operators, comparisons and conditional expressions of those."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute):
+        attr = _self_attr(node)
+        return attr in held if attr is not None else from_resolved(node.value, names, accessor_names, held)
+    if isinstance(node, ast.Call):
+        return (isinstance(node.func, ast.Name) and node.func.id in accessor_names and not node.args
+                and not node.keywords)
+    parts = (node.values if isinstance(node, ast.BoolOp) else [node.operand] if isinstance(node, ast.UnaryOp)
+             else [node.left, node.right] if isinstance(node, ast.BinOp)
+             else [node.left, *node.comparators] if isinstance(node, ast.Compare)
+             else [node.test, node.body, node.orelse] if isinstance(node, ast.IfExp) else None)
+    return parts is not None and all(from_resolved(p, names, accessor_names, held) for p in parts)
+
+
+class SchedulerSite:
+    """What the scheduler holds when it initialises the cache, read off its class's syntax (the same rule in the
+    replay harness, ``scheduler_site``):
+
+    - ``held``: the attributes its ``__init__`` assigns from the resolved arguments alone, in order, as
+      ``(name, value)``: a top-level ``self.x = value`` of ``__init__`` before the statement that reaches the entry
+      (calls it, or calls the method of the class that calls it: 0.5.11's ``self.init_cache_with_memory_pool()``)
+      whose value reads only ``server_args`` (``__init__``'s parameter), the runtime-context accessors the module
+      imports (``get_memory()``), constants and attributes held before it (``from_resolved``); an attribute any other
+      statement of the class assigns (another method, a nested statement: 0.5.11's ``self.page_size =
+      self.dllm_config.block_size``) is not held. The methods ``__init__`` calls and the class's bases (mixins in
+      other files) are not read.
+    - ``passed``: the keyword arguments of the class's call of the entry (0.5.14 on: ``build_kv_cache(...,
+      enable_hierarchical_cache=self.enable_hierarchical_cache)``) whose value reads the same alone (in a method other
+      than ``__init__``, without ``server_args``), as ``name -> value``; ``call_in``: the method that makes that call.
+    """
+
+    def __init__(self, cls: ast.ClassDef, entry_name: str, accessor_names: frozenset[str]):
+        self.cls, self.accessors = cls, accessor_names
+        self.held: list[tuple[str, ast.expr]] = []
+        self.passed: dict[str, ast.expr] = {}
+        self.call_in: ast.FunctionDef | None = None
+        self.names_at_call: frozenset[str] = frozenset()
+        methods = {stmt.name: stmt for stmt in cls.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        init = methods.get("__init__")
+        call = None
+        for method in methods.values():
+            call = next((n for n in ast.walk(method) if isinstance(n, ast.Call) and _call_name(n) == entry_name), None)
+            if call is not None:
+                self.call_in = method
+                break
+        if init is None or call is None:
+            return
+        reaching = {entry_name} | ({self.call_in.name} if self.call_in is not init else set())
+        before: list[ast.stmt] = []
+        for stmt in init.body:
+            if any(isinstance(n, ast.Call) and _call_name(n) in reaching for n in ast.walk(stmt)):
+                break
+            before.append(stmt)
+        else:
+            return  # __init__ does not reach the entry
+        candidates = [stmt for stmt in before if _assigns_self(stmt) is not None]
+        elsewhere = {attr for method in methods.values() for stmt in ast.walk(method) if isinstance(stmt, ast.stmt)
+                     and not any(stmt is c for c in candidates)
+                     for target in _store_targets(stmt) if (attr := _self_attr(target)) is not None}
+        params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+        names = frozenset({RESOLVED} & params)
+        held: set[str] = set()
+        for stmt in candidates:
+            attr = _assigns_self(stmt)
+            if attr not in elsewhere and from_resolved(stmt.value, names, accessor_names, held):
+                self.held.append((attr, stmt.value))
+                held.add(attr)
+        at_call = names if self.call_in is init else frozenset()
+        self.passed = {k.arg: k.value for k in call.keywords
+                       if k.arg is not None and from_resolved(k.value, at_call, accessor_names, held)}
+        self.names_at_call = at_call
+
+
+def _assigns_self(stmt: ast.stmt) -> str | None:
+    """``x`` for a statement ``self.x = value`` (one target) or ``self.x: T = value``, else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return _self_attr(stmt.targets[0])
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return _self_attr(stmt.target)
+    return None
+
+
+def _store_targets(stmt: ast.stmt) -> list[ast.AST]:
+    """The nodes a statement stores to directly (its targets, unpacked), not those of statements nested in it."""
+    targets = (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+               if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)) else
+               [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+               if isinstance(stmt, (ast.With, ast.AsyncWith)) else [])
+    out: list[ast.AST] = []
+    for target in targets:
+        out.extend(n for n in ast.walk(target) if isinstance(getattr(n, "ctx", None), ast.Store))
+    return out
+
+
 _PLANS: dict[int, tuple[ast.AST, Plan]] = {}  # id(entry's node) -> (the node, kept alive so the id stays its, its plan)
 
 
@@ -151,9 +278,62 @@ def statements(body: list[ast.stmt], unknown: frozenset[str] = frozenset()) -> l
     return Plan(body, unknown).run
 
 
+def scheduler_site(program, module_rel: str, qualname: str) -> tuple[Any, SchedulerSite] | None:
+    """``(the scheduler's module, its SchedulerSite)`` for the entry ``qualname`` of ``module_rel``: the class of the
+    scheduler's module that calls it (0.5.11: the entry's own class), read once per parsed tree."""
+    key = ("cache-init scheduler site", module_rel, qualname)
+    facts = program.context_facts
+    if key not in facts:
+        module = program.module(SCHEDULER)
+        name = qualname.rsplit(".", 1)[-1]
+        found = None
+        for cls in (module.classes.values() if module is not None else ()):
+            site = SchedulerSite(cls, name, accessors(module.tree))
+            if site.call_in is not None:
+                found = (module, site)
+                break
+        facts[key] = found
+    return facts[key]
+
+
+def hold(interp: Interpreter, record, program, module_rel: str, qualname: str, given: dict[str, Any]
+         ) -> tuple[Instance, dict[str, Any]]:
+    """The stand-in scheduler (``given``: the resolved arguments, the model config, the worker; and the attributes its
+    ``__init__`` assigns from the resolved arguments alone, evaluated in order: ``SchedulerSite.held``) and the
+    keyword arguments its call of the entry passes from those (``SchedulerSite.passed``), evaluated. A value whose
+    evaluation raises is left out (an attribute not held; an argument unknown)."""
+    found = scheduler_site(program, module_rel, qualname)
+    class_name = found[1].cls.name if found is not None else qualname.split(".")[0]
+    scheduler = Instance(ClassRef(SCHEDULER, class_name), dict(given))
+    if found is None:
+        return scheduler, {}
+    module, site = found
+
+    def value_of(expr: ast.expr, method: str, names: frozenset[str]) -> Any:
+        frame = Frame(module=module, qualname=f"{class_name}.{method}", class_name=class_name,
+                      locals={"self": scheduler, **{n: record for n in names}})
+        return interp.eval(expr, frame)
+
+    init_names = frozenset({RESOLVED})
+    for attr, expr in site.held:
+        try:
+            scheduler.attrs[attr] = value_of(expr, "__init__", init_names)
+        except Exception:  # (SGLang's code raised, or the evaluator cannot: the attribute is not held)
+            scheduler.attrs.pop(attr, None)
+    scheduler.attrs.update(given)
+    passed: dict[str, Any] = {}
+    for name, expr in site.passed.items():
+        try:
+            passed[name] = value_of(expr, site.call_in.name, site.names_at_call)
+        except Exception:  # (as above: the argument stays unknown)
+            passed[name] = Unknown(f"{qualname}'s {name} is {BUILT_BY_SCHEDULER}")
+    return scheduler, passed
+
+
 def run(interp: Interpreter, world, record, runner: Instance) -> None:
     """The entry's statements before the cache's parameters, for the target runner; a raise of SGLang's code
-    propagates (the caller keeps the start-up rule, ``startup.ChecksOnly``)."""
+    propagates (the caller keeps the start-up rule, ``startup.ChecksOnly``). The scheduler is a stand-in holding
+    what ``hold`` gives it; the entry's arguments the scheduler passes from those are evaluated, the others unknown."""
     program = interp.program
     found = entry(program)
     if found is None or program.function(f"{TP_WORKER}::{TP_WORKER_CLASS}.__init__") is None:
@@ -161,7 +341,9 @@ def run(interp: Interpreter, world, record, runner: Instance) -> None:
     module_rel, qualname = found
     module, fn = program.function(f"{module_rel}::{qualname}")
     args = fn.args
-    unknown = frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs) - GIVEN
+    site = scheduler_site(program, module_rel, qualname)
+    passed_names = frozenset(site[1].passed) if site is not None else frozenset()
+    unknown = frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs) - GIVEN - passed_names
     plan = plan_of(fn, unknown)
     if not plan.ended:
         return  # no cache parameters: not the layout described above
@@ -171,20 +353,20 @@ def run(interp: Interpreter, world, record, runner: Instance) -> None:
     model_config = runner.attrs.get("model_config")
     class_name = qualname.split(".")[0] if "." in qualname else None
     frame = Frame(module=module, qualname=qualname, class_name=class_name)
-    if class_name is not None:
-        scheduler = Instance(ClassRef(SCHEDULER, class_name),
-                             {"server_args": record, "model_config": model_config, "tp_worker": worker})
-        interp.bind_arguments(fn, [scheduler], {}, frame)
-    else:
-        args = fn.args
-        passed: dict[str, Any] = {a.arg: Unknown(f"{qualname}'s {a.arg} is {BUILT_BY_SCHEDULER}")
-                                  for a in args.posonlyargs + args.args + args.kwonlyargs}
-        passed.update(server_args=record, model_config=model_config, tp_worker=worker)
-        interp.bind_arguments(fn, [], passed, frame)
     # what this part logs ("Radix cache is disabled for multimodal models ...") is the scheduler's, not resolution's:
     # the events and the record are left as the earlier steps made them (a raise is recorded by the run that catches it)
     events_before, fields = len(world.events), dict(record.fields)
     try:
+        scheduler, passed = hold(interp, record, program, module_rel, qualname,
+                                 {"server_args": record, "model_config": model_config, "tp_worker": worker})
+        if class_name is not None:
+            interp.bind_arguments(fn, [scheduler], {}, frame)
+        else:
+            values: dict[str, Any] = {a.arg: Unknown(f"{qualname}'s {a.arg} is {BUILT_BY_SCHEDULER}")
+                                      for a in args.posonlyargs + args.args + args.kwonlyargs}
+            values.update(passed)
+            values.update(server_args=record, model_config=model_config, tp_worker=worker)
+            interp.bind_arguments(fn, [], values, frame)
         for stmt in plan.run:
             interp.exec_stmt(stmt, frame)
         note_cache_checks(interp, world, record, frame, fn, plan)
