@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,24 @@ ASSUMED_NOTE = ": assumed `"
 def assumptions(notes: list[str]) -> list[str]:
     """The conditions a run assumed false because it could not evaluate them (its notes that say so)."""
     return [note for note in notes if ASSUMED_NOTE in note]
+
+
+# the note the symbolic engine leaves where a start-up raise hangs on what it cannot know (never a prediction either
+# way: the check is taken to pass, and the verdict names it as what may still fail)
+_OPEN_CHECK = re.compile(r"^start-up: (?P<site>\S+:\d+) in (?P<function>\S+) depends on what the engine cannot know "
+                         r"\((?P<reason>.*)\): if it fails, start-up raises (?P<error>.+)$", re.S)
+
+
+def open_check_note(site: str, function: str, reason: str, exc_type: str, message: str) -> str:
+    """The note for a start-up raise at ``site`` (file:line) in ``function`` that hangs on what the engine cannot know."""
+    return (f"start-up: {site} in {function} depends on what the engine cannot know ({reason}): "
+            f"if it fails, start-up raises {exc_type}: {message}").rstrip(": ")
+
+
+def open_checks(notes: list[str]) -> list[dict[str, str]]:
+    """The start-up raises of ``notes`` that hang on what the engine cannot know (``open_check_note``), each as
+    ``{site, function, reason, error}``, in the order they were met."""
+    return [m.groupdict() for note in notes if (m := _OPEN_CHECK.match(note)) is not None]
 
 
 def new_assumptions(base: "Trace", run: "Trace") -> list[str]:

@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..contracts.trace import ASSUMED_NOTE, START_UP, Decided, Event, GuardValue, SiteRef, Unknown, encode_value
+from ..contracts.trace import ASSUMED_NOTE, START_UP, Decided, Event, GuardValue, SiteRef, Unknown, encode_value, open_check_note
 from .objects import (
     MISSING,
     AttrMissing,
@@ -691,8 +691,7 @@ class Interpreter:
                 return False
             text, file, line = taken[0]
             reason = f"`{text}` at {file}:{line} could not be evaluated"
-        self.world.note(f"start-up: {frame.module.rel}:{getattr(stmt, 'lineno', 0)} in {frame.qualname} depends on what the engine "
-                        f"cannot know ({reason}): if it fails, start-up raises {exc_type}: {message}".rstrip(": "))
+        self.world.note(open_check_note(f"{frame.module.rel}:{getattr(stmt, 'lineno', 0)}", frame.qualname, reason, exc_type, message))
         return True
 
     def stmt_Assert(self, stmt: ast.Assert, frame: Frame) -> None:

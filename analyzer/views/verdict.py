@@ -8,10 +8,11 @@ wording of each kind of cause lives here, once.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from ..commands.explain import override_of
-from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of
+from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
 from ..commands.verdict import Cause, Verdict, fix_words
 
 WIDTH = 100
@@ -183,15 +184,35 @@ def condition_part(condition: str, field_name: str) -> str:
     return " and ".join(ast.unparse(v) for v in reading) + f" and ... ({len(tree.values) - len(reading)} more)"
 
 
-def resolve_block(verdict: Verdict, memory_command: str = "sgtrace memory ...") -> list[str]:
+def resolve_block(verdict: Verdict, memory_command: str = "sgtrace memory ...", notes: list[str] = (),
+                  flags: list[str] = ()) -> list[str]:
     lines = [f"Verdict: {verdict.summary}"]
     fit = verdict.weights_fit
     if fit is not None and not fit.fits:  # the answer the operator needs first: it will not start
         lines += weights_lines(fit, memory_command)
+    lines += open_check_lines(notes, flags)
     for override, sub in verdict.overrides:
         lines.append(override_line(sub, override))
     if fit is not None and fit.fits:
         lines += weights_lines(fit, memory_command)
+    return lines
+
+
+def open_check_lines(notes: list[str], flags: list[str]) -> list[str]:
+    """A start-up raise the launch reaches that hangs on what the engine cannot know (``trace.open_checks``) and whose
+    message names a flag the launch gives (``flags``): not a prediction either way, so the verdict names it as what
+    may still fail. The others (a process group or a pool the engine does not build, on every launch of a layout)
+    stay in the notes."""
+    named = [c for c in open_checks(list(notes))
+             if any(re.search(rf"{re.escape(flag)}(?![\w-])", c["error"]) for flag in flags)]
+    if not named:
+        return []
+    first = named[0]
+    error = first["error"] if len(first["error"]) <= 200 else first["error"][:197] + "..."
+    lines = [f"  Start-up may still fail at {first['site']} in {first['function']} ({error}): "
+             f"that depends on what the engine cannot know ({first['reason']})."]
+    if len(named) > 1:
+        lines.append(f"  {len(named) - 1} more such start-up check(s) name your flags: see Notes.")
     return lines
 
 
@@ -227,7 +248,7 @@ def block(explanation, verdict: Verdict, fix_command: str, field_verdicts=(), me
     if trace.error is not None:
         lines = raise_block(verdict, trace.error, fix_command)
     else:
-        lines = resolve_block(verdict, memory_command)
+        lines = resolve_block(verdict, memory_command, trace.notes, list(explanation.parsed.given_flags.values()))
     for name, sub in field_verdicts:
         override = override_of(explanation, name)
         lines += [f"Why {name}:"] + field_block(sub, override)
