@@ -262,14 +262,13 @@ def _store_targets(stmt: ast.stmt) -> list[ast.AST]:
     return out
 
 
-_PLANS: dict[int, tuple[ast.AST, Plan]] = {}  # id(entry's node) -> (the node, kept alive so the id stays its, its plan)
-
-
-def plan_of(fn: ast.FunctionDef, unknown: frozenset[str]) -> Plan:
-    """The entry's plan, computed once per parsed entry (the evaluator's caches key on the statements' identity)."""
-    found = _PLANS.get(id(fn))
+def plan_of(program, fn: ast.FunctionDef, unknown: frozenset[str]) -> Plan:
+    """The entry's plan, computed once per parsed tree (``Program.context_facts``, forgotten when a file changes: the
+    evaluator's caches key on the statements' identity, so the same parsed entry gives the same plan objects)."""
+    key = ("cache-init plan", id(fn))
+    found = program.context_facts.get(key)
     if found is None or found[0] is not fn:
-        found = _PLANS[id(fn)] = (fn, Plan(fn.body, unknown))
+        found = program.context_facts[key] = (fn, Plan(fn.body, unknown))
     return found[1]
 
 
@@ -344,7 +343,7 @@ def run(interp: Interpreter, world, record, runner: Instance) -> None:
     site = scheduler_site(program, module_rel, qualname)
     passed_names = frozenset(site[1].passed) if site is not None else frozenset()
     unknown = frozenset(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs) - GIVEN - passed_names
-    plan = plan_of(fn, unknown)
+    plan = plan_of(program, fn, unknown)
     if not plan.ended:
         return  # no cache parameters: not the layout described above
     # the worker keeps its runner where its __init__ stores it (``self._model_runner = ModelRunner(...)``, read
