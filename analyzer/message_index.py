@@ -356,6 +356,16 @@ def index_file(rel: str, source: bytes) -> list[MessageSite]:
     return indexer.sites
 
 
+def index_function(rel: str, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                   with_logs: bool = True) -> list[MessageSite]:
+    """The message sites ``index_file`` gives for one function of ``rel`` (its ``def``, as the file's parse has it, and
+    its qualified name), without parsing or walking the rest of the file; ``with_logs=False`` leaves its logger calls
+    out (and its expressions unwalked)."""
+    indexer = _Indexer(rel, None if with_logs else [])
+    indexer.block(node.body, qualname, [], {}, qualname.split(".")[0] == "ServerArgs" and "." in qualname)
+    return indexer.sites
+
+
 def index_tree(root: Path) -> tuple[list[MessageSite], list[str]]:
     """Every message site of ``root``'s ``sglang/srt``, and the files that could not be read or parsed."""
 

@@ -80,3 +80,22 @@ def test_0511_the_target_runners_pools_are_none_where_init_pools_checks_them():
     for model in ("Llama-3.1-8B-Instruct", "DeepSeek-V3"):
         notes = _notes("0.5.11", model, "--tp 8")
         assert not [n for n in notes if "assert `self.is_draft_worker`" in n], notes
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version, rel, function", [
+    ("0.5.11", "sglang/srt/model_executor/model_runner_kv_cache_mixin.py", "ModelRunnerKVCacheMixin._init_pools"),
+    ("0.5.11", "sglang/srt/mem_cache/mamba_radix_cache.py", "MambaRadixCache.__init__"),
+    ("0.5.23", "sglang/srt/mem_cache/kv_cache_configurator.py", "KVCacheConfigurator._init_pools"),
+])
+def test_a_functions_sites_are_the_files_sites_of_that_function(version, rel, function):
+    """``unevaluated.sites`` walks the one function (``message_index.index_function``), not the whole file: the same
+    raise and assert sites, conditions and reads as the file's index gives for it."""
+    from analyzer import message_index, sources
+    from analyzer.symbolic.program import Program
+
+    root = sources.resolve(version).root
+    program = Program(root)
+    whole = [s for s in message_index.index_file(rel, (root / rel).read_bytes())
+             if s.function == function and s.kind != message_index.LOG]
+    assert whole and unevaluated.sites(program, rel, function) == whole

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import functools
-from pathlib import Path
 from typing import Any
 
 from .. import message_index
@@ -26,17 +25,17 @@ MAX_SITES = 8  # per function: the notes stay a list an operator reads
 
 
 def sites(program, rel: str, function: str) -> list[message_index.MessageSite]:
-    """The ``raise``/``assert`` sites of ``function`` (a qualified name) in ``rel``, in line order (the file's are
-    indexed once per parsed tree: ``Program.context_facts``, forgotten when the file changes)."""
-    key = ("message sites", rel)
+    """The ``raise``/``assert`` sites of ``function`` (a qualified name) in ``rel``, in line order: the message index's
+    walk of that function alone (``message_index.index_function``), once per parsed tree (``Program.context_facts``,
+    forgotten when the file changes)."""
+    key = ("message sites", rel, function)
     found = program.context_facts.get(key)
     if found is None:
-        try:
-            source = (Path(program.root) / rel).read_bytes()
-        except OSError:
-            source = b""
-        found = program.context_facts[key] = [s for s in message_index.index_file(rel, source) if s.kind != message_index.LOG]
-    return [s for s in found if s.function == function]
+        defined = program.function(f"{rel}::{function}")
+        found = program.context_facts[key] = (
+            [] if defined is None else [s for s in message_index.index_function(rel, function, defined[1], with_logs=False)
+                                        if s.function == function])  # (not a function nested in it)
+    return found
 
 
 @functools.lru_cache(maxsize=1024)
