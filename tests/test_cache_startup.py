@@ -258,3 +258,30 @@ def test_the_replay_holds_the_schedulers_hierarchical_cache_and_stops_at_the_poo
     assert trace.error is None
     assert [n for n in trace.notes if n.startswith("start-up: the cache initialisation reached code")
             and "ModelRunner.token_to_kv_pool" in n and "(its class asked)" in n], trace.notes
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.18", "0.5.23"])
+def test_the_scheduler_site_is_the_same_when_only_the_methods_that_name_its_attributes_are_walked(version):
+    """``SchedulerSite`` reads the file's text to skip (and leave unparsed) the methods that name none of the attributes
+    it asks about: the held attributes, their values, the keyword arguments passed and the calling method are those
+    of the walk of every method."""
+    import ast
+
+    from analyzer import sources
+    from analyzer.symbolic.program import Program
+
+    root = sources.resolve(version).root
+    name = cache_startup.entry(Program(root))[1].rsplit(".", 1)[-1]
+
+    def site(lines):
+        module = Program(root).module(cache_startup.SCHEDULER)
+        for cls in module.classes.values():
+            found = cache_startup.SchedulerSite(cls, name, cache_startup.accessors(module.tree), lines)
+            if found.call_in is not None:
+                return cls.name, [(a, ast.dump(v)) for a, v in found.held], sorted(found.passed), found.call_in.name
+        return None
+
+    walked_all = site(None)
+    assert walked_all is not None and walked_all[1]
+    assert site(cache_startup._source_lines(root, cache_startup.SCHEDULER)) == walked_all

@@ -32,9 +32,12 @@ are stated in notes (``note_cache_checks``, ``analyzer.symbolic.unevaluated``).
 from __future__ import annotations
 
 import ast
+import re
+from pathlib import Path
 from typing import Any
 
 from ..contracts.trace import Unknown
+from ..extract.parse import SourceProblem, read_source
 from . import draft_startup, unevaluated
 from .interp import Frame, Interpreter
 from .objects import ClassRef, Instance
@@ -199,7 +202,8 @@ class SchedulerSite:
       than ``__init__``, without ``server_args``), as ``name -> value``; ``call_in``: the method that makes that call.
     """
 
-    def __init__(self, cls: ast.ClassDef, entry_name: str, accessor_names: frozenset[str]):
+    def __init__(self, cls: ast.ClassDef, entry_name: str, accessor_names: frozenset[str],
+                 lines: list[str] | None = None):
         self.cls, self.accessors = cls, accessor_names
         self.held: list[tuple[str, ast.expr]] = []
         self.passed: dict[str, ast.expr] = {}
@@ -209,6 +213,8 @@ class SchedulerSite:
         init = methods.get("__init__")
         call = None
         for method in methods.values():
+            if not _mentions(lines, method, {entry_name}):
+                continue
             call = next((n for n in ast.walk(method) if isinstance(n, ast.Call) and _call_name(n) == entry_name), None)
             if call is not None:
                 self.call_in = method
@@ -224,11 +230,17 @@ class SchedulerSite:
         else:
             return  # __init__ does not reach the entry
         candidates = [stmt for stmt in before if _assigns_self(stmt) is not None]
-        elsewhere = {attr for method in methods.values() for stmt in ast.walk(method) if isinstance(stmt, ast.stmt)
-                     and not any(stmt is c for c in candidates)
-                     for target in _store_targets(stmt) if (attr := _self_attr(target)) is not None}
         params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
         names = frozenset({RESOLVED} & params)
+        # what could be held if nothing else assigned it (``from_resolved`` only gains with more held): where another
+        # statement assigns an attribute matters for these alone, and only a method that names one can assign it
+        could: set[str] = set()
+        for stmt in candidates:
+            if from_resolved(stmt.value, names, accessor_names, could):
+                could.add(_assigns_self(stmt))
+        elsewhere = {attr for method in methods.values() if _mentions(lines, method, could, stores=True)
+                     for stmt in ast.walk(method) if isinstance(stmt, ast.stmt) and not any(stmt is c for c in candidates)
+                     for target in _store_targets(stmt) if (attr := _self_attr(target)) is not None}
         held: set[str] = set()
         for stmt in candidates:
             attr = _assigns_self(stmt)
@@ -239,6 +251,27 @@ class SchedulerSite:
         self.passed = {k.arg: k.value for k in call.keywords
                        if k.arg is not None and from_resolved(k.value, at_call, accessor_names, held)}
         self.names_at_call = at_call
+
+
+_GAP = r"(?:\s|\\\n|#[^\n]*)*"  # between two tokens of one statement: blanks, a continued line, a comment
+
+
+def _mentions(lines: list[str] | None, function: ast.AST, words: set[str] | frozenset[str], stores: bool = False) -> bool:
+    """Whether the source of ``function`` (``lines``: its file's) has one of ``words`` as a word (``stores``: as
+    ``self.WORD`` followed by what follows a target: ``=``, an augmented ``=``, ``:``, ``,``, ``)``, ``]``, ``in``); True
+    without the lines. A function that calls or assigns a name has it in its text, so one that has none need not be
+    walked, nor its body parsed (a lazy body is parsed on the first walk): the scheduler's class is 3,000 lines."""
+    if lines is None:
+        return True
+    if not words:
+        return False
+    names = "|".join(re.escape(w) for w in sorted(words))
+    if stores:
+        pattern = re.compile(rf"\bself{_GAP}(?:\){_GAP})*\.{_GAP}(?:{names})\b{_GAP}"
+                             r"(?:(?:[-+*/%@&|^]|//|\*\*|>>|<<)?=(?!=)|[:,)\]]|in\b)")
+    else:
+        pattern = re.compile(rf"\b(?:{names})\b")
+    return pattern.search("\n".join(lines[function.lineno - 1:function.end_lineno])) is not None
 
 
 def _assigns_self(stmt: ast.stmt) -> str | None:
@@ -277,6 +310,16 @@ def statements(body: list[ast.stmt], unknown: frozenset[str] = frozenset()) -> l
     return Plan(body, unknown).run
 
 
+def _source_lines(root, rel: str) -> list[str] | None:
+    """The lines of ``rel``'s source, as its parse numbers them (None where it cannot be read, or has line ends other
+    than ``\\n`` that the parse would count apart: every function is then walked)."""
+    try:
+        source = read_source(Path(root) / rel, rel)
+        return None if b"\r" in source else source.decode("utf-8").split("\n")
+    except (SourceProblem, OSError, UnicodeDecodeError):
+        return None
+
+
 def scheduler_site(program, module_rel: str, qualname: str) -> tuple[Any, SchedulerSite] | None:
     """``(the scheduler's module, its SchedulerSite)`` for the entry ``qualname`` of ``module_rel``: the class of the
     scheduler's module that calls it (0.5.11: the entry's own class), read once per parsed tree."""
@@ -286,8 +329,9 @@ def scheduler_site(program, module_rel: str, qualname: str) -> tuple[Any, Schedu
         module = program.module(SCHEDULER)
         name = qualname.rsplit(".", 1)[-1]
         found = None
+        lines = _source_lines(program.root, SCHEDULER) if module is not None else None
         for cls in (module.classes.values() if module is not None else ()):
-            site = SchedulerSite(cls, name, accessors(module.tree))
+            site = SchedulerSite(cls, name, accessors(module.tree), lines)
             if site.call_in is not None:
                 found = (module, site)
                 break
