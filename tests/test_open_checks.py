@@ -45,6 +45,9 @@ def test_0523_swa_decode_radix_cache_with_hicache_is_named_first_screen():
     lines = open_check_lines(e.trace.notes, list(e.parsed.given_flags.values()))
     assert lines and lines[0].startswith("  Start-up may still fail at sglang/srt/mem_cache/kv_cache_builder.py:284 in "
                                          "validate_decode_radix_cache (ValueError: --disaggregation-decode-enable-radix-cache")
+    # the reason names every condition of the calling function the engine could not evaluate, in order: the raise
+    # hangs on is_hybrid_swa (``isinstance(token_to_kv_pool, DeepSeekV4TokenToKVPool)`` at 334), not only on the last
+    assert "at sglang/srt/mem_cache/kv_cache_builder.py:334, " in lines[0]
     # without hierarchical cache the same node starts: nothing may still fail there
     plain = explain(ExplainRequest(sglang="0.5.23", profile="h100", model_config="gpt-oss-120b",
                                    args=args.replace(" --enable-hierarchical-cache", "")))

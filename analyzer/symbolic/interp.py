@@ -107,9 +107,10 @@ class Frame:
     guards: list[GuardValue] = field(default_factory=list)
     watched: int = 0  # the invocation number when the engine records what this call does (World.watched), else 0
     declared_global: set | None = None  # names of a ``global`` statement, at start-up (World.process_state_set)
-    # at start-up, the last condition of this call the engine could not evaluate (text, file, line): what runs
-    # after it in this call (an early ``return`` skipped, say) hangs on it (Interpreter._startup_unknowable)
-    unknown_taken: tuple[str, str, int] | None = None
+    # at start-up, the conditions of this call the engine could not evaluate (text, file, line), each once, the
+    # first MAX_TAKEN_NAMED: what runs after them in this call (an early ``return`` skipped, a value computed from
+    # one) hangs on them (Interpreter._startup_unknowable)
+    unknown_taken: list[tuple[str, str, int]] | None = None
 
     @property
     def function_id(self) -> str:
@@ -128,6 +129,9 @@ class Frame:
 
 
 MAX_DECISIONS = 64  # unknown-input conditions one run branches on (Decisions.decide)
+
+
+MAX_TAKEN_NAMED = 3  # the conditions the engine could not evaluate that a start-up raise's note names, per call
 
 
 class Decisions:
@@ -278,7 +282,11 @@ class Interpreter:
                     # that the engine cannot know is never a prediction either way
                     # (not noted one by one: a raise or assert that hangs on it is, by _startup_unknowable)
                     self.world.startup_unknown.add((frame.module.rel, getattr(node, "lineno", 0)))
-                    frame.unknown_taken = (text, frame.module.rel, getattr(node, "lineno", 0))
+                    taken = (text, frame.module.rel, getattr(node, "lineno", 0))
+                    if frame.unknown_taken is None:
+                        frame.unknown_taken = [taken]
+                    elif len(frame.unknown_taken) < MAX_TAKEN_NAMED and taken not in frame.unknown_taken:
+                        frame.unknown_taken.append(taken)
                 else:
                     self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}{ASSUMED_NOTE}{text}` is false ({value.reason})")
             self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))
@@ -686,11 +694,10 @@ class Interpreter:
             while walk is not None:
                 calls.append(walk)
                 walk = walk.parent
-            taken = [f.unknown_taken for f in calls if f.unknown_taken is not None]
+            taken = next((f.unknown_taken for f in calls if f.unknown_taken), None)
             if not taken:
                 return False
-            text, file, line = taken[0]
-            reason = f"`{text}` at {file}:{line} could not be evaluated"
+            reason = ", ".join(f"`{text}` at {file}:{line}" for text, file, line in taken) + " could not be evaluated"
         self.world.note(open_check_note(f"{frame.module.rel}:{getattr(stmt, 'lineno', 0)}", frame.qualname, reason, exc_type, message))
         return True
 
