@@ -430,8 +430,10 @@ def _tail(fn: ast.FunctionDef) -> list[ast.stmt]:
 def note_cache_checks(interp: Interpreter, world, record, frame: Frame, fn: ast.FunctionDef, plan: Plan) -> None:
     """The prefix cache the entry builds after its parameters, where its conditions read what the evaluated part
     holds (``elif self.is_hybrid_ssm: ... MambaRadixCache(params)``): the checks of that class's ``__init__`` are
-    stated, not evaluated (``unevaluated.note_sites``); where a condition on the way is not known here, a note says
-    which cache is built is not known, and at which condition."""
+    stated, not evaluated (``unevaluated.note_sites``), on the instance as far as the parameters make it known
+    (``unevaluated.constructed``: ``self.page_size = params.page_size``), so a check known to hold is not named;
+    where a condition on the way is not known here, a note says which cache is built is not known, and at which
+    condition."""
     where = frame.module.rel
 
     def walk(stmts: list[ast.stmt]) -> bool:  # False: stopped at a condition not known here
@@ -461,7 +463,8 @@ def note_cache_checks(interp: Interpreter, world, record, frame: Frame, fn: ast.
                         continue
                     if isinstance(cls, ClassRef) and interp.program.function(f"{cls.module_rel}::{cls.name}.__init__"):
                         built.append(cls)
-                        unevaluated.note_sites(interp, world, record, cls.module_rel, f"{cls.name}.__init__", None,
+                        owner = unevaluated.constructed(interp, world, frame, cls, node)
+                        unevaluated.note_sites(interp, world, record, cls.module_rel, f"{cls.name}.__init__", owner,
                                                unevaluated.NEEDS_POOLS,
                                                f"the prefix cache {frame.qualname} builds at {where}:{node.lineno}")
         return True
@@ -470,6 +473,12 @@ def note_cache_checks(interp: Interpreter, world, record, frame: Frame, fn: ast.
     if not tail:
         return
     params = stores(tail[0])  # what the statement that builds the cache's parameters assigns (``params``)
+    first = tail[0]
+    if isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name):
+        # the parameters themselves, as far as they are known (the pools are not): what the cache's constructor reads
+        value = unevaluated.value_of(interp, world, frame, first.value)
+        if not isinstance(value, Unknown):
+            frame.locals[first.targets[0].id] = value
     built: list[ClassRef] = []
     if walk(tail[1:]) and not built:
         world.note(f"{unevaluated.NOTE_HEAD}: the prefix cache {frame.qualname} builds after {where}:{tail[0].lineno} "

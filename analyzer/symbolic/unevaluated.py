@@ -146,36 +146,117 @@ def note_sites(interp: Interpreter, world, record, rel: str, function: str, owne
         world.note(f"{NOTE_HEAD}: {len(found) - MAX_SITES} more check(s) in {rel} {function} ({point}); it {why}")
 
 
-def value_of(interp: Interpreter, world, frame: Frame, expr: ast.expr) -> Any:
-    """The value of ``expr`` in ``frame`` (Unknown where the evaluation fails); nothing it notes or records is kept."""
+def quietly(interp: Interpreter, world, frame: Frame, expr: ast.expr) -> tuple[Any, bool]:
+    """The value of ``expr`` in ``frame`` (Unknown where the evaluation fails), and whether it took a branch on an
+    unknown to get it (the explorer's decisions, an assumption). Nothing of the evaluation is kept: no note, no event,
+    no decision, no assumption."""
     notes, events = list(world.notes), len(world.events)
     unknown = set(world.startup_unknown)
+    decisions = interp.decisions
+    taken, past, unexplored = len(decisions.taken), len(decisions.past_limit), decisions.unexplored
+    assumed = len(world.assumptions)
     try:
         value = interp.eval(expr, frame)
     except Exception:  # (any failure of the evaluation: the value is not known here)
         value = Unknown("not known here")
     finally:
+        guessed = len(decisions.taken) > taken or len(decisions.past_limit) > past or len(world.assumptions) > assumed
         world.notes[:] = notes
         del world.events[events:]
         world.startup_unknown.clear()
         world.startup_unknown.update(unknown)
-    return value
+        del decisions.taken[taken:]
+        del decisions.past_limit[past:]
+        decisions.unexplored = unexplored
+        del world.assumptions[assumed:]
+    return value, guessed
+
+
+def value_of(interp: Interpreter, world, frame: Frame, expr: ast.expr) -> Any:
+    """The value of ``expr`` in ``frame`` where the engine holds it whatever the values it does not know, else
+    Unknown (``quietly``: nothing of the evaluation is kept)."""
+    value, guessed = quietly(interp, world, frame, expr)
+    return Unknown("it depends on what the engine does not know") if guessed else value
 
 
 def decide(interp: Interpreter, world, frame: Frame, test: ast.expr) -> bool | None:
     """The value of a condition in ``frame`` where the engine holds it as a bool whatever the values it does not know
-    (``a is not None and b`` with ``a`` None), else None. Nothing of the evaluation is kept: no note, no event, and
-    no branch on an unknown (the explorer's decisions, the assumptions) -- one taken makes the condition undecided."""
-    decisions = interp.decisions
-    taken, past, unexplored = len(decisions.taken), len(decisions.past_limit), decisions.unexplored
-    assumed = len(world.assumptions)
+    (``a is not None and b`` with ``a`` None), else None (``quietly``: nothing of the evaluation is kept)."""
     value = value_of(interp, world, frame, test)
-    guessed = len(decisions.taken) > taken or len(decisions.past_limit) > past or len(world.assumptions) > assumed
-    del decisions.taken[taken:]
-    del decisions.past_limit[past:]
-    decisions.unexplored = unexplored
-    del world.assumptions[assumed:]
-    return value if isinstance(value, bool) and not guessed else None
+    return value if isinstance(value, bool) else None
+
+
+def constructed(interp: Interpreter, world, frame: Frame, cls, call: ast.Call) -> Instance:
+    """The instance ``call`` (``MambaRadixCache(params)``, in ``frame``) makes of ``cls`` as far as its constructor's
+    checks are concerned: the attributes its ``__init__`` assigns at its top level (``self.page_size =
+    params.page_size``) from the arguments, where the value is known and no other statement of the class assigns that
+    attribute (the constructor itself is not run: it needs what neither engine builds). Each value is worked out
+    ``quietly``; what is not known stays unset, so a check that reads it stays open."""
+    instance = Instance(cls, {})
+    found = interp.program.function(f"{cls.module_rel}::{cls.name}.__init__")
+    module = interp.program.module(cls.module_rel)
+    if found is None or module is None:
+        return instance
+    init = found[1]
+    args = [value_of(interp, world, frame, a) for a in call.args if not isinstance(a, ast.Starred)]
+    kwargs = {k.arg: value_of(interp, world, frame, k.value) for k in call.keywords if k.arg is not None}
+    if len(args) != len(call.args) or len(kwargs) != len(call.keywords):
+        return instance  # (*args or **kwargs: which parameter gets what is not known here)
+    inner = Frame(module=found[0], qualname=f"{cls.name}.__init__", class_name=cls.name)
+    try:
+        interp.bind_arguments(init, [instance, *args], kwargs, inner)
+    except Exception:  # (arguments that do not fit the signature: nothing is known of the instance)
+        return instance
+    once = assigned_once(interp.program, cls)
+    for stmt in init.body:
+        attr = _self_target(stmt)
+        if attr is None or attr not in once:
+            continue
+        value = value_of(interp, world, inner, stmt.value)
+        if not isinstance(value, Unknown):
+            instance.attrs[attr] = value
+    return instance
+
+
+def _self_target(stmt: ast.stmt) -> str | None:
+    """``x`` for ``self.x = value`` (one target) or ``self.x: T = value``, else None."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
+        stmt.target if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else None)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None
+
+
+def assigned_once(program, cls) -> frozenset[str]:
+    """The attributes of ``self`` that exactly one statement of the class (its top-level ``def``s, bodies included)
+    assigns, once per parsed tree (``Program.context_facts``)."""
+    key = ("assigned once", cls.module_rel, cls.name)
+    known = program.context_facts.get(key)
+    if known is not None:
+        return known
+    module = program.module(cls.module_rel)
+    node = module.classes.get(cls.name) if module is not None else None
+    counts: dict[str, int] = {}
+    for item in (node.body if node is not None else []):
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in ast.walk(item):
+                for target in _targets(stmt):
+                    for n in ast.walk(target):
+                        if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                                and n.value.id == "self"):
+                            counts[n.attr] = counts.get(n.attr, 0) + 1
+    known = program.context_facts[key] = frozenset(a for a, n in counts.items() if n == 1)
+    return known
+
+
+def _targets(stmt: ast.AST) -> list[ast.AST]:
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
 
 
 def site_frame(interp: Interpreter, site: message_index.MessageSite, owner: Instance | None) -> Frame | None:
