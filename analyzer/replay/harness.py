@@ -2298,24 +2298,29 @@ def _raise_site(rec, tb):
     return {"file": rec.rel(inner.filename), "line": inner.lineno, "function": inner.name}, inner
 
 
+def _model_path_at(argv):
+    """``(index, option, path)`` of the first ``--model-path`` (or ``--model``) the launch gives: the path stands at
+    ``index``, alone (``option`` None) or as ``option=path``; None when it gives none."""
+    for i, a in enumerate(argv):
+        for opt in ("--model-path", "--model"):
+            if a == opt and i + 1 < len(argv):
+                return i + 1, None, argv[i + 1]
+            if a.startswith(opt + "="):
+                return i, opt, a.split("=", 1)[1]
+    return None
+
+
 def _substitute_model(argv, model_dir):
     """Point --model-path at the local directory that holds the model's config.json."""
     if not model_dir:
         return list(argv), None
     out = list(argv)
-    original = None
-    for i, a in enumerate(out):
-        for opt in ("--model-path", "--model"):
-            if a == opt and i + 1 < len(out):
-                original = out[i + 1]
-                out[i + 1] = model_dir
-                return out, original
-            if a.startswith(opt + "="):
-                original = a.split("=", 1)[1]
-                out[i] = opt + "=" + model_dir
-                return out, original
-    out += ["--model-path", model_dir]
-    return out, None
+    found = _model_path_at(out)
+    if found is None:
+        return out + ["--model-path", model_dir], None
+    i, opt, original = found
+    out[i] = model_dir if opt is None else opt + "=" + model_dir
+    return out, original
 
 
 def _write_model_config(tmp, config):
@@ -2329,13 +2334,8 @@ def _write_model_config(tmp, config):
 
 def _model_path_in(argv):
     """The ``--model-path`` (or ``--model``) the launch gives, or None."""
-    for i, a in enumerate(argv):
-        for opt in ("--model-path", "--model"):
-            if a == opt and i + 1 < len(argv):
-                return argv[i + 1]
-            if a.startswith(opt + "="):
-                return a.split("=", 1)[1]
-    return None
+    found = _model_path_at(argv)
+    return None if found is None else found[2]
 
 
 def _substitute_others(argv, other_dirs, model_path=None):

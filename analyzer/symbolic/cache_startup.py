@@ -149,13 +149,6 @@ RESOLVED = "server_args"  # the scheduler's ``__init__`` parameter that holds th
 RUNTIME_CONTEXT_MODULE = "runtime_context"  # the module the runtime context's accessors are imported from
 
 
-def _self_attr(node: ast.AST) -> str | None:
-    """``x`` for ``self.x``, else None."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
 def accessors(tree: ast.Module) -> frozenset[str]:
     """The names a module imports at its top level from the runtime context
     (``from sglang.srt.runtime_context import get_memory, get_schedule``): the resolved arguments' accessors."""
@@ -173,7 +166,7 @@ def from_resolved(node: ast.AST, names: frozenset[str] | set[str], accessor_name
     if isinstance(node, ast.Name):
         return node.id in names
     if isinstance(node, ast.Attribute):
-        attr = _self_attr(node)
+        attr = unevaluated.self_attr(node)
         return attr in held if attr is not None else from_resolved(node.value, names, accessor_names, held)
     if isinstance(node, ast.Call):
         return (isinstance(node.func, ast.Name) and node.func.id in accessor_names and not node.args
@@ -229,7 +222,7 @@ class SchedulerSite:
             before.append(stmt)
         else:
             return  # __init__ does not reach the entry
-        candidates = [stmt for stmt in before if _assigns_self(stmt) is not None]
+        candidates = [stmt for stmt in before if unevaluated.assigns_self(stmt) is not None]
         params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
         names = frozenset({RESOLVED} & params)
         # what could be held if nothing else assigned it (``from_resolved`` only gains with more held): where another
@@ -237,13 +230,13 @@ class SchedulerSite:
         could: set[str] = set()
         for stmt in candidates:
             if from_resolved(stmt.value, names, accessor_names, could):
-                could.add(_assigns_self(stmt))
+                could.add(unevaluated.assigns_self(stmt))
         elsewhere = {attr for method in methods.values() if _mentions(lines, method, could, stores=True)
                      for stmt in ast.walk(method) if isinstance(stmt, ast.stmt) and not any(stmt is c for c in candidates)
-                     for target in _store_targets(stmt) if (attr := _self_attr(target)) is not None}
+                     for target in unevaluated.store_targets(stmt) if (attr := unevaluated.self_attr(target)) is not None}
         held: set[str] = set()
         for stmt in candidates:
-            attr = _assigns_self(stmt)
+            attr = unevaluated.assigns_self(stmt)
             if attr not in elsewhere and from_resolved(stmt.value, names, accessor_names, held):
                 self.held.append((attr, stmt.value))
                 held.add(attr)
@@ -272,27 +265,6 @@ def _mentions(lines: list[str] | None, function: ast.AST, words: set[str] | froz
     else:
         pattern = re.compile(rf"\b(?:{names})\b")
     return pattern.search("\n".join(lines[function.lineno - 1:function.end_lineno])) is not None
-
-
-def _assigns_self(stmt: ast.stmt) -> str | None:
-    """``x`` for a statement ``self.x = value`` (one target) or ``self.x: T = value``, else None."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        return _self_attr(stmt.targets[0])
-    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-        return _self_attr(stmt.target)
-    return None
-
-
-def _store_targets(stmt: ast.stmt) -> list[ast.AST]:
-    """The nodes a statement stores to directly (its targets, unpacked), not those of statements nested in it."""
-    targets = (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-               if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)) else
-               [item.optional_vars for item in stmt.items if item.optional_vars is not None]
-               if isinstance(stmt, (ast.With, ast.AsyncWith)) else [])
-    out: list[ast.AST] = []
-    for target in targets:
-        out.extend(n for n in ast.walk(target) if isinstance(getattr(n, "ctx", None), ast.Store))
-    return out
 
 
 def plan_of(program, fn: ast.FunctionDef, unknown: frozenset[str]) -> Plan:

@@ -209,7 +209,7 @@ def constructed(interp: Interpreter, world, frame: Frame, cls, call: ast.Call) -
         return instance
     once = assigned_once(interp.program, cls)
     for stmt in init.body:
-        attr = _self_target(stmt)
+        attr = assigns_self(stmt)
         if attr is None or attr not in once:
             continue
         value = value_of(interp, world, inner, stmt.value)
@@ -218,13 +218,32 @@ def constructed(interp: Interpreter, world, frame: Frame, cls, call: ast.Call) -
     return instance
 
 
-def _self_target(stmt: ast.stmt) -> str | None:
-    """``x`` for ``self.x = value`` (one target) or ``self.x: T = value``, else None."""
-    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
-        stmt.target if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else None)
-    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-        return target.attr
+def self_attr(node: ast.AST) -> str | None:
+    """``x`` for ``self.x``, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
     return None
+
+
+def assigns_self(stmt: ast.stmt) -> str | None:
+    """``x`` for a statement ``self.x = value`` (one target) or ``self.x: T = value``, else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return self_attr(stmt.targets[0])
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return self_attr(stmt.target)
+    return None
+
+
+def store_targets(stmt: ast.AST) -> list[ast.AST]:
+    """The nodes a statement stores to directly (its targets, unpacked), not those of statements nested in it."""
+    targets = (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+               if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)) else
+               [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+               if isinstance(stmt, (ast.With, ast.AsyncWith)) else [])
+    out: list[ast.AST] = []
+    for target in targets:
+        out.extend(n for n in ast.walk(target) if isinstance(getattr(n, "ctx", None), ast.Store))
+    return out
 
 
 def assigned_once(program, cls) -> frozenset[str]:
@@ -240,23 +259,11 @@ def assigned_once(program, cls) -> frozenset[str]:
     for item in (node.body if node is not None else []):
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for stmt in ast.walk(item):
-                for target in _targets(stmt):
-                    for n in ast.walk(target):
-                        if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
-                                and n.value.id == "self"):
-                            counts[n.attr] = counts.get(n.attr, 0) + 1
+                for target in store_targets(stmt):
+                    if (attr := self_attr(target)) is not None:
+                        counts[attr] = counts.get(attr, 0) + 1
     known = program.context_facts[key] = frozenset(a for a, n in counts.items() if n == 1)
     return known
-
-
-def _targets(stmt: ast.AST) -> list[ast.AST]:
-    if isinstance(stmt, ast.Assign):
-        return list(stmt.targets)
-    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-        return [stmt.target]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
-    return []
 
 
 def site_frame(interp: Interpreter, site: message_index.MessageSite, owner: Instance | None) -> Frame | None:
