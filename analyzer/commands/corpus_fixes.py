@@ -240,6 +240,9 @@ def score(cases: list[Case], out=sys.stdout) -> list[FixRow]:
           f"accepted fix ({share:.0f}%; {same} of them resolve the same with other changes, 'same'); "
           f"{len(rows) - len(scored)} more have an accepted fix that is no command-line change", file=out)
     raises = [r for r in rows if r.verdict_match is not None]
+    print("\nexplain's Fix line, by raise case:", file=out)
+    for r in raises:
+        print(f"  {r.case.slug[:58]:58}  {'yes' if r.verdict_match else 'NO':4}  {r.verdict_text[:90]}", file=out)
     said = sum(1 for r in raises if r.verdict_match)
     trade_offs = sum(1 for r in raises if r.verdict_text.startswith("trade-off"))
     print(f"explain's Fix line = the accepted one in {said} of {len(raises)} raise cases "

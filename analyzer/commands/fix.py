@@ -34,7 +34,7 @@ from ..replay import envs
 from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .later_release import LaterRelease
-from .verdict import Runner, names_value, ordering_causes, setting_hints, verdict_of
+from .verdict import Runner, names_value, ordering_causes, other_changes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -73,6 +73,7 @@ class Candidate:
     cost: float = 0.0  # what it gives up of what the user asked for (``intent_cost``): lower ranks first
     sglang_own: bool = False  # every change is a value SGLang itself writes there later in resolution
     message_default: bool = False  # every change leaves a flag out whose default (None) SGLang's message allows
+    moved: int = 0  # the other resolved values it changes besides the ones it sets (``verdict.other_changes``)
 
     @property
     def size(self) -> int:
@@ -351,6 +352,8 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
         else:
             candidate.outcome = "resolves"
             candidate.verified = True
+        candidate.moved = len(other_changes(explanation.trace, result.trace,
+                                            {_dest(explanation, c) for c in changes if c.kind != "set-env"}))
     return candidate
 
 
@@ -460,14 +463,14 @@ def rank_key(candidate: Candidate, message: str, order: dict) -> tuple:
     """By intent (what it gives up); then the values SGLang itself writes later (stated earlier, they change
     nothing it would not do), then what the message asks for, all of it; then the fewest changes; then a flag
     left out whose default the message allows (``1 and None``: SGLang's own choice for the field over another
-    value of yours); then the values SGLang's message names in its own order, then the order found (the verdict's
-    causes first)."""
+    value of yours); then the values SGLang's message names in its own order; then the fewest other resolved values
+    moved (the draft's attention backend before the target's); then the order found (the verdict's causes first)."""
     full = candidate.size > 1 and all(ch.origin == "message" for ch in candidate.changes)
     position = min((message.find(ch.value) for ch in candidate.changes
                     if ch.value and message and _named(message, ch, "") and not _sorted_list(message, ch.value)),
                    default=len(message or "") + 1)
     return (candidate.cost, 0 if candidate.sglang_own else 1, 0 if full else 1, candidate.size,
-            0 if candidate.message_default else 1, position, order.get(id(candidate), 0))
+            0 if candidate.message_default else 1, position, candidate.moved, order.get(id(candidate), 0))
 
 
 def _sorted_list(message: str, value: str) -> bool:

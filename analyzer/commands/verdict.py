@@ -451,6 +451,9 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     flags = extraction.flags_for_dest(inp.name)
     flag = flags[0] if flags else None
     current = inp.value
+    choices = flag.choices if flag is not None and flag.choices else None
+    if flag is not None and choices is None:
+        choices = suffix_choices(extraction, inp.name)
     literals: list[Any] = []
     tree = _parse(guard.expr)
     if tree is not None:
@@ -467,7 +470,6 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
         if isinstance(value, Unknown) or same_value(value, current) or any(same_value(value, o) for o in out):
             return
         if isinstance(value, str):
-            choices = flag.choices if flag is not None and flag.choices else None
             if choices is not None and value not in choices:
                 return
             if choices is None and (flag is None or not names_value(flag.help, value)):
@@ -483,9 +485,8 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
         out.append(None) if not any(o is None for o in out) else None  # your flag left out
         if tree is not None and _allows_none(tree, inp.name):  # ``in {1, None}``: SGLang's own default, allowed, first
             out.sort(key=lambda value: value is not None)
-    if flag is not None and flag.choices:
-        for value in flag.choices:
-            add(value)
+    for value in choices or ():
+        add(value)
     if not out and isinstance(current, int) and not isinstance(current, bool) and in_arithmetic_check(tree, inp.name):
         # an integer in a check's arithmetic (``(tp_size * pp_size) % nnodes == 0``): its default, then its neighbours
         if declared is not None and isinstance(declared.default, int) and not isinstance(declared.default, bool):
@@ -494,6 +495,17 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
             if value > 0:
                 add(value)
     return out[:MAX_ALTERNATIVES]
+
+
+def suffix_choices(extraction, name: str) -> list[str] | None:
+    """The choices of the flag whose field ends this one's name, for a flag that declares none
+    (``--speculative-draft-attention-backend``, a string, takes ``--attention-backend``'s): the longest such name."""
+    parts = name.split("_")
+    for start in range(1, len(parts)):
+        flags = extraction.flags_for_dest("_".join(parts[start:]))
+        if flags and flags[0].choices:
+            return list(flags[0].choices)
+    return None
 
 
 def _allows_none(tree: ast.AST, name: str) -> bool:
@@ -764,7 +776,7 @@ def candidates_of(explanation: Explanation, guards: list[GuardValue], limit: int
 def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: Callable[[Trace], bool],
                 runner: Runner, message: str = "", stop_after: str | None = None,
                 hints: list[Change] = (), exclude: set[str] = frozenset(),
-                effect: Callable[[Trace, Any], int] | None = None) -> list[Cause]:
+                effect: Callable[[Trace, Any], int] | None = None, phase: str = RESOLUTION) -> list[Cause]:
     """Each input, changed alone: a cause when its condition flips (an input of the written value
     itself has none) and the outcome goes away.
 
@@ -774,7 +786,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     inputs. ``hints``: the env vars SGLang's message asks for, tried with an input the message names
     when it alone is not enough. ``stop_after``: the function whose normal return answers the
     question (the raise's function: it returned without raising). ``effect``: how far a run that
-    avoided the outcome undid it (0: not at all there, 1: there otherwise), for the ranking."""
+    avoided the outcome undid it (0: not at all there, 1: there otherwise), for the ranking. ``phase``: where the
+    outcome's conditions were evaluated (a condition one step back, where its write was)."""
     track = {c.guard.where() for c in candidates if c.guard is not None}
     causes: dict[tuple, Cause] = {}
 
@@ -816,8 +829,10 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             for changes in tries:
                 if runner.exhausted():
                     break
-                unless = (guard.where(), guard.polarity) if guard is not None else None
-                trace, hooks = runner.run(changes, track=track, stop_after=stop_after, stop_unless=unless)
+                condition_phase = candidate.via.phase if candidate.via is not None else phase
+                unless = (guard.where(), guard.polarity) if guard is not None and once_per_run(condition_phase) else None
+                trace, hooks = runner.run(changes, track=track, stop_after=stop_after if once_per_run(condition_phase) else None,
+                                          stop_unless=unless)
                 turned = guard is None or flipped(hooks, guard)
                 if turned and sets_off(trace, guard):
                     break  # the change only trips the check it flips (another raise's own condition)
@@ -872,6 +887,14 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 track |= {c.guard.where() for c in more}
                 pending = sorted(pending + more, key=order)
     return list(causes.values())
+
+
+def once_per_run(phase: str) -> bool:
+    """A condition of this phase is on the outcome's way the first time it is evaluated, so a run may stop there when
+    it comes out as before (``RunHooks.stop_unless``), or when the raise's function first returns (``stop_after``).
+    Not in start-up: the target's and the draft worker's model runners run the same code, and the draft's outcome
+    (``self.is_draft_worker and draft_attn_backend``, ``create_trtllm_mla_backend``) comes second."""
+    return phase != START_UP
 
 
 def sets_off(trace: Trace, guard: GuardValue | None) -> bool:
@@ -1031,11 +1054,14 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
 
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:
-    """The first cause whose alternative, as a flag (plus the env the message asks for), resolves:
-    (the change, its env, verified, whether it gives up a flag you gave). A flag you gave is changed or
-    dropped only where SGLang's message names the flag or the value to use (SGLang asks for that: "only
-    compatible with NGRAM"); otherwise changing it is a trade-off, for ``sgtrace fix`` to weigh."""
+    """The first cause whose alternative, as a flag (plus the env the message asks for), resolves and either is what
+    SGLang's message names (the flag or the value) or keeps every flag you gave and every other resolved value; else,
+    of the others that resolve, the first that keeps your flags and moves fewest other values (``other_changes``), then
+    the same among those that give up a flag: (the change, its env, verified, whether it gives up a flag you gave). A
+    flag you gave is changed or dropped only where SGLang's message names the flag or the value to use (SGLang asks for
+    that: "only compatible with NGRAM"); otherwise changing it is a trade-off, for ``sgtrace fix`` to weigh."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
+    found: tuple | None = None  # the best verified fix that gives up a flag or moves other resolved values, and its cost
     for cause in causes:
         if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env"):
             continue
@@ -1049,14 +1075,28 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
         change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
         for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
             if runner.exhausted():
-                return None, {}, False, False
+                return found[1] if found is not None else (None, {}, False, False)
             trace, _ = runner.run([change, *extra])
             if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
                 env = {c.name: c.value for c in extra}
                 if cause.kind == "env":
                     env = {cause.field: cause.alternative, **env}
-                return (text if cause.kind != "env" else None), env, True, cause.drops
-    return None, {}, False, False
+                fix = ((text if cause.kind != "env" else None), env, True, cause.drops)
+                cost = (cause.drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
+                if cost == (False, 0) or cause.mentioned or cause.prescribed:
+                    return fix  # (SGLang's message names the flag or the value: its own advice, whatever else it moves)
+                if found is None or cost < found[0]:
+                    found = (cost, fix)
+                break
+    return found[1] if found is not None else (None, {}, False, False)
+
+
+def other_changes(before: Trace, after: Trace, changed: set[str]) -> set[str]:
+    """The resolved values a fix changes besides the ones it sets: a fix that keeps the rest of what SGLang resolved
+    (``--speculative-draft-attention-backend triton``, the draft alone) comes before one that moves it
+    (``--attention-backend triton``, the target model's backend too)."""
+    return {name for name, value in after.final.items()
+            if name not in changed and name in before.final and not same_value(value, before.final[name])}
 
 
 # -- the verdict of an outcome ------------------------------------------------------------------------------------
@@ -1078,7 +1118,7 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
         return not raises_at(t, where)
 
     causes = find_causes(explanation, candidates, avoided, runner, message=error.message or "",
-                         stop_after=f"{error.site.file}::{error.site.function}", hints=hints)
+                         stop_after=f"{error.site.file}::{error.site.function}", hints=hints, phase=error.phase)
     causes += ordering_causes(explanation, error, runner, exclude=set())
     causes = rank(causes)
     fix, fix_env, verified, trade_off = find_fix(explanation, causes, runner, error.message or "")
@@ -1156,7 +1196,49 @@ def message_candidates(explanation: Explanation, error: Event, known: set[tuple]
             if inp.key not in known:
                 out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site, prefer=(value,)))
                 known.add(inp.key)
+    for inp in value_named_inputs(explanation, error.message or "", known):
+        out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site))
+        known.add(inp.key)
     return out
+
+
+def distinctive(value: str) -> bool:
+    """A choice specific enough that a message naming it names the flag's value (``trtllm_mla``, ``fa3``), not a word
+    of the sentence (``auto``, ``none``)."""
+    return len(value) >= 5 or any(not c.isalpha() for c in value)
+
+
+def value_named_inputs(explanation: Explanation, message: str, known: set[tuple]) -> list[Input]:
+    """The fields whose value SGLang's message names as a word, one of the flag's choices (``trtllm_mla backend can
+    only be used with MLA models.``: the attention backend SGLang chose). A check reached through a registry keyed
+    by that value (``ATTENTION_BACKENDS[backend_str](runner)``) has no condition on it; another value avoids it. A value
+    the message gives a flag (``Please use `--attention-backend flashinfer```) is its advice, not what was set."""
+    message = MESSAGE_OPTION.sub(" ", message)
+
+    def named(value: Any) -> bool:
+        return (isinstance(value, str) and value in message and distinctive(value)
+                and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", message) is not None)
+
+    dests = [flag.dest for flag in explanation.extraction.flags if flag.dest and flag.choices
+             and ("field", flag.dest) not in known and any(named(choice) for choice in flag.choices)]
+    events = explanation.trace.events
+    order = {id(e): i for i, e in enumerate(events)}
+    found = [inp for inp in inputs_named(explanation, dests, [], [], False, len(events))
+             if named(inp.value) and inp.key not in known]
+
+    def set_at(inp: Input) -> int:
+        """Where the value was set: your flag or the default before anything SGLang wrote."""
+        if inp.role != "sglang-default":
+            return -1
+        write = next((e for e in reversed(events) if e.kind == EventKind.WRITE and e.field == inp.name), None)
+        return order.get(id(write), -1) if write is not None else -1
+
+    # a value SGLang copied from another of these (the model runner's ``prefill_attention_backend`` from
+    # ``attention_backend``) is that one's: the field that held it first stands for it
+    first: dict[str, Input] = {}
+    for inp in sorted(found, key=set_at):
+        first.setdefault(inp.value, inp)
+    return list(first.values())
 
 
 MESSAGE_SETTING = re.compile(r"\b([a-z][a-z0-9_]*)\s*=\s*(-?\d+(?:\.\d+)?|True|False|[a-z][a-z0-9_]*)\b")
@@ -1491,7 +1573,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         return effect(t)
 
     causes = later_write_causes(explanation, candidates, limit, decided_otherwise, runner)
-    causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect_of)
+    causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect_of, phase=last.phase)
     if not override.given and not runner.exhausted():
         earlier = skipped_default_cause(explanation, override, last, runner)
         if earlier is not None:
@@ -1501,7 +1583,8 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         # conditions of the write that did)
         skipped = skipped_write_candidates(explanation, name, limit, {name}, runner)
         known = {c.field for c in causes}
-        causes += [c for c in find_causes(explanation, skipped, avoided, runner, exclude={name}, effect=effect_of)
+        causes += [c for c in find_causes(explanation, skipped, avoided, runner, exclude={name}, effect=effect_of,
+                                          phase=last.phase)
                    if c.field not in known]
     causes = rank(causes)
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,

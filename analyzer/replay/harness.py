@@ -3216,12 +3216,25 @@ def run_start_up(server_args, rec):
                 break  # (the draft worker's backends do not depend on what the target's step left unfinished)
 
         def build_draft_runner(model_config):
+            """The draft worker's runner, built as the target's, and its steps run (startup.run_steps)."""
             draft = cls.__new__(cls)
             draft_params = dict(params, self=draft, model_config=model_config)
             if "is_draft_worker" in draft_params:
                 draft_params["is_draft_worker"] = True
-            exec(code, dict(namespace), draft_params)
+            draft_namespace = dict(namespace)
+            exec(code, draft_namespace, draft_params)
             not_built(draft)
+            for index, step in enumerate(steps):
+                def run_draft_step(step=step, first=index == 0):
+                    with _CudaTensorsOnMeta():
+                        getattr(draft, step)()
+                    if first and after:
+                        exec(compiled(after), draft_namespace, draft_params)
+
+                # a stop that is no check ends the draft runner's steps, not the draft worker's part
+                # (startup.draft_runner_steps): its factory method still runs
+                if not _start_up_part(rec, "the draft runner's steps", run_draft_step):
+                    break
             return draft
 
         if _resolved(server_args, "speculative_algorithm") is not None:
@@ -3654,7 +3667,7 @@ def _resolved(server_args, name):
 def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     """The draft worker's attention backends, as ``analyzer/symbolic/draft_startup.py`` evaluates them: the worker class
     SGLang's ``create_worker`` picks; the class whose ``init_attention_backend`` calls ``DraftBackendFactory(...)``; the
-    draft ``ModelRunner`` built as the target's, with ``is_draft_worker`` and the draft's model config; the worker's
+    draft ``ModelRunner`` built as the target's, with ``is_draft_worker`` and the draft's model config, and its steps run; the worker's
     ``self.X = ...`` statements its factory method reads; then that method."""
     import ast as _ast
     import inspect

@@ -1,4 +1,4 @@
-"""Start-up of the speculative draft worker: its attention backends, run as SGLang code.
+"""Start-up of the speculative draft worker: its model runner and attention backends, run as SGLang code.
 
 With EAGLE-style speculative decoding the scheduler builds a draft worker next to the target one. The
 worker class is SGLang's own choice: ``SpeculativeAlgorithm.from_string(...).create_worker(server_args)``
@@ -16,6 +16,10 @@ What is built, and how:
   model's own layers (NEXTN/MTP: the draft path is the model path) or a separate draft model whose
   config.json the engine has (a directory on this machine, or ``--draft-model-config``); without it the step
   stops with a note (the replay harness has no stand-in for its config either);
+* the draft runner's steps, as the target's (``startup.draft_runner_steps``): the draft ``TpModelWorker`` builds a
+  whole ``ModelRunner``, whose ``init_attention_backend`` looks the backend up in the registry with the
+  draft's ``use_mla_backend`` (``create_trtllm_mla_backend``: "trtllm_mla backend can only be used with MLA
+  models." for a non-MLA EAGLE3 draft of an MLA target, which inherits the target's backend);
 * the worker object: the ``self.X = ...`` statements at the top level of its ``__init__`` whose
   attributes the factory method reads (and the ones those read), evaluated with the scheduler's
   arguments; the draft ``TpModelWorker`` itself is not built, it stands as an object whose
@@ -104,8 +108,10 @@ def draft_model_config(interp: Interpreter, world, record, frame: Frame) -> Any:
                        {"model_path": path, "is_draft_model": True}, None, frame)
 
 
-def run(interp: Interpreter, world, record, target_runner: Instance, build_runner, layout) -> None:
-    """Build the draft runner and the worker, then run the worker's factory method; SGLang's raises propagate."""
+def run(interp: Interpreter, world, record, target_runner: Instance, build_runner, run_steps, layout) -> None:
+    """Build the draft runner and run its steps (``startup.draft_runner_steps``: the draft ``TpModelWorker`` builds its
+    ``ModelRunner`` as the target's, backends included), then the worker and its factory method; SGLang's raises
+    propagate."""
     worker = worker_class(interp, world, record)
     holder = factory_holder(interp, world, worker) if worker is not None else None
     if holder is None:
@@ -125,7 +131,9 @@ def run(interp: Interpreter, world, record, target_runner: Instance, build_runne
     draft_runner = build_runner(interp, world, record, layout, draft_model_config=model_config)
     if draft_runner is None:
         return
-    draft_runner.attrs.pop("__init_frame__", None)
+    # the draft runner's own steps: model_specific_adjustment, the process-wide server args (the draft's
+    # use_mla_backend), and its attention backend from the registry (trtllm_mla refuses a non-MLA draft)
+    run_steps(interp, world, draft_runner, layout)
     store = runner_store(interp.program)
     target_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": target_runner, store: target_runner})
     draft_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": draft_runner, store: draft_runner})

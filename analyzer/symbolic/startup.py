@@ -303,6 +303,24 @@ class ChecksOnly:
         return True
 
 
+def run_steps(interp: Interpreter, runner: Instance, layout: Layout) -> None:
+    """The layout's steps on a runner ``build_runner`` built, in SGLang's order, with the process-wide server args set
+    right after the first (``after_first_step``); the target's and the draft worker's runner alike."""
+    frame = runner.attrs.pop("__init_frame__")
+    for index, step in enumerate(layout.steps):
+        interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
+        if index == 0:
+            after_first_step(interp, frame, layout)
+
+
+def draft_runner_steps(interp: Interpreter, world, runner: Instance, layout: Layout) -> None:
+    """``run_steps`` on the draft worker's runner, where a stop that is not one of SGLang's checks (a value the engine
+    does not build) ends those steps with a note, not the draft worker's part: its factory method still runs, as the
+    target's steps stopping does not keep the draft worker from running (the replay harness does the same)."""
+    with ChecksOnly(interp, world, "the draft runner's steps"):
+        run_steps(interp, runner, layout)
+
+
 def run(interp: Interpreter, world, record) -> None:
     """The start-up steps on the resolved record; a raise of SGLang's code propagates (``SGLangError``)."""
     world.phase = START_UP
@@ -332,18 +350,14 @@ def run(interp: Interpreter, world, record) -> None:
         with ChecksOnly(interp, world, "the model runner's start-up") as target:
             runner = build_runner(interp, world, record, layout)
             if runner is not None:
-                frame = runner.attrs.pop("__init_frame__")
-                for index, step in enumerate(layout.steps):
-                    interp.call_function(FunctionRef(MODEL_RUNNER, f"{RUNNER_CLASS}.{step}", bound=runner), [], {}, None)
-                    if index == 0:
-                        after_first_step(interp, frame, layout)
+                run_steps(interp, runner, layout)
         if runner is None:
             return
         if not target.stopped:
             draft_stopped = False
             if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
                 with ChecksOnly(interp, world, "the draft worker's start-up") as draft:
-                    draft_startup.run(interp, world, record, runner, build_runner, layout)
+                    draft_startup.run(interp, world, record, runner, build_runner, draft_runner_steps, layout)
                 draft_stopped = draft.stopped
             if not draft_stopped:
                 interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
