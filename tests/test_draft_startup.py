@@ -94,3 +94,39 @@ def test_a_message_s_setting_names_the_flag_it_ends_with_exactly_one():
     assert setting_hints(Explanation(), message) == [("speculative_eagle_topk", 1), ("speculative_num_steps", 2)]
     # a value you already gave, or a name no flag of yours ends with, names nothing
     assert setting_hints(Explanation(), "needs page_size=16 and foo=2") == []
+
+
+EAGLE3_DRAFT = "tests/scenarios/models/EAGLE3-LLaMA3.1-Instruct-8B/config.json"
+EAGLE3 = ("--model-path /models/DeepSeek-V3 --tp 8 --speculative-algorithm EAGLE3 --speculative-draft-model-path "
+          "/models/EAGLE3-LLaMA3.1-Instruct-8B --speculative-num-steps 3 --speculative-eagle-topk 1 "
+          "--speculative-num-draft-tokens 4")
+
+
+def eagle3_on_b200(version: str, extra: str = ""):
+    return explain(ExplainRequest(sglang=version, profile="b200", model_config="DeepSeek-V3",
+                                  draft_model_config=EAGLE3_DRAFT, args=f"{EAGLE3} {extra}".strip()))
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_the_draft_runner_builds_its_own_backend_and_trtllm_mla_refuses_a_non_mla_draft(version):
+    # issue 23490: SGLang picks trtllm_mla for the MLA target on SM100; the draft runner takes the same backend
+    # (no --speculative-draft-attention-backend) and its registry factory refuses the Llama EAGLE3 draft
+    explanation = eagle3_on_b200(version)
+    error = explanation.trace.error
+    assert error is not None and error.phase == START_UP and error.exc_type == "ValueError"
+    assert error.message == "trtllm_mla backend can only be used with MLA models."
+    assert error.site.function == "create_trtllm_mla_backend"
+    assert error.source == "the draft worker"
+    # the target runner's own backend is trtllm_mla (no raise there): the resolved value
+    assert explanation.trace.final["attention_backend"] == "trtllm_mla"
+
+
+@pytest.mark.network
+def test_the_verdict_names_sglangs_backend_and_fixes_the_draft_alone():
+    verdict = verdict_of(eagle3_on_b200("0.5.11"))
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.value) == ("attention_backend", "sglang-default", "trtllm_mla")
+    # the target's backend changed would also avoid it, but moves what SGLang resolved for the target: the draft's own
+    assert verdict.fix == "--speculative-draft-attention-backend triton" and verdict.fix_verified
+    assert eagle3_on_b200("0.5.11", "--speculative-draft-attention-backend triton").trace.error is None

@@ -104,3 +104,11 @@ def test_no_copy_of_the_probe_or_receiver_patterns_outside_the_package():
             if re.search(pattern, text):
                 copies.append(f"{path.relative_to(ANALYZER)}: {pattern}")
     assert copies == []
+
+
+def test_the_harness_names_the_start_up_parts_as_the_trace_does():
+    # a start-up raise's source (which part of start-up raised) is the same words in both engines
+    from analyzer.contracts import trace
+    from analyzer.replay import harness
+
+    assert harness.STARTUP_PARTS == trace.STARTUP_PARTS

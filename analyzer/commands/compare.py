@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..contracts.trace import Trace, Unknown, same_value
+from ..contracts.trace import START_UP, Trace, Unknown, same_value
 from ..knowledge.kinds import EventKind
 
 SKIPPED_FIELDS = {"random_seed"}
@@ -85,7 +85,9 @@ def _sites(trace: Trace, name: str) -> list[str]:
 
 def _error_text(trace: Trace) -> str | None:
     error = trace.error
-    return None if error is None else f"{error.exc_type}: {error.message}"
+    if error is None:
+        return None
+    return f"{error.exc_type}: {error.message}" + (f" (start-up: {error.source})" if error.phase == START_UP and error.source else "")
 
 
 ModelPaths = tuple[str, str] | Sequence[tuple[str, str]]
@@ -145,7 +147,10 @@ def compare(symbolic: Trace, replay: Trace, fields: list[str] | None = None, mod
     if (symbolic.error is None) != (replay.error is None):
         result.raise_agrees = False
     elif symbolic.error is not None and replay.error is not None:
-        result.raise_agrees = same_raise(symbolic.error.exc_type, symbolic.error.message, replay.error.exc_type, replay.error.message)
+        # a start-up raise also in the same part of start-up (the target's runner or the draft worker's)
+        result.raise_agrees = (same_raise(symbolic.error.exc_type, symbolic.error.message, replay.error.exc_type,
+                                          replay.error.message)
+                               and (symbolic.error.phase != START_UP or symbolic.error.source == replay.error.source))
     return result
 
 

@@ -30,6 +30,13 @@ ENGINE_CHECK = "engine-check"
 # the model runner's start-up after the engine checks (analyzer.symbolic.startup): backend registry, rewrites
 START_UP = "start-up"
 PHASES = (RESOLUTION, ENGINE_CHECK, START_UP)
+# The part of start-up a start-up raise came from (its event's ``source``), in both engines
+# (``analyzer.symbolic.startup``; the replay harness's copy, which a test holds equal)
+STARTUP_TARGET_RUNNER = "the target model's runner"
+STARTUP_DRAFT_WORKER = "the draft worker"
+STARTUP_POOL_SIZING = "the memory pools' sizing"
+STARTUP_CACHE_INIT = "the cache initialisation"
+STARTUP_PARTS = (STARTUP_TARGET_RUNNER, STARTUP_DRAFT_WORKER, STARTUP_POOL_SIZING, STARTUP_CACHE_INIT)
 # the note the symbolic engine leaves where it took a condition it could not evaluate as false
 ASSUMED_NOTE = ": assumed `"
 

@@ -350,6 +350,7 @@ class Recorder:
             "schema": SCHEMA_VERSION,
         }
         self.phase = "start"  # start -> import -> parse -> resolve -> done
+        self.startup_part = None  # in start-up: which part runs (STARTUP_PARTS), a raise's source
         self.outcome = None  # resolved | raised | timeout | import_failed | no_sglang
         self.fatal = None
         self.finished = False
@@ -3202,6 +3203,7 @@ def run_start_up(server_args, rec):
                 setattr(built, name, _NotBuilt(name))
 
     with parallel_override:  # (0.5.19-0.5.20: get_parallel() as rank 0's while the runner is built)
+        rec.startup_part = STARTUP_TARGET_RUNNER
         if not _start_up_part(rec, "ModelRunner.__init__", lambda: exec(code, namespace, params)):
             return
         not_built(runner)
@@ -3238,12 +3240,22 @@ def run_start_up(server_args, rec):
             return draft
 
         if _resolved(server_args, "speculative_algorithm") is not None:
+            rec.startup_part = STARTUP_DRAFT_WORKER
             _start_up_part(rec, "the draft worker's attention backends",
                            lambda: run_draft_start_up(server_args, rec, runner, build_draft_runner))
+        rec.startup_part = STARTUP_POOL_SIZING
         _start_up_part(rec, "the memory pools' sizing", lambda: run_pool_sizing(server_args, runner))
         # (it reads what ModelRunner.__init__ built, not what a step that stopped for want of a value left unfinished)
+        rec.startup_part = STARTUP_CACHE_INIT
         _start_up_part(rec, "the cache initialisation", lambda: run_cache_init(server_args, runner))
 
+
+# analyzer/contracts/trace.py's STARTUP_PARTS: the part of start-up a start-up raise came from (its source)
+STARTUP_TARGET_RUNNER = "the target model's runner"
+STARTUP_DRAFT_WORKER = "the draft worker"
+STARTUP_POOL_SIZING = "the memory pools' sizing"
+STARTUP_CACHE_INIT = "the cache initialisation"
+STARTUP_PARTS = (STARTUP_TARGET_RUNNER, STARTUP_DRAFT_WORKER, STARTUP_POOL_SIZING, STARTUP_CACHE_INIT)
 
 # analyzer/symbolic/cache_startup.py: where each release initialises the cache, and where the evaluated part ends
 CACHE_INIT_ENTRIES = (("sglang.srt.mem_cache.kv_cache_builder", "build_kv_cache"),
@@ -3851,7 +3863,8 @@ def _record_exception(rec, exc, ctx):
             if not message and frame is not None:
                 message = (linecache.getline(frame.filename, frame.lineno) or "").strip()
     rec.outcome = "raised"
-    ev = rec.event("raise", site, message=message, exc_type=exc_type, idiom=idiom)
+    ev = rec.event("raise", site, message=message, exc_type=exc_type, idiom=idiom,
+                   source=rec.startup_part if rec.phase == "start-up" else None)
     rec.trace["error"] = ev
     rec.send({"t": "error", "event": ev})
     rec.note("traceback (innermost last): " + " <- ".join(

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..contracts.trace import Alternative, Event, Trace, Unknown, encode_value
+from ..contracts.trace import START_UP, Alternative, Event, Trace, Unknown, encode_value
 from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError, StopRun
 from ..knowledge.kinds import EventKind
 
@@ -74,7 +74,7 @@ def execute(interp_factory: Callable[[Decisions], tuple[Interpreter, Callable[[I
         entry(interp)
     except SGLangError as exc:
         error = Event(kind=EventKind.RAISE, site=exc.site, message=exc.message, exc_type=exc.exc_type, guards=exc.guards,
-                      phase=world.phase)
+                      phase=world.phase, source=world.startup_part if world.phase == START_UP else None)
     except StopRun:
         complete = False  # a counterfactual run stopped where its question was answered
     except BudgetExceeded as exc:

@@ -29,7 +29,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..contracts.trace import START_UP, Unknown
+from ..contracts.trace import (START_UP, STARTUP_CACHE_INIT, STARTUP_DRAFT_WORKER, STARTUP_POOL_SIZING,
+                               STARTUP_TARGET_RUNNER, Unknown)
 from .interp import MAX_STEPS, BudgetExceeded, Frame, Interpreter, SGLangError
 from . import cache_startup, draft_startup, pool_startup, runtime_context
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
@@ -347,6 +348,7 @@ def run(interp: Interpreter, world, record) -> None:
         else:
             publish_for_scheduler(interp, world, record)
         runner = None
+        world.startup_part = STARTUP_TARGET_RUNNER
         with ChecksOnly(interp, world, "the model runner's start-up") as target:
             runner = build_runner(interp, world, record, layout)
             if runner is not None:
@@ -356,15 +358,18 @@ def run(interp: Interpreter, world, record) -> None:
         if not target.stopped:
             draft_stopped = False
             if draft_startup.resolved_field(record, "speculative_algorithm") is not None:
+                world.startup_part = STARTUP_DRAFT_WORKER
                 with ChecksOnly(interp, world, "the draft worker's start-up") as draft:
                     draft_startup.run(interp, world, record, runner, build_runner, draft_runner_steps, layout)
                 draft_stopped = draft.stopped
             if not draft_stopped:
                 interp.steps = max(0, MAX_STEPS - pool_startup.SIZING_STEPS)  # the sizing's own budget
+                world.startup_part = STARTUP_POOL_SIZING
                 pool_startup.run(interp, world, record, runner, left_none(interp.program, world, record))
         # the scheduler's cache initialisation up to the cache's parameters: it reads the runner __init__ built, not
         # what the steps after it left, so it runs where a step stopped for want of a value (not at a check)
         interp.steps = max(0, MAX_STEPS - cache_startup.CACHE_STEPS)
+        world.startup_part = STARTUP_CACHE_INIT
         with ChecksOnly(interp, world, "the cache initialisation"):
             cache_startup.run(interp, world, record, runner)
     except (BudgetExceeded, RecursionError) as exc:

@@ -177,6 +177,7 @@ class World:
         self.hooks = None  # a RunHooks of a counterfactual run (analyzer.symbolic.RunHooks), or None
         self.replace_writes: dict = {}  # {(file, line, field): value} a counterfactual run stores instead
         self.phase = RESOLUTION  # ENGINE_CHECK while ServerArgs.check_server_args runs, START_UP in the model runner's steps
+        self.startup_part: str | None = None  # in START_UP: which part runs (trace.STARTUP_PARTS), a raise's source
         self.process_state_set: dict[tuple[str, str], Any] = {}  # module globals start-up code the engine runs set
         self.written_files: dict[str, Any] = {}  # files SGLang's config loaders wrote on the way (modeldir)
         self.following_config_loader = False  # while intrinsics.follow_unrecognized runs SGLang's fallback loader

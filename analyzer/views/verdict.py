@@ -113,7 +113,8 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
     if getattr(error, "phase", RESOLUTION) == START_UP:
         because = f" because {error.message.splitlines()[0]}" if error.message else ""
         lines = [f"Verdict: the arguments resolve, but start-up fails at {error.site.short()} in {error.site.function}{because}",
-                 f"  ({error.exc_type}, in start-up code SGLang runs on the resolved arguments and the model config)."]
+                 f"  ({error.exc_type}, in start-up code SGLang runs on the resolved arguments and the model config"
+                 + (f": {error.source}" if error.source else "") + ")."]
     elif getattr(error, "phase", RESOLUTION) == ENGINE_CHECK:
         lines = [f"Verdict: the arguments resolve, but the engine's start-up check raises {where}",
                  "  (check_server_args, run on the resolved arguments when the engine starts)."]
