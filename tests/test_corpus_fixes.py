@@ -77,6 +77,7 @@ FIRST_FIX_MISSES = {
     "pr34326-megamoe-runner-alias-overrides-a2a": "keeping your deepep is leaving the alias out (the record's second); the record puts its canonical spelling first, which gives deepep up",
     "pr21780-b200-driver-595-gpt-oss-falls-back-to-triton-moe": "held-out, as it arrived: the record's answer is none (SGLang's fallback is the fix); for a default SGLang replaced the tool states another explicit choice (deep_gemm)",
     "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",
+    "pr23139-gpt-oss-hicache-decode-falls-back-to-flashinfer": "held-out, as it arrived: the first fix sets the attention backend (the verdict's first cause) where the PR's is the decode backend or the HiCache I/O backend",
     "issue23490-gb300-kimi-eagle3-draft-inherits-trtllm-mla": "held-out: the tool's first fix is the draft's own backend, as the record's, with the first value of --attention-backend's choices that resolves (triton), not the reporter's trtllm_mha",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]

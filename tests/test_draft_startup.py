@@ -130,3 +130,28 @@ def test_the_verdict_names_sglangs_backend_and_fixes_the_draft_alone():
     # the target's backend changed would also avoid it, but moves what SGLang resolved for the target: the draft's own
     assert verdict.fix == "--speculative-draft-attention-backend triton" and verdict.fix_verified
     assert eagle3_on_b200("0.5.11", "--speculative-draft-attention-backend triton").trace.error is None
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.18", "0.5.23"])
+def test_the_asserts_at_the_top_of_the_worker_init_run_before_its_draft_runner(version):
+    # issue 36536: multi-layer EAGLE on Llama, SGLang's auto-chosen (5, 4, 8); MultiLayerEagleDraftWorker.__init__
+    # asserts draft tokens == steps + 1 before it builds its draft TpModelWorker
+    args = "--model-path /models/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE --enable-multi-layer-eagle"
+    explanation = explain(ExplainRequest(sglang=version, profile="h100", model_config="Llama-3.1-8B-Instruct", args=args))
+    error = explanation.trace.error
+    assert error is not None and error.phase == START_UP and error.exc_type == "AssertionError"
+    assert error.site.function == "MultiLayerEagleDraftWorker.__init__" and error.source == "the draft worker"
+    assert error.message == ("multi-layer EAGLE requires speculative_num_draft_tokens == speculative_num_steps + 1, "
+                             "got 8 and 5")
+    # the value that makes the equality hold is one the verdict tries for the draft tokens
+    import ast
+
+    from analyzer.commands.verdict import equated_values
+
+    tree = ast.parse("self.speculative_num_draft_tokens == self.speculative_num_steps + 1", mode="eval")
+    assert equated_values(explanation, tree, "speculative_num_draft_tokens") == [6]
+    given = explain(ExplainRequest(sglang=version, profile="h100", model_config="Llama-3.1-8B-Instruct",
+                                   args=f"{args} --speculative-num-steps 3 --speculative-eagle-topk 1 "
+                                        "--speculative-num-draft-tokens 4"))
+    assert given.trace.error is None

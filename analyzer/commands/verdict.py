@@ -407,6 +407,42 @@ def compared_literals(tree: ast.AST, name: str) -> list[Any]:
 
 
 _MIRRORED = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+               ast.FloorDiv: lambda a, b: a // b if b else None}
+
+
+def equated_values(explanation: Explanation, tree: ast.AST, name: str) -> list[Any]:
+    """The value that makes an equality on a field hold (``self.speculative_num_draft_tokens ==
+    self.speculative_num_steps + 1`` with steps 5: 6): the other side, when it is arithmetic on integer constants
+    and fields, each field at its value at the end of the run (the run with it tells whether it holds)."""
+    out: list[Any] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+            continue
+        left, right = node.left, node.comparators[0]
+        other = right if _is_field(left, name) else left if _is_field(right, name) else None
+        if other is None or isinstance(other, ast.Constant):
+            continue  # (a literal: compared_literals)
+        fields = [n.attr for n in ast.walk(other) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
+        known = {inp.name: inp.value for inp in inputs_named(explanation, fields, [], [], False,
+                                                             len(explanation.trace.events))}
+        value = _arithmetic(other, known)
+        if value is not None:
+            out.append(value)
+    return out
+
+
+def _arithmetic(node: ast.AST, known: dict[str, Any]) -> int | None:
+    """An integer expression of constants and known integer fields; None for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, int) and not isinstance(node.value, bool) else None
+    if isinstance(node, ast.Attribute) and _is_field(node, node.attr):
+        value = known.get(node.attr)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _arithmetic(node.left, known), _arithmetic(node.right, known)
+        return None if left is None or right is None else _ARITHMETIC[type(node.op)](left, right)
+    return None
 
 
 def _either_side(op: ast.cmpop, bound: Any) -> tuple[Any, Any]:
@@ -457,7 +493,7 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     literals: list[Any] = []
     tree = _parse(guard.expr)
     if tree is not None:
-        literals += compared_literals(tree, inp.name)
+        literals += compared_literals(tree, inp.name) + equated_values(explanation, tree, inp.name)
     for match in RECEIVER_ATTR.finditer(guard.expr):
         if match.group(2):
             helper = helper_method(extraction, guard, match.group(1))

@@ -3679,8 +3679,9 @@ def _resolved(server_args, name):
 def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     """The draft worker's attention backends, as ``analyzer/symbolic/draft_startup.py`` evaluates them: the worker class
     SGLang's ``create_worker`` picks; the class whose ``init_attention_backend`` calls ``DraftBackendFactory(...)``; the
-    draft ``ModelRunner`` built as the target's, with ``is_draft_worker`` and the draft's model config, and its steps run; the worker's
-    ``self.X = ...`` statements its factory method reads; then that method."""
+    asserts at the top of its ``__init__``; the draft ``ModelRunner`` built as the target's, with ``is_draft_worker`` and
+    the draft's model config, and its steps run; the worker's ``self.X = ...`` statements its factory method reads;
+    then that method."""
     import ast as _ast
     import inspect
     import textwrap
@@ -3715,24 +3716,12 @@ def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     holder = next((c for c in candidates if factory_method(c) is not None), None)
     if holder is None:
         return
-    path = _resolved(server_args, "speculative_draft_model_path")
-    if not isinstance(path, str):
-        return
-    if path != _resolved(server_args, "model_path") and not os.path.isfile(os.path.join(path, "config.json")):
-        # a separate draft model replays with its own config.json, as the engine does (draft_startup.draft_model_config)
-        rec.note("start-up: the draft worker's attention backends were not replayed: the config.json of its model is "
-                 "not on this machine")
-        return
-    model_config = ModelConfig.from_server_args(server_args, model_path=path, is_draft_model=True)
-    draft_runner = build_draft_runner(model_config)
     import re as _re
     from sglang.srt.managers import tp_worker as _tp_worker
 
     found = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
     store = found.group(1) if found else "model_runner"  # where TpModelWorker keeps its runner (draft_startup.runner_store)
     instance = holder.__new__(holder)
-    instance.__dict__[store] = draft_runner
-    instance.__dict__["draft_worker"] = types.SimpleNamespace(**{"model_runner": draft_runner, store: draft_runner})
     target_worker = types.SimpleNamespace(**{"model_runner": target_runner, store: target_runner})
     init_source = textwrap.dedent(inspect.getsource(holder.__init__))
     init_tree = _ast.parse(init_source).body[0]
@@ -3755,6 +3744,11 @@ def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     namespace = dict(holder.__init__.__globals__)
     done = set()
 
+    def run_statement(statement):
+        module_ = _ast.Module(body=[statement], type_ignores=[])
+        _ast.increment_lineno(module_, first - 1)
+        exec(compile(module_, inspect.getsourcefile(holder.__init__), "exec"), namespace, local)
+
     def settle(name, depth=0):
         if name in done or name in instance.__dict__ or name not in stores or depth > 4:
             return
@@ -3762,10 +3756,36 @@ def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
         statement = stores[name]
         for read in self_reads(statement.value):
             settle(read, depth + 1)
-        module_ = _ast.Module(body=[statement], type_ignores=[])
-        _ast.increment_lineno(module_, first - 1)
-        exec(compile(module_, inspect.getsourcefile(holder.__init__), "exec"), namespace, local)
+        run_statement(statement)
 
+    # the checks at the top of __init__, before the worker builds its draft TpModelWorker (draft_startup.init_checks):
+    # the asserts among the statements before the first that is neither an assignment, an assert nor super().__init__()
+    for index, stmt in enumerate(init_tree.body):
+        if index == 0 and isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Constant):
+            continue
+        if (isinstance(stmt, _ast.Expr) and isinstance(stmt.value, _ast.Call) and isinstance(stmt.value.func, _ast.Attribute)
+                and stmt.value.func.attr == "__init__" and isinstance(stmt.value.func.value, _ast.Call)
+                and isinstance(stmt.value.func.value.func, _ast.Name) and stmt.value.func.value.func.id == "super"):
+            continue
+        if not isinstance(stmt, (_ast.Assign, _ast.AnnAssign, _ast.Assert)):
+            break
+        if isinstance(stmt, _ast.Assert):
+            for name in self_reads(stmt):
+                settle(name)
+            run_statement(stmt)
+
+    path = _resolved(server_args, "speculative_draft_model_path")
+    if not isinstance(path, str):
+        return
+    if path != _resolved(server_args, "model_path") and not os.path.isfile(os.path.join(path, "config.json")):
+        # a separate draft model replays with its own config.json, as the engine does (draft_startup.draft_model_config)
+        rec.note("start-up: the draft worker's attention backends were not replayed: the config.json of its model is "
+                 "not on this machine")
+        return
+    model_config = ModelConfig.from_server_args(server_args, model_path=path, is_draft_model=True)
+    draft_runner = build_draft_runner(model_config)
+    instance.__dict__[store] = draft_runner
+    instance.__dict__["draft_worker"] = types.SimpleNamespace(**{"model_runner": draft_runner, store: draft_runner})
     for name in self_reads(factory_method(holder)):
         settle(name)
         if name not in instance.__dict__ and not hasattr(holder, name):
@@ -3859,9 +3879,7 @@ def _record_exception(rec, exc, ctx):
         exc_type = type(exc).__name__
         idiom = "raise"
         if isinstance(exc, AssertionError):
-            idiom = "assert"
-            if not message and frame is not None:
-                message = (linecache.getline(frame.filename, frame.lineno) or "").strip()
+            idiom = "assert"  # (an assert without a message has the empty one Python gives it, as the engine's)
     rec.outcome = "raised"
     ev = rec.event("raise", site, message=message, exc_type=exc_type, idiom=idiom,
                    source=rec.startup_part if rec.phase == "start-up" else None)

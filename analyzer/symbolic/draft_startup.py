@@ -10,6 +10,10 @@ supports topk=1 for speculative decoding").
 
 What is built, and how:
 
+* first the checks at the top of the worker's ``__init__``, which SGLang runs before it builds the draft
+  ``TpModelWorker`` (``init_checks``; 0.5.18's ``MultiLayerEagleDraftWorker`` asserts
+  ``speculative_num_draft_tokens == speculative_num_steps + 1``), each after the ``self.X = ...`` statements
+  it reads;
 * the draft ``ModelRunner``, as ``startup.build_runner`` builds the target's, with ``is_draft_worker`` and
   the draft's ``ModelConfig.from_server_args(server_args, model_path=<the draft model path>,
   is_draft_model=True)`` (the ``TpModelWorker`` of the draft builds it so), for a draft that is the target
@@ -22,7 +26,7 @@ What is built, and how:
   models." for a non-MLA EAGLE3 draft of an MLA target, which inherits the target's backend);
 * the worker object: the ``self.X = ...`` statements at the top level of its ``__init__`` whose
   attributes the factory method reads (and the ones those read), evaluated with the scheduler's
-  arguments; the draft ``TpModelWorker`` itself is not built, it stands as an object whose
+  arguments (``WorkerInit``); the draft ``TpModelWorker`` itself is not built, it stands as an object whose
   ``model_runner`` is the draft runner (the attribute every worker reads it through);
 * then the factory method itself.
 
@@ -109,9 +113,9 @@ def draft_model_config(interp: Interpreter, world, record, frame: Frame) -> Any:
 
 
 def run(interp: Interpreter, world, record, target_runner: Instance, build_runner, run_steps, layout) -> None:
-    """Build the draft runner and run its steps (``startup.draft_runner_steps``: the draft ``TpModelWorker`` builds its
-    ``ModelRunner`` as the target's, backends included), then the worker and its factory method; SGLang's raises
-    propagate."""
+    """The checks at the top of the worker's ``__init__`` (``WorkerInit.run_checks``), then the draft runner and its
+    steps (``startup.draft_runner_steps``: the draft ``TpModelWorker`` builds its ``ModelRunner`` as the target's,
+    backends included), then the worker's factory method; SGLang's raises propagate."""
     worker = worker_class(interp, world, record)
     holder = factory_holder(interp, world, worker) if worker is not None else None
     if holder is None:
@@ -119,6 +123,11 @@ def run(interp: Interpreter, world, record, target_runner: Instance, build_runne
     init = interp.program.function(f"{MODEL_RUNNER}::{RUNNER_CLASS}.__init__")
     if init is None:
         return
+    store = runner_store(interp.program)
+    target_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": target_runner, store: target_runner})
+    instance = Instance(holder, {})
+    worker_init = WorkerInit(interp, record, holder, instance, target_worker)
+    worker_init.run_checks()  # before the worker builds its draft TpModelWorker, as SGLang's __init__ runs them
     frame = Frame(module=init[0], qualname=f"{RUNNER_CLASS}.__init__", class_name=RUNNER_CLASS)
     try:
         model_config = draft_model_config(interp, world, record, frame)
@@ -134,12 +143,13 @@ def run(interp: Interpreter, world, record, target_runner: Instance, build_runne
     # the draft runner's own steps: model_specific_adjustment, the process-wide server args (the draft's
     # use_mla_backend), and its attention backend from the registry (trtllm_mla refuses a non-MLA draft)
     run_steps(interp, world, draft_runner, layout)
-    store = runner_store(interp.program)
-    target_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": target_runner, store: target_runner})
     draft_worker = Instance(ClassRef(TP_WORKER, "TpModelWorker"), {"model_runner": draft_runner, store: draft_runner})
     # a worker that is itself the draft TpModelWorker (0.5.11's EAGLEWorker) holds the runner where TpModelWorker does
-    instance = Instance(holder, {store: draft_runner, "draft_worker": draft_worker})
-    _set_read_attributes(interp, world, record, holder, instance, target_worker)
+    instance.attrs.update({store: draft_runner, "draft_worker": draft_worker})
+    method = interp.program.function(f"{holder.module_rel}::{holder.name}.{FACTORY_METHOD}")
+    if method is not None:
+        for name in _self_reads(method[1]):
+            worker_init.settle(name)
     interp.call_function(FunctionRef(holder.module_rel, f"{holder.name}.{FACTORY_METHOD}", bound=instance), [], {}, None)
 
 
@@ -157,38 +167,72 @@ def runner_store(program) -> str:
     return found.group(1) if found else "model_runner"
 
 
-def _set_read_attributes(interp: Interpreter, world, record, holder: ClassRef, instance: Instance, target_worker) -> None:
-    """The attributes the factory method reads, from the ``self.X = ...`` statements at the top level of the holder's
-    ``__init__`` (following what those read in turn); what none sets stays unknown."""
-    program = interp.program
-    method = program.function(f"{holder.module_rel}::{holder.name}.{FACTORY_METHOD}")
-    init = program.function(f"{holder.module_rel}::{holder.name}.__init__")
-    if method is None or init is None:
-        return
-    module, init_node = init
-    stores: dict[str, ast.stmt] = {}
-    for stmt in init_node.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_attr(stmt.targets[0]) is not None:
-            stores.setdefault(_self_attr(stmt.targets[0]), stmt)
-    frame = Frame(module=module, qualname=f"{holder.name}.__init__", class_name=holder.name)
-    passed = {"server_args": record, "gpu_id": 0, "tp_rank": 0, "dp_rank": None, "moe_ep_rank": 0, "attn_cp_rank": 0,
-              "moe_dp_rank": 0, "nccl_port": Unknown("the NCCL port is chosen at launch"), "target_worker": target_worker}
-    args = init_node.args
-    declared = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    interp.bind_arguments(init_node, [instance], {k: v for k, v in passed.items() if k in declared}, frame)
-    done: set[str] = set()
+def init_checks(init_node: ast.FunctionDef) -> list[ast.Assert]:
+    """The ``assert`` statements at the top of a worker's ``__init__``: among the simple statements before the first
+    that is neither an assignment, an ``assert`` nor ``super().__init__()`` (the draft ``TpModelWorker``'s build comes
+    after them; 0.5.18's ``MultiLayerEagleDraftWorker``: "multi-layer EAGLE requires speculative_num_draft_tokens ==
+    speculative_num_steps + 1")."""
+    out: list[ast.Assert] = []
+    for index, stmt in enumerate(init_node.body):
+        if index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(stmt, ast.Expr) and _is_super_init(stmt.value):
+            continue
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Assert)):
+            break
+        if isinstance(stmt, ast.Assert):
+            out.append(stmt)
+    return out
 
-    def settle(name: str, depth: int = 0) -> None:
-        if name in done or name in instance.attrs or name not in stores or depth > 4:
+
+def _is_super_init(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super")
+
+
+class WorkerInit:
+    """The worker's ``__init__`` as far as the engine runs it: its arguments bound as the scheduler passes them, each
+    ``self.X = ...`` statement at its top level run when something reads ``X`` (following what that statement reads in
+    turn), and the checks at its top (``init_checks``). What no statement sets stays unknown."""
+
+    def __init__(self, interp: Interpreter, record, holder: ClassRef, instance: Instance, target_worker: Instance):
+        self.interp, self.instance = interp, instance
+        self.stores: dict[str, ast.stmt] = {}
+        self.checks: list[ast.Assert] = []
+        self.done: set[str] = set()
+        self.frame: Frame | None = None
+        found = interp.program.function(f"{holder.module_rel}::{holder.name}.__init__")
+        if found is None:
             return
-        done.add(name)
-        statement = stores[name]
-        for read in _self_reads(statement.value):
-            settle(read, depth + 1)
-        interp.exec_stmt(statement, frame)
+        module, init_node = found
+        for stmt in init_node.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_attr(stmt.targets[0]) is not None:
+                self.stores.setdefault(_self_attr(stmt.targets[0]), stmt)
+        self.checks = init_checks(init_node)
+        self.frame = Frame(module=module, qualname=f"{holder.name}.__init__", class_name=holder.name)
+        passed = {"server_args": record, "gpu_id": 0, "tp_rank": 0, "dp_rank": None, "moe_ep_rank": 0, "attn_cp_rank": 0,
+                  "moe_dp_rank": 0, "nccl_port": Unknown("the NCCL port is chosen at launch"), "target_worker": target_worker}
+        args = init_node.args
+        declared = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        interp.bind_arguments(init_node, [instance], {k: v for k, v in passed.items() if k in declared}, self.frame)
 
-    for name in _self_reads(method[1]):
-        settle(name)
+    def settle(self, name: str, depth: int = 0) -> None:
+        """Run the statement that sets ``self.<name>``, after those it reads (at most 4 deep)."""
+        if self.frame is None or name in self.done or name in self.instance.attrs or name not in self.stores or depth > 4:
+            return
+        self.done.add(name)
+        statement = self.stores[name]
+        for read in _self_reads(statement.value):
+            self.settle(read, depth + 1)
+        self.interp.exec_stmt(statement, self.frame)
+
+    def run_checks(self) -> None:
+        """The checks at the top of ``__init__``, each after the attributes it reads."""
+        for check in self.checks:
+            for name in _self_reads(check):
+                self.settle(name)
+            self.interp.exec_stmt(check, self.frame)
 
 
 def _self_attr(node: ast.AST) -> str | None:
