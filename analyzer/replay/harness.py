@@ -3207,18 +3207,26 @@ def run_start_up(server_args, rec):
         if not _start_up_part(rec, "ModelRunner.__init__", lambda: exec(code, namespace, params)):
             return
         not_built(runner)
-        for index, step in enumerate(steps):
-            def run_step(step=step, first=index == 0):
-                with _CudaTensorsOnMeta():
-                    getattr(runner, step)()
-                if first and after:
-                    exec(compiled(after), namespace, params)
 
-            if not _start_up_part(rec, step, run_step):
-                break  # (the draft worker's backends do not depend on what the target's step left unfinished)
+        def run_steps(built, built_namespace, built_params, what=None):
+            """The layout's steps on a runner (startup.run_steps), the process-wide server args right after the first;
+            each a start-up part of its own (named ``what``, else the step), up to one that stops."""
+            for index, step in enumerate(steps):
+                def run_step(step=step, first=index == 0):
+                    with _CudaTensorsOnMeta():
+                        getattr(built, step)()
+                    if first and after:
+                        exec(compiled(after), built_namespace, built_params)
+
+                if not _start_up_part(rec, what or step, run_step):
+                    return
+
+        # (a target step that stops does not keep the draft worker from running: its backends do not depend on it)
+        run_steps(runner, namespace, params)
 
         def build_draft_runner(model_config):
-            """The draft worker's runner, built as the target's, and its steps run (startup.run_steps)."""
+            """The draft worker's runner, built as the target's, and its steps run (startup.draft_runner_steps): a stop
+            that is no check ends those steps, not the draft worker's part, whose factory method still runs."""
             draft = cls.__new__(cls)
             draft_params = dict(params, self=draft, model_config=model_config)
             if "is_draft_worker" in draft_params:
@@ -3226,17 +3234,7 @@ def run_start_up(server_args, rec):
             draft_namespace = dict(namespace)
             exec(code, draft_namespace, draft_params)
             not_built(draft)
-            for index, step in enumerate(steps):
-                def run_draft_step(step=step, first=index == 0):
-                    with _CudaTensorsOnMeta():
-                        getattr(draft, step)()
-                    if first and after:
-                        exec(compiled(after), draft_namespace, draft_params)
-
-                # a stop that is no check ends the draft runner's steps, not the draft worker's part
-                # (startup.draft_runner_steps): its factory method still runs
-                if not _start_up_part(rec, "the draft runner's steps", run_draft_step):
-                    break
+            run_steps(draft, draft_namespace, draft_params, "the draft runner's steps")
             return draft
 
         if _resolved(server_args, "speculative_algorithm") is not None:
