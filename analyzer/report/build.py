@@ -244,7 +244,7 @@ def _fixes_json(report: Report) -> dict | None:
         return None
     def plain(candidate) -> dict:
         data = asdict(dataclasses.replace(candidate, next_error=None, result=None))
-        for key in ("next_error", "result", "cost", "sglang_own", "message_default"):
+        for key in ("next_error", "result", "cost", "sglang_own", "message_default", "moved"):
             data.pop(key, None)  # the search's own state (the runs, the ranking), not the report's
         return data
 
