@@ -46,6 +46,16 @@ def test_a_condition_the_extraction_has_no_guard_for_is_read_from_its_text():
     assert reads_of_text("for x in self.items").is_empty()
 
 
+def test_without_text_reads_only_the_extracted_ones_are_attached_and_the_rest_read_when_asked():
+    # a fix's trial runs: a start-up condition no extracted guard covers keeps None (no libcst import for it)
+    outside = GuardValue("self.tp_size > 1", True, True, "sglang/srt/other.py", 3, "f")
+    inside = GuardValue("use_mla", True, True, FILE, 10, "ServerArgs._handle_x")
+    trace = _trace(inside, outside)
+    guard_reads.attach_reads(trace, _extraction(), from_text=False)
+    assert inside.reads.fields == ["attention_backend", "enable_extra()"] and outside.reads is None
+    assert guard_reads.reads_of(outside).fields == ["tp_size"]
+
+
 def test_reads_survive_the_trace_json():
     trace = _trace(GuardValue("cfg.page_size == 1", True, True, FILE, 10, "f", reads=Reads(fields=["page_size"])),
                    GuardValue("x", True, None))

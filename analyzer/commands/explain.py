@@ -254,10 +254,11 @@ def release_gap_notes(tree) -> list[str]:
 
 
 def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = None, observed: list | None = None,
-                 session: Session | None = None) -> Explanation:
+                 session: Session | None = None, text_reads: bool = True) -> Explanation:
     """``explain``, optionally on a given launch (a changed argv) and watching the conditions of some functions.
     ``session``: the command's Session of ``request.sglang`` (a fix or a trial run verifies dozens of
-    variants on one); opened here when not given."""
+    variants on one); opened here when not given. ``text_reads=False``: a condition no extracted guard covers keeps
+    its reads unread until asked (``guard_reads.attach_reads``; a fix's trial runs)."""
     session = session if session is not None else Session.open(request.sglang)
     tree, extraction = session.tree, session.extraction
     launch = launch if launch is not None else load_launch(request)
@@ -283,7 +284,7 @@ def explain_with(request: ExplainRequest, launch=None, watch: set[str] | None = 
         observed=observed,
         program=session.program(),
     )
-    guard_reads.attach_reads(trace, extraction)
+    guard_reads.attach_reads(trace, extraction, from_text=text_reads)
     trace.notes = notes + list(getattr(parsed, "warnings", [])) + trace.notes
     trace.notes += [n for n in session.notes() if not any(n.split(":", 1)[0] in seen for seen in trace.notes)]
     trace.notes += release_gap_notes(tree)

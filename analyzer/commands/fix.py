@@ -326,7 +326,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     candidate = Candidate(changes, argv, env)
     launch = with_argv(request, argv, explanation, env)
     try:
-        result = explain_with(request, launch=launch, session=explanation.session)
+        result = explain_with(request, launch=launch, session=explanation.session, text_reads=False)
     except SgtraceError as exc:
         candidate.outcome = f"does not parse: {exc.message}"
         return candidate
