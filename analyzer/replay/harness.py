@@ -3290,14 +3290,10 @@ def run_cache_init(server_args, runner):
     if found is None:
         return
     module, qualname, fn = found
-    import re as _re
-
     from sglang.srt.managers import tp_worker as _tp_worker
 
     TpModelWorker = _tp_worker.TpModelWorker
-    # where the worker keeps its runner (``self._model_runner = ModelRunner(...)``: draft_startup.runner_store)
-    found_store = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
-    store = found_store.group(1) if found_store else "model_runner"
+    store = _runner_store()
     tree = _ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
     site = scheduler_site(qualname.rsplit(".", 1)[-1])
 
@@ -3674,6 +3670,18 @@ def _resolved(server_args, name):
     return getattr(server_args, name, None)
 
 
+def _runner_store():
+    """The attribute ``TpModelWorker`` keeps its ``ModelRunner`` in (``self._model_runner = ModelRunner(...)``), from
+    its source, as ``analyzer/symbolic/draft_startup.runner_store`` finds it; ``model_runner`` where none is found."""
+    import inspect
+    import re as _re
+
+    from sglang.srt.managers import tp_worker as _tp_worker
+
+    found = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
+    return found.group(1) if found else "model_runner"
+
+
 def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     """The draft worker's attention backends, as ``analyzer/symbolic/draft_startup.py`` evaluates them: the worker class
     SGLang's ``create_worker`` picks; the class whose ``init_attention_backend`` calls ``DraftBackendFactory(...)``; the
@@ -3714,11 +3722,7 @@ def run_draft_start_up(server_args, rec, target_runner, build_draft_runner):
     holder = next((c for c in candidates if factory_method(c) is not None), None)
     if holder is None:
         return
-    import re as _re
-    from sglang.srt.managers import tp_worker as _tp_worker
-
-    found = _re.search(r"\bself\.(\w+)\s*(?::[^=\n]+)?=\s*ModelRunner\(", inspect.getsource(_tp_worker))
-    store = found.group(1) if found else "model_runner"  # where TpModelWorker keeps its runner (draft_startup.runner_store)
+    store = _runner_store()
     instance = holder.__new__(holder)
     target_worker = types.SimpleNamespace(**{"model_runner": target_runner, store: target_runner})
     init_source = textwrap.dedent(inspect.getsource(holder.__init__))

@@ -45,6 +45,7 @@ from .interp import Frame, Interpreter, SGLangError
 from .intrinsics import config_at
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .objects import MISSING, ClassRef, FunctionRef, Instance
+from .unevaluated import self_attr
 
 SPEC_INFO = "sglang/srt/speculative/spec_info.py"
 TP_WORKER = "sglang/srt/managers/tp_worker.py"
@@ -207,8 +208,8 @@ class WorkerInit:
             return
         module, init_node = found
         for stmt in init_node.body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_attr(stmt.targets[0]) is not None:
-                self.stores.setdefault(_self_attr(stmt.targets[0]), stmt)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and self_attr(stmt.targets[0]) is not None:
+                self.stores.setdefault(self_attr(stmt.targets[0]), stmt)
         self.checks = init_checks(init_node)
         self.frame = Frame(module=module, qualname=f"{holder.name}.__init__", class_name=holder.name)
         passed = {"server_args": record, "gpu_id": 0, "tp_rank": 0, "dp_rank": None, "moe_ep_rank": 0, "attn_cp_rank": 0,
@@ -233,12 +234,6 @@ class WorkerInit:
             for name in _self_reads(check):
                 self.settle(name)
             self.interp.exec_stmt(check, self.frame)
-
-
-def _self_attr(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def _self_reads(node: ast.AST) -> list[str]:

@@ -36,6 +36,7 @@ from . import cache_startup, draft_startup, pool_startup, runtime_context
 from .model_runner import MODEL_RUNNER, RUNNER_CLASS
 from .eras import ERAS, era_of
 from .objects import ClassRef, FunctionRef, Instance
+from .unevaluated import self_attr
 STARTUP_STEPS = 150_000  # the evaluation budget of the start-up phase (resolution keeps its own)
 
 
@@ -217,8 +218,7 @@ def left_none(program, world, record) -> frozenset[str]:
     out: set[str] = set()
     for stmt in init.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in params:
-            out |= {t.attr for t in stmt.targets
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+            out |= {name for t in stmt.targets if (name := self_attr(t)) is not None}
     return frozenset(out)
 
 
@@ -227,7 +227,7 @@ def _computed_stores(stmt: ast.stmt) -> set[str]:
     pools the scheduler passes as None, which init_memory_pool fills later)."""
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        return {t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        return {name for t in targets if (name := self_attr(t)) is not None}
     return set()
 
 
