@@ -654,9 +654,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))  # the checkout this file sits in, whatever else is installed
     if args.worker:
-        from analyzer.cli import collect_rarely
-
-        collect_rarely()  # the collector setting every sgtrace command runs under (``analyzer.cli.run``)
         print(json.dumps(WORKERS[args.worker](json.loads(args.spec))))
         return 0
 

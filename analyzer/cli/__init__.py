@@ -161,14 +161,6 @@ def _internal_error(exc: Exception) -> int:
     return EXIT_INTERNAL
 
 
-def collect_rarely() -> None:
-    """The collector setting of an sgtrace process: one short process collects the young generation rarely
-    (mypy's main does the same); the cyclic collector otherwise walks the parsed modules again and again,
-    and each module parse (``extract.parse.fewer_collections``) ends in a collection of the whole heap.
-    ``bench/bench.py``'s in-process workers run under it too, as the commands they stand for do."""
-    gc.set_threshold(200_000, 30, 30)
-
-
 def run() -> None:
     """The ``sgtrace`` console script: ``main()``, then out without tearing the heap down.
 
@@ -179,7 +171,9 @@ def run() -> None:
     atomically and replays are children that were already waited for
     (``replay.process.run`` kills a replay's process group whenever its wait ends early).
     """
-    collect_rarely()
+    # One short process: collect the young generation rarely (mypy's main does the same);
+    # the cyclic collector otherwise walks the parsed modules again and again.
+    gc.set_threshold(200_000, 30, 30)
     code = main()
     for stream in (sys.stdout, sys.stderr):
         try:
