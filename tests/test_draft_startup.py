@@ -123,13 +123,18 @@ def test_the_draft_runner_builds_its_own_backend_and_trtllm_mla_refuses_a_non_ml
 
 
 @pytest.mark.network
-def test_the_verdict_names_sglangs_backend_and_fixes_the_draft_alone():
-    verdict = verdict_of(eagle3_on_b200("0.5.11"))
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.18", "0.5.23"])
+def test_the_verdict_names_sglangs_backend_and_fixes_the_draft_alone(version):
+    verdict = verdict_of(eagle3_on_b200(version))
     top = verdict.causes[0]
     assert (top.field, top.role, top.value) == ("attention_backend", "sglang-default", "trtllm_mla")
-    # the target's backend changed would also avoid it, but moves what SGLang resolved for the target: the draft's own
+    # the target's backend changed would also avoid it, but moves what SGLang resolved for the target: the draft's own.
+    # 0.5.11 reads the draft's flag in the condition itself; 0.5.23 reads ``resolved.is_draft_override`` of an object
+    # its caller built from the runner's ``draft_attention_backend``, which ModelRunner.__init__ stores from a helper
+    # returning ``draft_attention_backend or get_spec().speculative_draft_attention_backend`` (startup_sources)
+    assert any(c.field == "speculative_draft_attention_backend" for c in verdict.causes)
     assert verdict.fix == "--speculative-draft-attention-backend triton" and verdict.fix_verified
-    assert eagle3_on_b200("0.5.11", "--speculative-draft-attention-backend triton").trace.error is None
+    assert eagle3_on_b200(version, "--speculative-draft-attention-backend triton").trace.error is None
 
 
 @pytest.mark.network

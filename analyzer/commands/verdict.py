@@ -227,6 +227,88 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
     return out
 
 
+STARTUP_HOPS = 2  # attribute -> store -> returned value, followed this many times below a start-up condition
+STARTUP_TEXTS = 32  # texts one start-up condition's sources add at most
+ATTRIBUTE_READ = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b(?!\s*\()")
+CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+
+
+def startup_sources(explanation: Explanation, guard: GuardValue, texts: list[str]) -> list[str]:
+    """Where a start-up condition's values come from when it reads an attribute of an object (``resolved.is_draft_override``)
+    and the extraction (resolution's code) has no answer: the object as the calls of the function's own module pass it
+    (``resolved=resolved``) and that caller's local (``ResolvedAttentionBackendStr(..., is_draft_override=bool(...))``,
+    of which the keyword named like the attribute), then each attribute those read as the methods of the parsed modules
+    store it (``self.draft_attention_backend = resolve_draft_attention_backend(...)``) and what a function of the storing
+    module called there returns (``draft_attention_backend or get_spec().speculative_draft_attention_backend``).
+    Each is only a candidate: the verdict keeps an input when changing it changes the outcome."""
+    fields = explanation.extraction.fields
+    reads = [(base, attr) for base, attr in ATTRIBUTE_READ.findall(guard.expr) if attr not in fields]
+    if not reads:
+        return []
+    program = shared_program(explanation.tree.root, refresh=False)
+    function_id = f"{guard.file}::{guard.function}"
+    found = program.function(function_id)
+    table = program.local_assignments(function_id)
+    out: list[str] = [text for text in texts]
+    if found is not None and not explanation.extraction.callers(function_id):
+        spec = found[1].args
+        ordered = [a.arg for a in spec.posonlyargs + spec.args]
+        offset = 1 if ordered and ordered[0] in ("self", "cls") else 0
+        params = set(ordered) | {a.arg for a in spec.kwonlyargs}
+        for base, attr in reads:
+            if base not in params or base in table:
+                continue
+            position = ordered.index(base) - offset if base in ordered else -1
+            for caller, call in program.module_callers(function_id):
+                given = [k.value for k in call.keywords if k.arg == base]
+                if not given and 0 <= position < len(call.args):
+                    given = [call.args[position]]
+                if not given:
+                    continue
+                out.append(ast.unparse(given[0]))
+                callers_table = program.local_assignments(caller)
+                for local in set(re.findall(r"\b[A-Za-z_]\w*\b", out[-1])) & set(callers_table):
+                    before = [t for line, t in callers_table[local] if line < call.lineno]
+                    if before:
+                        out.append(keyword_source(before[-1], attr))
+    added_all: list[str] = [text for text in out if text not in texts]
+    frontier = [guard.expr, *out]
+    seen: set[str] = set()
+    for _ in range(STARTUP_HOPS):
+        added: list[str] = []
+        for text in frontier:
+            for _base, attr in ATTRIBUTE_READ.findall(text):
+                if attr in seen or attr in fields:
+                    continue  # (a field of the record: expression_fields reads it)
+                seen.add(attr)
+                for store_id, _line, value in program.attribute_stores(attr):
+                    added.append(value)
+                    rel = store_id.split("::", 1)[0]
+                    module = program.module(rel)
+                    for called in set(CALLED_NAME.findall(value)):
+                        if module is not None and called in module.functions:
+                            added += program.return_sources(f"{rel}::{called}")
+        added = [text for text in dict.fromkeys(added) if text not in added_all][: max(0, STARTUP_TEXTS - len(added_all))]
+        if not added:
+            break
+        added_all += added
+        frontier = added
+    return added_all
+
+
+def keyword_source(text: str, name: str) -> str:
+    """The argument ``name=`` of the call ``text`` is (the attribute an object is built with), else the whole text."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    if isinstance(node, ast.Call):
+        for keyword in node.keywords:
+            if keyword.arg == name:
+                return ast.unparse(keyword.value)
+    return text
+
+
 def argument_sources(explanation: Explanation, function_id: str, name: str) -> list[str]:
     """For a parameter ``name`` of a function: the argument each caller passes for it, and the
     right-hand side of the caller's local it names (``gpu_mem = get_device_memory_capacity(...)``
@@ -273,7 +355,12 @@ def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) ->
 
 def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
     extraction = explanation.extraction
-    texts = [through_views(t) for t in [guard.expr] + local_sources(explanation, guard)]
+    local = local_sources(explanation, guard)
+    texts = [through_views(t) for t in [guard.expr] + local]
+    if (f"{guard.file}::{guard.function}" not in extraction.functions
+            and not any(expression_fields(extraction, guard, text) for text in texts)):
+        # start-up code whose condition reads no field the way resolution's code does: where its values come from
+        texts += [through_views(t) for t in startup_sources(explanation, guard, local)]
     answered = [p["name"] for p in explanation.trace.probes]
     names: list[str] = []
     env_names: list[str] = []

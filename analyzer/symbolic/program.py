@@ -180,6 +180,8 @@ class Program:
         self.context_facts: dict[object, object] = {}
         # (rel, qualname) -> what every call of that function asks of its definition (``callee``), or None
         self._callees: dict[tuple[str, str], tuple | None] = {}
+        self._module_callers: dict[str, list[tuple[str, ast.Call]]] = {}  # function id -> calls from its own module
+        self._attribute_stores: dict[tuple[str, int], list[tuple[str, int, str]]] = {}  # (attribute, modules) -> its stores
 
     @property
     def problems(self) -> list[str]:
@@ -337,6 +339,70 @@ class Program:
             self._assignments[function_id] = table
         return self._assignments[function_id]
 
+
+    # -- where start-up code's values come from (the verdict's condition inputs; the extraction indexes resolution only)
+    def module_callers(self, function_id: str) -> list[tuple[str, ast.Call]]:
+        """The calls of a function by the functions of its own module, ``(caller id, call)``: by name for a
+        module-level function, as ``self.name(...)``/``cls.name(...)`` for a method. Start-up code's helpers are
+        mostly called from their own module, which the extraction's call index does not cover."""
+        found = self._module_callers.get(function_id)
+        if found is None:
+            found = self._module_callers[function_id] = []
+            rel, qualname = function_id.split("::", 1)
+            module = self.module(rel)
+            name = qualname.rsplit(".", 1)[-1]
+            if module is not None:
+                for caller, node in list(module.functions.items()):
+                    for call in ast_nodes(node):
+                        if isinstance(call, ast.Call) and _calls_name(call.func, name, method="." in qualname):
+                            found.append((f"{rel}::{caller}", call))
+        return found
+
+    def attribute_stores(self, attr: str) -> list[tuple[str, int, str]]:
+        """``self.<attr> = value`` in the methods of the modules parsed so far: ``(function id, line, value source)``.
+        Found from each file's text first (a method's body is parsed only where its lines hold such a store)."""
+        key = (attr, len(self._modules))  # (the modules parsed so far: a later run may have parsed more)
+        found = self._attribute_stores.get(key)
+        if found is not None:
+            return found
+        found = self._attribute_stores[key] = []
+        store = re.compile(rb"\bself\.%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(attr.encode()))
+        for rel, module in list(self._modules.items()):
+            if module is None:
+                continue
+            try:
+                text = read_source(self.root / rel, rel)
+            except SourceProblem:
+                continue
+            lines = {text.count(b"\n", 0, match.start()) + 1 for match in store.finditer(text)}
+            if not lines:
+                continue
+            for qualname, node in list(module.functions.items()):
+                if "." not in qualname or not any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines):
+                    continue
+                for child in ast_nodes(node):
+                    if (isinstance(child, (ast.Assign, ast.AnnAssign)) and child.lineno in lines and child.value is not None
+                            and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                                    and t.value.id == "self" for t in (child.targets if isinstance(child, ast.Assign) else [child.target]))):
+                        found.append((f"{rel}::{qualname}", child.lineno, module.source_of(child.value)))
+        return found
+
+    def return_sources(self, function_id: str) -> list[str]:
+        """The source of each value a function returns, in the order of its lines (its own ``return`` statements and those
+        of functions nested in it)."""
+        found = self.function(function_id)
+        if found is None:
+            return []
+        module, node = found
+        returns = sorted((child for child in ast_nodes(node) if isinstance(child, ast.Return) and child.value is not None),
+                         key=lambda child: (child.lineno, child.col_offset))
+        return [module.source_of(child.value) for child in returns]
+
+
+def _calls_name(func: ast.expr, name: str, method: bool) -> bool:
+    if method:
+        return isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+    return isinstance(func, ast.Name) and func.id == name
 
 # A top-level ``def``/``class`` starts a line. Each pattern opens with a literal (the line end before
 # it) that the regex engine finds by fast search: one ``^`` alternation with ``re.M`` tries every
