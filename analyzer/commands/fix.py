@@ -34,7 +34,7 @@ from ..replay import envs
 from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .later_release import LaterRelease
-from .verdict import Runner, names_value, ordering_causes, other_changes, setting_hints, verdict_of
+from .verdict import MESSAGE_OPTION, Runner, names_value, ordering_causes, other_changes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -436,6 +436,8 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
             cost /= 2
         elif cost and change.kind == "drop-flag" and _names_default(explanation, message, change):
             cost /= 2  # ``only support 1 and None``: leaving the flag out is one of the values SGLang asks for
+        elif cost and change.kind == "drop-flag" and _advice_keeps(explanation, message, change):
+            cost *= 2  # ``set --disable-radix-cache when using --multi-item-scoring-delimiter``: SGLang's advice keeps it
         total += cost
     return total
 
@@ -449,6 +451,23 @@ def _named(message: str, change: Change, dest: str) -> bool:
     if change.value is not None:
         return names_value(message, change.value)
     return re.search(rf"\b{re.escape(dest)}\s*=\s*True\b|{re.escape(change.option)}(?![\w-])", message) is not None
+
+
+def _advice_keeps(explanation: Explanation, message: str, change: Change) -> bool:
+    """SGLang's message names this flag of yours beside another flag you did not give (``Please set --disable-radix-cache
+    when using --multi-item-scoring-delimiter``): its advice is the other flag, with yours kept. A message that names
+    only your flag (``--enable-mixed-chunk is not supported with ...``) is not such advice."""
+    if not message or not change.option:
+        return False
+    options = {option for option, _value in MESSAGE_OPTION.findall(message)}
+    if change.option not in options:
+        return False
+    given = explanation.parsed.given
+    for option in options - {change.option}:
+        flag = _flag_of(explanation, option)
+        if flag is not None and flag.dest and flag.dest not in given:
+            return True
+    return False
 
 
 def _names_default(explanation: Explanation, message: str, change: Change) -> bool:

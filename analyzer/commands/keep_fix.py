@@ -53,6 +53,7 @@ class KeepFix:
     tried: int = 0  # changes run through the engine
     renamed: bool = False  # SGLang writes its own name for exactly your value (NEXTN -> EAGLE): nothing to keep
     moot: bool = False  # SGLang turns your switch off (or replaces your value) whatever: ``change`` leaves it out (``alternative`` keeps it)
+    advised: bool = False  # (moot) ``change`` states the value SGLang's warning at the write asks for, not leaving it out
     alternative: str | None = None  # the trade-off that would keep it, when ``change`` is not one
     alternative_cost: str | None = None  # what that trade-off gives up
     stated: bool = False  # ``change`` states SGLang's own value (no change keeps the default)
@@ -365,6 +366,11 @@ def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found
             switch or (_feature(explanation, fallback.change) and _left_out_runs_the_same(explanation, override, runner))):
         moot = KeepFix(**{**found.__dict__})
         moot.change = f"without {override.flag or flags[0].primary}"
+        advised = warned_value(explanation, override, flags[0])
+        if advised is not None and not runner.exhausted() and _holds(
+                explanation, runner, [Change("field", override.field, advised)], override.field, advised):
+            moot.change = f"{override.flag or flags[0].primary} {advised}"  # what SGLang's own warning asks for
+            moot.advised = True
         moot.moot = True
         moot.alternative = fallback.change
         moot.trade_off = None
@@ -376,6 +382,43 @@ def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found
         found.tried = fallback.tried
         return found
     return fallback
+
+
+def warned_value(explanation: Explanation, override: Override, flag) -> Any:
+    """The value SGLang's warning at its write asks you to give instead (``the 'round_robin' load balancing method means
+    `bootstrap_room` routing (use 'follow_bootstrap_room' instead)``): one choice of the flag, not yours, that the
+    warning logged on the same branch of the same function just before the write names; None when there is none."""
+    write = override.writes[-1]
+    if write.site is None or not flag.choices:
+        return None
+    events = explanation.trace.events
+    at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is write), None)
+    if at is None:
+        return None
+    where = [g.where() for g in write.guards]
+    for event in reversed(events[max(0, at - WARNING_WINDOW):at]):
+        if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
+            break  # another function ran between them
+        if event.kind != EventKind.WARNING or [g.where() for g in event.guards] != where:
+            continue
+        named = [choice for choice in flag.choices if isinstance(choice, str) and not same_value(choice, override.before)
+                 and advises(event.message or "", choice)]
+        return named[0] if len(named) == 1 else None
+    return None
+
+
+QUOTE = "[`'\"]?"
+
+
+def advises(message: str, value: str) -> bool:
+    """The message asks for ``value`` (``use 'follow_bootstrap_room' instead``, ``please set --x value``), not only
+    reports it (``is overridden to 'deepep'``, ``falling back to no_buffer``)."""
+    word = QUOTE + re.escape(value) + QUOTE + r"(?![\w-])"
+    return re.search(rf"(?i)\b(?:use|set|pass|specify|try)\s+(?:{QUOTE}--[\w-]+{QUOTE}[ =]+)?(?<![\w-]){word}"
+                     rf"|(?<![\w-]){word}\s+instead\b", message) is not None
+
+
+WARNING_WINDOW = 4  # events looked back from a write for its warning
 
 
 def _left_out_runs_the_same(explanation: Explanation, override: Override, runner: Runner) -> bool:
@@ -672,7 +715,8 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         if fix.moot:
             what = ("turns it off" if isinstance(fix.given, bool)
                     else f"runs {fix.sglang_value!r} instead")
-            lines.append(f"    SGLang {what} with the rest of your command line, so it has no effect: {fix.change}"
+            said = f"as its warning asks, state it: {fix.change}" if fix.advised else f"so it has no effect: {fix.change}"
+            lines.append(f"    SGLang {what} with the rest of your command line, {said}"
                          + (f" (trade-off that keeps it: {fix.alternative})" if fix.alternative else ""))
             continue
         if fix.stated:
