@@ -112,3 +112,24 @@ def test_what_a_message_advises():
     assert not advises("a2a_backend is overridden to 'deepep' because Waterfill requires it.", "deepep")
     assert not advises("Falling back to no_buffer for the decode server.", "no_buffer")
     assert not advises("use triton_kernels for it", "triton")  # a longer name is not the value
+
+
+def test_the_verdict_s_fix_takes_sglangs_advice_and_the_next_check_s_together(tree):
+    from analyzer.commands.verdict import verdict_of
+
+    _, explanation = launch(tree, "--scoring-delimiter 7")
+    verdict = verdict_of(explanation)
+    # --disable-radix-cache alone meets the next check, whose message asks for --chunked-prefill-size -1: both
+    assert verdict.fix == "--disable-radix-cache --chunked-prefill-size -1" and verdict.fix_verified
+
+
+def test_a_message_s_setting_is_typed_as_its_flag_takes_it():
+    from analyzer.commands.verdict import MISSING_SETTING, typed_setting
+    from analyzer.contracts.extraction import Flag
+
+    assert typed_setting(Flag(["--chunked-prefill-size"], "chunked_prefill_size", type="int"), "-1") == -1
+    assert typed_setting(Flag(["--mem-fraction-static"], "mem_fraction_static", type="float"), "0.8") == 0.8
+    assert typed_setting(Flag(["--disable-radix-cache"], "disable_radix_cache", action="store_true"), "") is True
+    assert typed_setting(Flag(["--backend"], "backend", choices=["a", "b"]), "b") == "b"
+    assert typed_setting(Flag(["--backend"], "backend", choices=["a", "b"]), "c") is MISSING_SETTING
+    assert typed_setting(Flag(["--chunked-prefill-size"], "chunked_prefill_size", type="int"), "big") is MISSING_SETTING

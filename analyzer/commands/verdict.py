@@ -1200,6 +1200,14 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
             if runner.exhausted():
                 return found[1] if found is not None else (None, {}, False, False)
             trace, _ = runner.run([change, *extra])
+            if not resolves(trace) and (cause.mentioned or cause.prescribed) and not runner.exhausted():
+                # SGLang's advice taken, the next check asks for one more flag (``Please set --chunked-prefill-size -1
+                # when using ...``): the two together, once
+                advised = next_advice(explanation, trace, {change.name})
+                if advised is not None:
+                    chained, _ = runner.run([change, advised[0], *extra])
+                    if resolves(chained):
+                        trace, text = chained, f"{text} {advised[1]}"
             if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
                 env = {c.name: c.value for c in extra}
                 if cause.kind == "env":
@@ -1212,6 +1220,44 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
                     found = (cost, fix)
                 break
     return found[1] if found is not None else (None, {}, False, False)
+
+
+def next_advice(explanation: Explanation, trace: Trace, changed: set[str]) -> tuple[Change, str] | None:
+    """The one flag the raise a fix led to asks for (``Please set --chunked-prefill-size -1 when using ...``), typed as
+    its flag takes it, and as the operator would write it: a flag you did not give, of a field the fix did not set;
+    None when that raise names no such flag, or more than one."""
+    error = trace.error
+    if error is None:
+        return None
+    given = explanation.parsed.given if explanation.parsed is not None else {}
+    found: list[tuple[Change, str]] = []
+    for option, text in MESSAGE_OPTION.findall(error.message or ""):
+        flag = explanation.extraction.flag_for(option)
+        if flag is None or not flag.dest or flag.dest in given or flag.dest in changed:
+            continue
+        value = typed_setting(flag, text.rstrip(".:,;`'\""))
+        if value is not MISSING_SETTING and all(c.name != flag.dest for c, _ in found):
+            found.append((Change("field", flag.dest, value), flag.primary if value is True else f"{flag.primary} {text.rstrip('.:,;`')}"))
+    return found[0] if len(found) == 1 else None
+
+
+MISSING_SETTING = object()
+
+
+def typed_setting(flag, text: str) -> Any:
+    """A value a message gives a flag, as the flag's parser would take it: a switch named alone is on; one of the
+    flag's choices; an ``int`` or ``float`` flag's number; else nothing (``MISSING_SETTING``)."""
+    if flag.action == "store_true":
+        return True if not text else MISSING_SETTING
+    if not text:
+        return MISSING_SETTING
+    if flag.choices:
+        return text if text in flag.choices else MISSING_SETTING
+    if flag.type == "int" and re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if flag.type == "float" and re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        return float(text)
+    return MISSING_SETTING
 
 
 def other_changes(before: Trace, after: Trace, changed: set[str]) -> set[str]:
