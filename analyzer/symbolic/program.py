@@ -40,6 +40,7 @@ class Module:
     _mutations: dict[str, list[ast.stmt]] = field(default_factory=dict, repr=False)
     _registrations: dict[str, list[tuple[ast.stmt, ast.Call]]] = field(default_factory=dict, repr=False)
     _process_state: frozenset | None = field(default=None, repr=False)
+    self_stores: dict[str, set[int]] | None = field(default=None, repr=False)  # attribute -> lines of ``self.attr = ``
 
     def source_of(self, node: ast.AST) -> str:
         return ast.unparse(node)
@@ -360,21 +361,19 @@ class Program:
 
     def attribute_stores(self, attr: str) -> list[tuple[str, int, str]]:
         """``self.<attr> = value`` in the methods of the modules parsed so far: ``(function id, line, value source)``.
-        Found from each file's text first (a method's body is parsed only where its lines hold such a store)."""
+        Each file's text is read once for the lines of all its stores (``Module.self_stores``); a method's body is
+        parsed only where its lines hold a store of ``attr``."""
         key = (attr, len(self._modules))  # (the modules parsed so far: a later run may have parsed more)
         found = self._attribute_stores.get(key)
         if found is not None:
             return found
         found = self._attribute_stores[key] = []
-        store = re.compile(rb"\bself\.%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(attr.encode()))
         for rel, module in list(self._modules.items()):
             if module is None:
                 continue
-            try:
-                text = read_source(self.root / rel, rel)
-            except SourceProblem:
-                continue
-            lines = {text.count(b"\n", 0, match.start()) + 1 for match in store.finditer(text)}
+            if module.self_stores is None:
+                module.self_stores = _self_stores(self.root / rel, rel)
+            lines = module.self_stores.get(attr)
             if not lines:
                 continue
             for qualname, node in list(module.functions.items()):
@@ -397,6 +396,24 @@ class Program:
         returns = sorted((child for child in ast_nodes(node) if isinstance(child, ast.Return) and child.value is not None),
                          key=lambda child: (child.lineno, child.col_offset))
         return [module.source_of(child.value) for child in returns]
+
+
+_SELF_STORE = re.compile(rb"\bself\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+
+
+def _self_stores(path: Path, rel: str) -> dict[str, set[int]]:
+    """The lines of each ``self.<attr> = ...`` of a file, by attribute, from its text (empty if it cannot be read)."""
+    try:
+        text = read_source(path, rel)
+    except SourceProblem:
+        return {}
+    out: dict[str, set[int]] = {}
+    line, at = 1, 0
+    for match in _SELF_STORE.finditer(text):
+        line += text.count(b"\n", at, match.start())
+        at = match.start()
+        out.setdefault(match.group(1).decode("ascii", "replace"), set()).add(line)
+    return out
 
 
 def _calls_name(func: ast.expr, name: str, method: bool) -> bool:
