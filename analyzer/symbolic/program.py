@@ -352,8 +352,11 @@ class Program:
             rel, qualname = function_id.split("::", 1)
             module = self.module(rel)
             name = qualname.rsplit(".", 1)[-1]
-            if module is not None:
+            lines = _lines_matching(self.root / rel, rel, rb"\b%s\s*\(" % re.escape(name.encode())) if module is not None else set()
+            if module is not None and lines:
                 for caller, node in list(module.functions.items()):
+                    if not any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines):
+                        continue  # (its body is not parsed for nothing)
                     for call in ast_nodes(node):
                         if isinstance(call, ast.Call) and _calls_name(call.func, name, method="." in qualname):
                             found.append((f"{rel}::{caller}", call))
@@ -399,6 +402,15 @@ class Program:
 
 
 _SELF_STORE = re.compile(rb"\bself\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+
+
+def _lines_matching(path: Path, rel: str, pattern: bytes) -> set[int]:
+    """The lines of a file where ``pattern`` matches (none if it cannot be read)."""
+    try:
+        text = read_source(path, rel)
+    except SourceProblem:
+        return set()
+    return {text.count(b"\n", 0, match.start()) + 1 for match in re.finditer(pattern, text)}
 
 
 def _self_stores(path: Path, rel: str) -> dict[str, set[int]]:
