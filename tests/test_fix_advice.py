@@ -33,8 +33,10 @@ class ServerArgs:
     balance_method: str = "auto"
     a2a_backend: str = "none"
     enable_waterfill: bool = False
+    tool_parser: Optional[str] = None
 
     def __post_init__(self):
+        self._handle_deprecated()
         self._handle_balance()
         self._handle_a2a()
         if self.scoring_delimiter is not None and not self.disable_radix_cache:
@@ -43,6 +45,12 @@ class ServerArgs:
         if self.scoring_delimiter is not None and self.chunked_prefill_size != -1:
             raise ValueError("Scoring requires chunked prefill to be disabled. Please set --chunked-prefill-size -1 "
                              "when using --scoring-delimiter.")
+
+    def _handle_deprecated(self):
+        deprecated = {"old_name": "new_name"}
+        if self.tool_parser in deprecated:
+            logger.warning(f"The tool_parser '{self.tool_parser}' is deprecated. Please use '{deprecated[self.tool_parser]}' instead.")
+            self.tool_parser = deprecated[self.tool_parser]
 
     def _handle_balance(self):
         if self.balance_method == "auto":
@@ -68,6 +76,7 @@ class ServerArgs:
         parser.add_argument("--balance-method", type=str, default="auto", choices=["auto", "round_robin", "follow_room"])
         parser.add_argument("--a2a-backend", type=str, default="none", choices=["none", "deepep", "megamoe"])
         parser.add_argument("--enable-waterfill", action="store_true")
+        parser.add_argument("--tool-parser", type=str, default=None)
 
 ''' + PREPARE_SERVER_ARGS
 
@@ -133,3 +142,10 @@ def test_a_message_s_setting_is_typed_as_its_flag_takes_it():
     assert typed_setting(Flag(["--backend"], "backend", choices=["a", "b"]), "b") == "b"
     assert typed_setting(Flag(["--backend"], "backend", choices=["a", "b"]), "c") is MISSING_SETTING
     assert typed_setting(Flag(["--chunked-prefill-size"], "chunked_prefill_size", type="int"), "big") is MISSING_SETTING
+
+
+def test_a_renamed_value_gets_the_name_sglangs_warning_asks_for(tree):
+    _, explanation = launch(tree, "--tool-parser old_name")
+    (kept,) = keep_fixes(explanation)
+    assert kept.renamed and kept.advised and kept.change == "--tool-parser new_name"
+    assert "as its warning asks, write --tool-parser new_name" in "\n".join(keep_lines([kept]))

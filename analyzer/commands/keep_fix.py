@@ -53,7 +53,7 @@ class KeepFix:
     tried: int = 0  # changes run through the engine
     renamed: bool = False  # SGLang writes its own name for exactly your value (NEXTN -> EAGLE): nothing to keep
     moot: bool = False  # SGLang turns your switch off (or replaces your value) whatever: ``change`` leaves it out (``alternative`` keeps it)
-    advised: bool = False  # (moot) ``change`` states the value SGLang's warning at the write asks for, not leaving it out
+    advised: bool = False  # ``change`` states the value SGLang's warning at the write asks for (moot: not leaving it out)
     alternative: str | None = None  # the trade-off that would keep it, when ``change`` is not one
     alternative_cost: str | None = None  # what that trade-off gives up
     stated: bool = False  # ``change`` states SGLang's own value (no change keeps the default)
@@ -102,6 +102,12 @@ def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> Ke
     declared = explanation.extraction.fields.get(override.field)
     if renames(override, declared.default if declared is not None else None) or _same_launch(explanation, override, verdict, runner):
         found.renamed = True
+        flags = explanation.extraction.flags_for_dest(override.field)
+        warning = write_warning(explanation, override) if override.given and flags else None
+        if warning is not None and isinstance(override.after, str) and advises(warning, override.after):
+            # SGLang's warning asks for its own name (``is deprecated. Please use 'qwen' instead``): write that
+            found.change = f"{override.flag or flags[0].primary} {override.after}"
+            found.advised = True
         return found
     moved = moved_to(explanation, override, runner)
     if moved is not None:
@@ -387,9 +393,19 @@ def _moot(explanation: Explanation, override: Override, fallback: KeepFix, found
 def warned_value(explanation: Explanation, override: Override, flag) -> Any:
     """The value SGLang's warning at its write asks you to give instead (``the 'round_robin' load balancing method means
     `bootstrap_room` routing (use 'follow_bootstrap_room' instead)``): one choice of the flag, not yours, that the
-    warning logged on the same branch of the same function just before the write names; None when there is none."""
+    warning names so (``advises``); None when there is no such warning or value."""
+    message = write_warning(explanation, override)
+    if message is None or not flag.choices:
+        return None
+    named = [choice for choice in flag.choices if isinstance(choice, str) and not same_value(choice, override.before)
+             and advises(message, choice)]
+    return named[0] if len(named) == 1 else None
+
+
+def write_warning(explanation: Explanation, override: Override) -> str | None:
+    """The message of the warning SGLang logged on the same branch of the same function just before its write."""
     write = override.writes[-1]
-    if write.site is None or not flag.choices:
+    if write.site is None:
         return None
     events = explanation.trace.events
     at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is write), None)
@@ -399,11 +415,8 @@ def warned_value(explanation: Explanation, override: Override, flag) -> Any:
     for event in reversed(events[max(0, at - WARNING_WINDOW):at]):
         if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
             break  # another function ran between them
-        if event.kind != EventKind.WARNING or [g.where() for g in event.guards] != where:
-            continue
-        named = [choice for choice in flag.choices if isinstance(choice, str) and not same_value(choice, override.before)
-                 and advises(event.message or "", choice)]
-        return named[0] if len(named) == 1 else None
+        if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
+            return event.message or ""
     return None
 
 
@@ -698,7 +711,8 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
         lines.append(f"  {label} {fix.given!r} (SGLang sets {fix.sglang_value!r}{where})")
         if fix.renamed:
-            lines.append(f"    nothing to keep: {fix.sglang_value!r} is SGLang's own name for {fix.given!r} (it rewrites exactly that value)")
+            lines.append(f"    nothing to keep: {fix.sglang_value!r} is SGLang's own name for {fix.given!r} (it rewrites exactly that value)"
+                         + (f"; as its warning asks, write {fix.change}" if fix.advised and fix.change else ""))
             continue
         if fix.moved:
             lines.append(f"    nothing to keep: SGLang reads it as {fix.moved} (its alias for that setting); "
