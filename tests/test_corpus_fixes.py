@@ -79,6 +79,8 @@ FIRST_FIX_MISSES = {
     "pr38412-dsv4-eagle-topk-default-after-hook": "SGLang's own auto-choice is (3, 1, 4); the record's (2, 1, 3) is from elsewhere",
     "pr23139-gpt-oss-hicache-decode-falls-back-to-flashinfer": "held-out, as it arrived: the first fix sets the attention backend (the verdict's first cause) where the PR's is the decode backend or the HiCache I/O backend",
     "issue23490-gb300-kimi-eagle3-draft-inherits-trtllm-mla": "held-out: the tool's first fix is the draft's own backend, as the record's, with the first value of --attention-backend's choices that resolves (triton), not the reporter's trtllm_mha",
+    "pr14796-csgmv-lora-target-all-drops-embed-lm-head": "held-out, as it arrived: the record's fix is the --lora-backend triton the warning advises, which keeps every module but not your literal 'all' (SGLang expands it): the tool finds no change that keeps your value and offers leaving LoRA out",
+    "pr24436-gemma4-assistant-draft-rejects-eagle3": "held-out, as it arrived: 0.5.12's --speculative-algorithm choices are not literal, so no other algorithm (the record's NEXTN) is tried; the tool offers leaving speculative decoding out",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
