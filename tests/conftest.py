@@ -12,6 +12,17 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 _TREES: dict[str, sources.SourceTree] = {}
 
+# The top of a miniature ``server_args.py`` whose ServerArgs logs (written for sgtrace's tests): the imports and the logger.
+MINIATURE_HEADER = '''
+import argparse
+import dataclasses
+import logging
+from typing import Optional
+
+logger = logging.getLogger(__name__)
+
+'''
+
 # The entry point every miniature ServerArgs below ends with (SGLang's prepare_server_args, shortened).
 PREPARE_SERVER_ARGS = '''
 

@@ -10,18 +10,10 @@ import pytest
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.commands.fix import find_fixes
 from analyzer.commands.keep_fix import advises, keep_fixes, keep_lines
-from conftest import PREPARE_SERVER_ARGS, miniature_tree
+from conftest import MINIATURE_HEADER, PREPARE_SERVER_ARGS, miniature_tree
 
-TREE = '''
-"""A miniature ServerArgs written for sgtrace's advice tests."""
-
-import argparse
-import dataclasses
-import logging
-from typing import Optional
-
-logger = logging.getLogger(__name__)
-
+TREE = '''"""A miniature ServerArgs written for sgtrace's advice tests."""
+''' + MINIATURE_HEADER + '''
 
 @dataclasses.dataclass
 class ServerArgs:

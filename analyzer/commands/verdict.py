@@ -249,7 +249,7 @@ def startup_sources(explanation: Explanation, guard: GuardValue, texts: list[str
     function_id = f"{guard.file}::{guard.function}"
     found = program.function(function_id)
     table = program.local_assignments(function_id)
-    out: list[str] = [text for text in texts]
+    out: list[str] = list(texts)
     if found is not None and not explanation.extraction.callers(function_id):
         spec = found[1].args
         ordered = [a.arg for a in spec.posonlyargs + spec.args]

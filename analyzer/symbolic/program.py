@@ -340,7 +340,6 @@ class Program:
             self._assignments[function_id] = table
         return self._assignments[function_id]
 
-
     # -- where start-up code's values come from (the verdict's condition inputs; the extraction indexes resolution only)
     def module_callers(self, function_id: str) -> list[tuple[str, ast.Call]]:
         """The calls of a function by the functions of its own module, ``(caller id, call)``: by name for a
