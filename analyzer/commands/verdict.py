@@ -260,17 +260,10 @@ def startup_sources(explanation: Explanation, guard: GuardValue, texts: list[str
                 continue
             position = ordered.index(base) - offset if base in ordered else -1
             for caller, call in program.module_callers(function_id):
-                given = [k.value for k in call.keywords if k.arg == base]
-                if not given and 0 <= position < len(call.args):
-                    given = [call.args[position]]
-                if not given:
-                    continue
-                out.append(ast.unparse(given[0]))
-                callers_table = program.local_assignments(caller)
-                for local in set(re.findall(r"\b[A-Za-z_]\w*\b", out[-1])) & set(callers_table):
-                    before = [t for line, t in callers_table[local] if line < call.lineno]
-                    if before:
-                        out.append(keyword_source(before[-1], attr))
+                passed = passed_sources(program, call, base, position, caller, call.lineno)
+                if passed is not None:
+                    out.append(passed[0])
+                    out += [keyword_source(text, attr) for text in passed[1]]
     added_all: list[str] = [text for text in out if text not in texts]
     frontier = [guard.expr, *out]
     seen: set[str] = set()
@@ -327,20 +320,32 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
         if not call.location.line:
             continue
         for node in program.calls_at(call.caller, call.location.line):
-            given = [k.value for k in node.keywords if k.arg == name]
-            if not given and 0 <= position < len(node.args):
-                given = [node.args[position]]
-            if not given:
+            passed = passed_sources(program, node, name, position, call.caller, call.location.line)
+            if passed is None:
                 continue
-            text = ast.unparse(given[0])
-            out.append(text)
-            table = program.local_assignments(call.caller)
-            for local in set(re.findall(r"\b[A-Za-z_]\w*\b", text)) & set(table):
-                before = [t for line, t in table[local] if line < call.location.line]
-                if before:
-                    out.append(before[-1])
+            out.append(passed[0])
+            out += passed[1]
             break
     return out
+
+
+def passed_sources(program, call: ast.Call, name: str, position: int, caller: str, line: int) -> tuple[str, list[str]] | None:
+    """The argument ``call`` (in function ``caller``, on ``line``) passes for the parameter ``name``, by keyword or else at
+    ``position``, as source; and the right-hand side of each of the caller's locals that argument names, as last
+    assigned before the call. None when the call passes nothing for it."""
+    given = [k.value for k in call.keywords if k.arg == name]
+    if not given and 0 <= position < len(call.args):
+        given = [call.args[position]]
+    if not given:
+        return None
+    text = ast.unparse(given[0])
+    table = program.local_assignments(caller)
+    locals_: list[str] = []
+    for local in set(re.findall(r"\b[A-Za-z_]\w*\b", text)) & set(table):
+        before = [t for assigned, t in table[local] if assigned < line]
+        if before:
+            locals_.append(before[-1])
+    return text, locals_
 
 
 def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
@@ -356,22 +361,25 @@ def condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) ->
 def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -> list[Input]:
     extraction = explanation.extraction
     local = local_sources(explanation, guard)
-    texts = [through_views(t) for t in [guard.expr] + local]
-    if (f"{guard.file}::{guard.function}" not in extraction.functions
-            and not any(expression_fields(extraction, guard, text) for text in texts)):
-        # start-up code whose condition reads no field the way resolution's code does: where its values come from
-        texts += [through_views(t) for t in startup_sources(explanation, guard, local)]
     answered = [p["name"] for p in explanation.trace.probes]
     names: list[str] = []
     env_names: list[str] = []
     probes: list[str] = []
     model = False
-    for text in texts:
-        names += expression_fields(extraction, guard, text)
-        env_names += ENV_ATTR.findall(text)
-        probes += PROBE_CALL.findall(text)
-        probes += [name for name in answered if re.search(rf"\b{re.escape(name)}\(", text)]  # with arguments too
-        model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
+
+    def read(texts: list[str]) -> None:
+        nonlocal model
+        for text in map(through_views, texts):
+            names.extend(expression_fields(extraction, guard, text))
+            env_names.extend(ENV_ATTR.findall(text))
+            probes.extend(PROBE_CALL.findall(text))
+            probes.extend(name for name in answered if re.search(rf"\b{re.escape(name)}\(", text))  # with arguments too
+            model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
+
+    read([guard.expr, *local])
+    if not names and f"{guard.file}::{guard.function}" not in extraction.functions:
+        # start-up code whose condition reads no field the way resolution's code does: where its values come from
+        read(startup_sources(explanation, guard, local))
     return inputs_named(explanation, names, env_names, probes, model, limit, any_probe=True)
 
 

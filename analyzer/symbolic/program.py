@@ -405,25 +405,29 @@ _SELF_STORE = re.compile(rb"\bself\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 
 def _lines_matching(path: Path, rel: str, pattern: bytes) -> set[int]:
     """The lines of a file where ``pattern`` matches (none if it cannot be read)."""
-    try:
-        text = read_source(path, rel)
-    except SourceProblem:
-        return set()
-    return {text.count(b"\n", 0, match.start()) + 1 for match in re.finditer(pattern, text)}
+    return {line for line, _match in _matches(path, rel, pattern)}
 
 
 def _self_stores(path: Path, rel: str) -> dict[str, set[int]]:
     """The lines of each ``self.<attr> = ...`` of a file, by attribute, from its text (empty if it cannot be read)."""
+    out: dict[str, set[int]] = {}
+    for line, match in _matches(path, rel, _SELF_STORE):
+        out.setdefault(match.group(1).decode("ascii", "replace"), set()).add(line)
+    return out
+
+
+def _matches(path: Path, rel: str, pattern) -> list[tuple[int, re.Match]]:
+    """Each match of ``pattern`` in a file's text, with its line (none if the file cannot be read)."""
     try:
         text = read_source(path, rel)
     except SourceProblem:
-        return {}
-    out: dict[str, set[int]] = {}
+        return []
+    out = []
     line, at = 1, 0
-    for match in _SELF_STORE.finditer(text):
+    for match in re.finditer(pattern, text):
         line += text.count(b"\n", at, match.start())
         at = match.start()
-        out.setdefault(match.group(1).decode("ascii", "replace"), set()).add(line)
+        out.append((line, match))
     return out
 
 
