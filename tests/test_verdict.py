@@ -657,3 +657,19 @@ def test_the_value_sglangs_message_gives_a_flag_the_condition_reads_is_tried_fir
     top = verdict.causes[0]
     assert (top.field, top.alternative, top.prescribed) == ("mamba_scheduler_strategy", "no_buffer", True)
     assert verdict.fix == "--mamba-scheduler-strategy no_buffer" and verdict.fix_verified and not verdict.fix_trade_off
+
+
+@pytest.mark.network
+def test_a_value_sglang_computes_past_the_raise_from_what_the_engine_cannot_know_is_no_ordering_cause():
+    # 0.5.14's _validate_ib_devices raises when the node has no /sys/class/infiniband (assumed: the profile does not
+    # list it); run on past that raise, it returns a join of os.listdir(), which the caller assigns to the field the
+    # check read. That unknown is no value SGLang sets "later": with it the check proves nothing by not raising.
+    explanation = explain(ExplainRequest(
+        sglang="0.5.14", profile="b200", model_config="Llama-3.1-8B-Instruct",
+        args="--model-path /m --disaggregation-mode prefill --disaggregation-transfer-backend mooncake "
+             "--disaggregation-ib-device mlx5_7"))
+    assert explanation.trace.error.site.function == "ServerArgs._validate_ib_devices"
+    causes = verdict_of(explanation).causes
+    assert [c.role for c in causes if c.role == "ordering"] == []
+    assert ("user-flag", "disaggregation_transfer_backend") == (causes[0].role, causes[0].field)
+

@@ -38,6 +38,7 @@ from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVER
 from ..memory.fit import WeightsFit, weights_fit
 from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
 from ..symbolic import RunHooks, evaluate
+from ..symbolic.interp import contains_unknown
 from ..symbolic.program import shared_program
 from ..contracts.trace import (
     RESOLUTION,
@@ -1061,6 +1062,10 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
         if event.kind != EventKind.WRITE or event.field not in read or ("field", event.field) in exclude:
             continue
         inp, guard = read[event.field]
+        if contains_unknown(event.new):
+            # what the code past the raise computed from what the engine cannot know (``os.listdir`` of the
+            # node's devices): not a value SGLang sets, and a check given it proves nothing by not raising
+            continue
         if same_value(event.new, inp.value) or any(c.field == event.field for c in out) or runner.exhausted():
             continue
         track = {g.where() for g in conditions}
