@@ -81,6 +81,8 @@ FIRST_FIX_MISSES = {
     "issue23490-gb300-kimi-eagle3-draft-inherits-trtllm-mla": "held-out: the tool's first fix is the draft's own backend, as the record's, with the first value of --attention-backend's choices that resolves (triton), not the reporter's trtllm_mha",
     "pr14796-csgmv-lora-target-all-drops-embed-lm-head": "held-out, as it arrived: the record's fix is the --lora-backend triton the warning advises, which keeps every module but not your literal 'all' (SGLang expands it): the tool finds no change that keeps your value and offers leaving LoRA out",
     "pr24436-gemma4-assistant-draft-rejects-eagle3": "held-out, as it arrived: 0.5.12's --speculative-algorithm choices are not literal, so no other algorithm (the record's NEXTN) is tried; the tool offers leaving speculative decoding out",
+    "pr25858-pd-prefill-rejects-fake-transfer-backend": "held-out, as it arrived: with the record's mooncake, 0.5.14 validates your --disaggregation-ib-device against /sys/class/infiniband, which the b200 profile does not list: the engine assumes it missing and mooncake raises there, so the first plausible fix is nixl",
+    "pr11801-deterministic-inference-forces-pytorch-sampling": "held-out, as it arrived: the record's answer is none (deterministic inference needs SGLang's pytorch sampling); for a default SGLang replaced the tool states SGLang's choice explicitly",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]

@@ -673,3 +673,36 @@ def test_a_value_sglang_computes_past_the_raise_from_what_the_engine_cannot_know
     assert [c.role for c in causes if c.role == "ordering"] == []
     assert ("user-flag", "disaggregation_transfer_backend") == (causes[0].role, causes[0].field)
 
+
+ORDERED_PAIR = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    max_loaded: Optional[int] = None
+    per_batch: int = 8
+
+    def __post_init__(self):
+        if self.max_loaded is not None:
+            assert self.max_loaded >= self.per_batch, "max_loaded should be greater than or equal to per_batch"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--max-loaded", type=int, default=None)
+        parser.add_argument("--per-batch", type=int, default=8)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_ordering_between_two_fields_offers_each_the_value_of_the_other(tmp_path):
+    # pr8650's check (0.5.7's check_lora_server_args): your 4 against the default 8. Each side's alternative is
+    # the other's value: 8 for yours, 4 for the default (before, only leaving yours out was tried).
+    explanation = explained(miniature_tree(tmp_path, ORDERED_PAIR), "--model-path /m --max-loaded 4")
+    assert "max_loaded should be greater than or equal to per_batch" in explanation.trace.error.message
+    causes = {(c.field, c.role): c.alternative for c in verdict_of(explanation).causes}
+    assert causes == {("max_loaded", "user-flag"): 8, ("per_batch", "default"): 4}

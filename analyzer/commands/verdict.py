@@ -510,21 +510,33 @@ _ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mul
 def equated_values(explanation: Explanation, tree: ast.AST, name: str) -> list[Any]:
     """The value that makes an equality on a field hold (``self.speculative_num_draft_tokens ==
     self.speculative_num_steps + 1`` with steps 5: 6): the other side, when it is arithmetic on integer constants
-    and fields, each field at its value at the end of the run (the run with it tells whether it holds)."""
+    and fields, each field at its value at the end of the run (the run with it tells whether it holds).
+    An ordering against such a side gives the values on either side of it, as one against a constant does
+    (``self.max_loaded_loras >= self.max_loras_per_batch`` with 8 per batch: 8 and 7 for max_loaded_loras;
+    with 4 loaded: 4 and 5 for max_loras_per_batch)."""
     out: list[Any] = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Gt, ast.GtE, ast.Lt, ast.LtE))):
             continue
         left, right = node.left, node.comparators[0]
-        other = right if _is_field(left, name) else left if _is_field(right, name) else None
-        if other is None or isinstance(other, ast.Constant):
+        op = node.ops[0]
+        if _is_field(left, name):
+            other = right
+        elif _is_field(right, name):
+            other = left
+            op = _MIRRORED.get(type(op), type(op))()  # ``y >= x`` is ``x <= y``
+        else:
+            continue
+        if isinstance(other, ast.Constant):
             continue  # (a literal: compared_literals)
         fields = [n.attr for n in ast.walk(other) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
         known = {inp.name: inp.value for inp in inputs_named(explanation, fields, [], [], False,
                                                              len(explanation.trace.events))}
         value = _arithmetic(other, known)
-        if value is not None:
-            out.append(value)
+        if value is None:
+            continue
+        out.extend([value] if isinstance(op, (ast.Eq, ast.NotEq)) else _either_side(op, value))
     return out
 
 
