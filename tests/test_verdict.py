@@ -706,3 +706,46 @@ def test_an_ordering_between_two_fields_offers_each_the_value_of_the_other(tmp_p
     assert "max_loaded should be greater than or equal to per_batch" in explanation.trace.error.message
     causes = {(c.field, c.role): c.alternative for c in verdict_of(explanation).causes}
     assert causes == {("max_loaded", "user-flag"): 8, ("per_batch", "default"): 4}
+
+
+EXCLUSIVE_PAIR = '''
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_layered_cache: bool = False
+    disable_prefix_cache: bool = False
+
+    def __post_init__(self):
+        if self.enable_layered_cache and self.disable_prefix_cache:
+            raise ValueError("The arguments enable-layered-cache and disable-prefix-cache are mutually exclusive")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-layered-cache", action="store_true")
+        parser.add_argument("--disable-prefix-cache", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_flag_the_message_names_without_its_dashes_is_named_and_leaving_it_out_is_the_fix(tmp_path):
+    # pr9452 (0.5.7): "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive". SGLang
+    # names both flags, so giving one up is its own advice: the Fix line offers it as the trade-off it is (it had said
+    # "none verified", as for a flag the message does not name).
+    explanation = explained(miniature_tree(tmp_path, EXCLUSIVE_PAIR), "--model-path /m --enable-layered-cache --disable-prefix-cache")
+    verdict = verdict_of(explanation)
+    assert [c.mentioned for c in verdict.causes] == [True, True]
+    assert verdict.fix == "without --enable-layered-cache" and verdict.fix_verified and verdict.fix_trade_off
+
+
+def test_a_bare_flag_name_is_matched_as_a_whole_word_only():
+    from analyzer.commands.verdict import _named_bare
+
+    text = "the arguments enable-layered-cache and disable-prefix-cache are mutually exclusive"
+    assert _named_bare("enable-layered-cache", text) and _named_bare("disable-prefix-cache", text)
+    assert not _named_bare("layered-cache", text)  # inside a longer flag's name
+    assert not _named_bare("enable-layered-cache", "see --enable-layered-cache-size")

@@ -830,11 +830,20 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
         for flag in extraction.flags_for_dest(inp.name):
             if any(option.lower() in text for option in flag.option_strings):
                 return True
+            # the flag named without its dashes ("The arguments enable-hierarchical-cache and disable-radix-cache
+            # are mutually exclusive"), as a whole word: not the same spelling inside a longer one
+            if any(_named_bare(option.lower().lstrip("-"), text) for option in flag.option_strings if "-" in option.lstrip("-")):
+                return True
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
         if any(setting_names(inp.name, name) for name, _ in MESSAGE_SETTING.findall(text)):
             return True  # the setting the message states it supports (``only supports topk=1``)
         return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     return inp.name.lower() in text
+
+
+def _named_bare(name: str, text: str) -> bool:
+    """``name`` (a flag without its dashes, ``enable-hierarchical-cache``) in ``text`` as a whole word."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def _held(guard: GuardValue) -> str:
