@@ -749,3 +749,43 @@ def test_a_bare_flag_name_is_matched_as_a_whole_word_only():
     assert _named_bare("enable-layered-cache", text) and _named_bare("disable-prefix-cache", text)
     assert not _named_bare("layered-cache", text)  # inside a longer flag's name
     assert not _named_bare("enable-layered-cache", "see --enable-layered-cache-size")
+
+
+NONE_AGAINST_A_BOUND = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    spec: Optional[str] = None
+    topk: Optional[int] = None
+    draft_tokens: Optional[int] = None
+
+    def __post_init__(self):
+        if self.spec is not None:
+            if self.topk > 1 and self.draft_tokens is None:
+                raise ValueError("a topk above 1 needs draft tokens")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--spec", type=str, default=None)
+        parser.add_argument("--topk", type=int, default=None)
+        parser.add_argument("--draft-tokens", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_fix_tries_the_conditions_next_value_when_the_first_meets_another_raise(tmp_path):
+    # pr22895 (0.5.10): `self.speculative_eagle_topk > 1` with the default None is a TypeError. Its first value, 2,
+    # avoids that raise only to meet the next check; 1, the other side of the bound, resolves. The Fix line had said
+    # "none verified" (only 2 was run); `sgtrace fix` found --speculative-eagle-topk 1.
+    explanation = explained(miniature_tree(tmp_path, NONE_AGAINST_A_BOUND), "--model-path /m --spec EAGLE")
+    assert explanation.trace.error.exc_type == "TypeError"
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.alternative, top.later_alternatives[:1]) == ("topk", "default", 2, [1])
+    assert verdict.fix == "--topk 1" and verdict.fix_verified and not verdict.fix_trade_off

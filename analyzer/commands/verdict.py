@@ -89,6 +89,9 @@ class Cause:
     own: bool = False  # an operand of the operation Python refused (``None > 1``): the error's own input
     reached: bool = False  # the check is reached through its value, no condition (a registry keyed by it), and the message names its flag
     drops: bool = False  # the change leaves out a flag the user gave (gives up what they asked for)
+    # the values tried after ``alternative`` had it not avoided the outcome (``x > 1``: 2, then 1): where the first
+    # avoids this raise only to meet another, ``find_fix`` tries these in turn
+    later_alternatives: list[Any] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -1025,6 +1028,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
                 mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
                 own=candidate.own is not None, reached=candidate.reached is not None,
+                later_alternatives=[] if was_pinned or extra else list(queue),
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].prescribed = isinstance(alternative, str) and names_value(message or "", alternative)
@@ -1226,34 +1230,59 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
             continue
         if cause.role == "sglang-default" and cause.flag and not cause.mentioned:
             continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
-        text = change_text(explanation, cause)
-        if text is None:
-            continue
-        change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
-        for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
+        fix = _cause_fix(explanation, cause, runner, hinted)
+        if fix is None:
+            for later in cause.later_alternatives[:MORE_VALUES_TRIED]:
+                # its first value avoided this raise only to meet another: the next values of the same condition
+                if runner.exhausted() or same_value(later, cause.value):
+                    break
+                other = dataclasses.replace(cause, alternative=later)
+                other.drops = drops_flag(explanation, other)
+                other.prescribed = isinstance(later, str) and names_value(message or "", later)
+                fix = _cause_fix(explanation, other, runner, hinted)
+                if fix is not None:
+                    break
+        if fix is None:
             if runner.exhausted():
-                return found[1] if found is not None else (None, {}, False, False)
-            trace, _ = runner.run([change, *extra])
-            if not resolves(trace) and (cause.mentioned or cause.prescribed) and not runner.exhausted():
-                # SGLang's advice taken, the next check asks for one more flag (``Please set --chunked-prefill-size -1
-                # when using ...``): the two together, once
-                advised = next_advice(explanation, trace, {change.name})
-                if advised is not None:
-                    chained, _ = runner.run([change, advised[0], *extra])
-                    if resolves(chained):
-                        trace, text = chained, f"{text} {advised[1]}"
-            if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
-                env = {c.name: c.value for c in extra}
-                if cause.kind == "env":
-                    env = {cause.field: cause.alternative, **env}
-                fix = ((text if cause.kind != "env" else None), env, True, cause.drops)
-                cost = (cause.drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
-                if cost == (False, 0) or cause.mentioned or cause.prescribed:
-                    return fix  # (SGLang's message names the flag or the value: its own advice, whatever else it moves)
-                if found is None or cost < found[0]:
-                    found = (cost, fix)
                 break
+            continue
+        fix, cost = fix
+        if cost == (False, 0) or cause.mentioned or cause.prescribed:
+            return fix  # (SGLang's message names the flag or the value: its own advice, whatever else it moves)
+        if found is None or cost < found[0]:
+            found = (cost, fix)
     return found[1] if found is not None else (None, {}, False, False)
+
+
+MORE_VALUES_TRIED = 2  # a cause's later values find_fix tries when its first does not resolve
+
+
+def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: list[Change]) -> tuple[tuple, tuple] | None:
+    """``find_fix``'s run of one cause's alternative (with SGLang's advice first, when the message gives env): the fix
+    and its cost when it resolves with nothing assumed that the prediction did not; else None."""
+    text = change_text(explanation, cause)
+    if text is None:
+        return None
+    change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
+    for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
+        if runner.exhausted():
+            return None
+        trace, _ = runner.run([change, *extra])
+        if not resolves(trace) and (cause.mentioned or cause.prescribed) and not runner.exhausted():
+            # SGLang's advice taken, the next check asks for one more flag (``Please set --chunked-prefill-size -1
+            # when using ...``): the two together, once
+            advised = next_advice(explanation, trace, {change.name})
+            if advised is not None:
+                chained, _ = runner.run([change, advised[0], *extra])
+                if resolves(chained):
+                    trace, text = chained, f"{text} {advised[1]}"
+        if resolves(trace) and not new_assumptions(explanation.trace, trace):  # nothing assumed that the prediction did not
+            env = {c.name: c.value for c in extra}
+            if cause.kind == "env":
+                env = {cause.field: cause.alternative, **env}
+            fix = ((text if cause.kind != "env" else None), env, True, cause.drops)
+            return fix, (cause.drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
+    return None
 
 
 def next_advice(explanation: Explanation, trace: Trace, changed: set[str]) -> tuple[Change, str] | None:
