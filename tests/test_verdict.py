@@ -789,3 +789,43 @@ def test_the_fix_tries_the_conditions_next_value_when_the_first_meets_another_ra
     top = verdict.causes[0]
     assert (top.field, top.role, top.alternative, top.later_alternatives[:1]) == ("topk", "default", 2, [1])
     assert verdict.fix == "--topk 1" and verdict.fix_verified and not verdict.fix_trade_off
+
+
+RULES_TABLE = '''
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    graph_backend: str = "breakable"
+    dcp_size: int = 1
+    enable_tbo: bool = False
+
+    def __post_init__(self):
+        rules = [
+            ("decode context parallel", lambda: self.dcp_size > 1),
+            ("two-batch overlap", lambda: self.enable_tbo),
+        ]
+        for name, predicate in rules:
+            if predicate():
+                self.graph_backend = "disabled"
+                return
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--dcp-size", type=int, default=1)
+        parser.add_argument("--enable-tbo", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_rule_of_a_table_called_in_a_loop_names_what_its_lambda_reads(tmp_path):
+    # pr30620 (0.5.17's _disable_breakable_cudagraph_if_incompatible): `for name, predicate in rules: if predicate():`.
+    # The loop's names are built from the table it iterates, so the condition reads what the table's lambdas read.
+    explanation = explained(miniature_tree(tmp_path, RULES_TABLE), "--model-path /m --enable-tbo")
+    verdict = verdict_of(explanation, "graph_backend")
+    assert verdict.outcome == "overrides"
+    assert [(c.field, c.role, c.alternative) for c in verdict.causes][:1] == [("enable_tbo", "user-flag", False)]

@@ -335,6 +335,14 @@ class Program:
                                 [e for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else [])
                             for name in names:
                                 table.setdefault(name.id, []).append((child.lineno, module.source_of(child.value)))
+                    elif isinstance(child, (ast.For, ast.AsyncFor)):
+                        # ``for name, predicate in rules:``: each name the loop binds is built from what it iterates
+                        # (a table of (name, lambda) rules whose ``predicate()`` a condition calls)
+                        target = child.target
+                        names = [target] if isinstance(target, ast.Name) else (
+                            [e for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else [])
+                        for name in names:
+                            table.setdefault(name.id, []).append((child.lineno, module.source_of(child.iter)))
                 for entries in table.values():
                     entries.sort()
             self._assignments[function_id] = table
