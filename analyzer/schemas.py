@@ -297,8 +297,8 @@ def documents() -> dict[str, tuple]:
                      "site": nullable(ref("site")), "change": nullable(STR), "env": mapping(STR),
                      "trade_off": nullable(STR), "why": STR, "renamed": BOOL, "moot": BOOL,
                      "alternative": nullable(STR), "moved": nullable(STR), "replay": nullable(STR),
-                     "later_release": nullable(ref("later_release")), "ends": ref("value")},
-                    optional=("later_release", "ends"))
+                     "later_release": nullable(ref("later_release")), "ends": ref("value"), "warning": nullable(STR)},
+                    optional=("later_release", "ends", "warning"))
     outcome = obj({
         "version": STR, "status": {"enum": ["resolves", "raises", "rejected"]}, "error": nullable(STR),
         "error_site": nullable(ref("site")), "replacements": array(obj({"typed": STR, "use": STR})),

@@ -141,3 +141,24 @@ def test_a_renamed_value_gets_the_name_sglangs_warning_asks_for(tree):
     (kept,) = keep_fixes(explanation)
     assert kept.renamed and kept.advised and kept.change == "--tool-parser new_name"
     assert "as its warning asks, write --tool-parser new_name" in "\n".join(keep_lines([kept]))
+
+
+def test_the_warning_sglang_logs_at_its_write_is_shown_with_the_way_to_keep_the_value(tree):
+    # 0.5.17: "Breakable CUDA graph is incompatible with multimodal model; disabling prefill CUDA graph." is SGLang's
+    # reason for switching a default off; whoever forces it back should read it first (a flag of yours, and a default)
+    from analyzer.commands.explain import override_of
+    from analyzer.commands.keep_fix import field_keep_lines, keep_default
+    from analyzer.commands.verdict import Runner
+
+    warned = "a2a_backend is overridden to 'deepep' because Waterfill requires it."
+    given = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --enable-waterfill --a2a-backend megamoe"))
+    [fix] = keep_fixes(given)
+    assert fix.warning == warned and fix.to_dict()["warning"] == warned
+    assert f"    SGLang's warning there: {warned!r}" in keep_lines([fix])
+    left = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --enable-waterfill"))
+    kept = keep_default(left, override_of(left, "a2a_backend"), Runner(left))
+    assert kept.warning == warned
+    assert field_keep_lines("a2a_backend", kept, "deepep")[1] == f"  SGLang's warning there: {warned!r}"
+    # a write with no warning before it on its branch has none
+    balanced = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --disaggregation-mode prefill"))
+    assert keep_default(balanced, override_of(balanced, "balance_method"), Runner(balanced)).warning is None

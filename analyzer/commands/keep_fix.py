@@ -62,6 +62,7 @@ class KeepFix:
     replayed: str | None = None  # ``fix --replay``: the replay's verdict on the change (``keep_replay.replay_keep``)
     later: LaterRelease | None = None  # no change keeps it: the later cached release that does (``later_release``)
     ends: Any = None  # your number scaled back is not exact: what the field ends as (within 1% of yours)
+    warning: str | None = None  # what SGLang logged just before its write, on the same branch: its reason, in its words
 
     def to_dict(self) -> dict:
         return {
@@ -81,6 +82,7 @@ class KeepFix:
             "replay": self.replayed,
             "later_release": self.later.to_dict() if self.later is not None else None,
             "ends": encode_value(self.ends),
+            "warning": self.warning,
         }
 
 
@@ -94,6 +96,17 @@ KEEP_RUNS = 10  # engine runs keep_fix may spend beyond the override's verdict
 
 
 def keep_fix(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
+    """How to keep the value of yours SGLang overrides (``override``), with the warning SGLang logged at its write."""
+    return _with_warning(explanation, override, _keep_fix(explanation, override, runner))
+
+
+def _with_warning(explanation: Explanation, override: Override, found: KeepFix) -> KeepFix:
+    if found.warning is None and found.field == override.field:
+        found.warning = write_warning(explanation, override)
+    return found
+
+
+def _keep_fix(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
     verdict = override_verdict(explanation, override, runner)
     runner.budget = max(runner.budget, runner.runs + KEEP_RUNS)  # the verdict's runs are not this search's
     last = override.writes[-1]
@@ -448,6 +461,10 @@ def keep_default(explanation: Explanation, override: Override, runner: Runner) -
     explicit value (the field ends with it and resolution succeeds) that is the fix, for whatever
     value you choose. Otherwise the override's causes, as for a flag you gave. A default left None for a
     choice (SGLang picks it) tries those causes first: stating the choice SGLang picked keeps nothing."""
+    return _with_warning(explanation, override, _keep_default(explanation, override, runner))
+
+
+def _keep_default(explanation: Explanation, override: Override, runner: Runner) -> KeepFix:
     last = override.writes[-1]
     found = KeepFix(field=override.field, flag=None, given=override.before, sglang_value=override.after, site=last.site)
     flags = [f for f in explanation.extraction.flags_for_dest(override.field) if not f.deprecated and not f.suppressed]
@@ -710,6 +727,8 @@ def keep_lines(fixes: list[KeepFix]) -> list[str]:
         label = fix.flag or fix.field
         where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
         lines.append(f"  {label} {fix.given!r} (SGLang sets {fix.sglang_value!r}{where})")
+        if fix.warning:
+            lines.append(f"    SGLang's warning there: {fix.warning!r}")
         if fix.renamed:
             lines.append(f"    nothing to keep: {fix.sglang_value!r} is SGLang's own name for {fix.given!r} (it rewrites exactly that value)"
                          + (f"; as its warning asks, write {fix.change}" if fix.advised and fix.change else ""))
@@ -768,6 +787,8 @@ def field_keep_lines(name: str, fix: KeepFix | None, final) -> list[str]:
         return [f"{name} keeps {final!r}: no write changed it on this launch; nothing to fix."]
     where = f" at {fix.site.short()} in {fix.site.function}" if fix.site is not None else ""
     lines = [f"{name}: SGLang sets {fix.sglang_value!r}{where} (it was {fix.given!r})"]
+    if fix.warning:
+        lines.append(f"  SGLang's warning there: {fix.warning!r}")
     if fix.change is None and not fix.env and fix.alternative:
         lines.append("  " + _feature_cost_line(fix, "decides"))
         return lines
