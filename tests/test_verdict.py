@@ -829,3 +829,41 @@ def test_a_rule_of_a_table_called_in_a_loop_names_what_its_lambda_reads(tmp_path
     verdict = verdict_of(explanation, "graph_backend")
     assert verdict.outcome == "overrides"
     assert [(c.field, c.role, c.alternative) for c in verdict.causes][:1] == [("enable_tbo", "user-flag", False)]
+
+
+LOCAL_BOUND = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    overlap_loading: bool = False
+    max_loaded: Optional[int] = None
+    per_batch: int = 8
+
+    def __post_init__(self):
+        if self.overlap_loading:
+            limit = self.per_batch * 2
+            assert self.max_loaded is not None and self.max_loaded <= limit, (
+                f"overlap loading pins adapters, so --max-loaded must be at most double --per-batch: {limit}")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--overlap-loading", action="store_true")
+        parser.add_argument("--max-loaded", type=int, default=None)
+        parser.add_argument("--per-batch", type=int, default=8)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_bound_held_in_a_local_is_read_as_its_assignment(tmp_path):
+    # pr15512 (0.5.8's check_lora_server_args): `max_loaded_loras <= max_loaded_loras_limit` with the limit a local,
+    # `self.max_loras_per_batch * 2`. The bound is 16 with the default 8; before, only leaving your flag out was tried.
+    explanation = explained(miniature_tree(tmp_path, LOCAL_BOUND), "--model-path /m --overlap-loading")
+    verdict = verdict_of(explanation)
+    assert ("max_loaded", "default", 16) in [(c.field, c.role, c.alternative) for c in verdict.causes]
+    assert verdict.fix == "--max-loaded 16" and verdict.fix_verified and not verdict.fix_trade_off

@@ -510,14 +510,16 @@ _ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mul
                ast.FloorDiv: lambda a, b: a // b if b else None}
 
 
-def equated_values(explanation: Explanation, tree: ast.AST, name: str) -> list[Any]:
+def equated_values(explanation: Explanation, tree: ast.AST, name: str, guard: GuardValue | None = None) -> list[Any]:
     """The value that makes an equality on a field hold (``self.speculative_num_draft_tokens ==
     self.speculative_num_steps + 1`` with steps 5: 6): the other side, when it is arithmetic on integer constants
     and fields, each field at its value at the end of the run (the run with it tells whether it holds).
     An ordering against such a side gives the values on either side of it, as one against a constant does
     (``self.max_loaded_loras >= self.max_loras_per_batch`` with 8 per batch: 8 and 7 for max_loaded_loras;
-    with 4 loaded: 4 and 5 for max_loras_per_batch)."""
+    with 4 loaded: 4 and 5 for max_loras_per_batch). A local of ``guard``'s function on that side is read as its
+    assignment before the condition (``max_loaded_loras_limit = self.max_loras_per_batch * 2``: 16)."""
     out: list[Any] = []
+    local = _local_expressions(explanation, guard) if guard is not None else {}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1
                 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Gt, ast.GtE, ast.Lt, ast.LtE))):
@@ -533,6 +535,7 @@ def equated_values(explanation: Explanation, tree: ast.AST, name: str) -> list[A
             continue
         if isinstance(other, ast.Constant):
             continue  # (a literal: compared_literals)
+        other = _inlined(other, local, LOCAL_HOPS)
         fields = [n.attr for n in ast.walk(other) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
         known = {inp.name: inp.value for inp in inputs_named(explanation, fields, [], [], False,
                                                              len(explanation.trace.events))}
@@ -541,6 +544,34 @@ def equated_values(explanation: Explanation, tree: ast.AST, name: str) -> list[A
             continue
         out.extend([value] if isinstance(op, (ast.Eq, ast.NotEq)) else _either_side(op, value))
     return out
+
+
+LOCAL_HOPS = 2  # locals read through locals, at most
+
+
+def _local_expressions(explanation: Explanation, guard: GuardValue) -> dict[str, ast.expr]:
+    """Each local of the condition's function as last assigned before it, parsed (one value per name)."""
+    if not guard.file or not guard.function:
+        return {}
+    table = shared_program(explanation.tree.root, refresh=False).local_assignments(f"{guard.file}::{guard.function}")
+    out: dict[str, ast.expr] = {}
+    for name, entries in table.items():
+        before = [text for line, text in entries if line < guard.line]
+        parsed = _parse(before[-1]) if before else None
+        if isinstance(parsed, ast.Expression):
+            out[name] = parsed.body
+    return out
+
+
+def _inlined(node: ast.expr, local: dict[str, ast.expr], hops: int) -> ast.expr:
+    """``node`` with each local name it is (or, in arithmetic, holds) replaced by its assignment, ``hops`` deep."""
+    if hops <= 0 or not local:
+        return node
+    if isinstance(node, ast.Name) and node.id in local:
+        return _inlined(local[node.id], local, hops - 1)
+    if isinstance(node, ast.BinOp):
+        return ast.BinOp(left=_inlined(node.left, local, hops), op=node.op, right=_inlined(node.right, local, hops))
+    return node
 
 
 def _arithmetic(node: ast.AST, known: dict[str, Any]) -> int | None:
@@ -604,7 +635,7 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     literals: list[Any] = []
     tree = _parse(guard.expr)
     if tree is not None:
-        literals += compared_literals(tree, inp.name) + equated_values(explanation, tree, inp.name)
+        literals += compared_literals(tree, inp.name) + equated_values(explanation, tree, inp.name, guard)
     for match in RECEIVER_ATTR.finditer(guard.expr):
         if match.group(2):
             helper = helper_method(extraction, guard, match.group(1))
