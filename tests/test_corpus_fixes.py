@@ -86,6 +86,10 @@ FIRST_FIX_MISSES = {
     "pr30620-qwen25-vl-breakable-prefill-cuda-graph-disabled": "held-out, as it arrived: the record's answer is none (SGLang disables the breakable prefill graph for this VLM on purpose); for a feature SGLang switched off the tool states the explicit choice that keeps it",
     "pr30409-pd-decode-disables-prefill-cuda-graph": "held-out, as it arrived: the record's answer is none (a decode worker runs no prefill batches); for a feature SGLang switched off the tool states the explicit choice that keeps it",
     "pr9382-tokenizer-batch-encode-vs-dynamic-batch-tokenizer": "held-out, as it arrived: the tool's first fix drops --enable-tokenizer-batch-encode, which keeps the --enable-dynamic-batch-tokenizer the record keeps; its words ('drop one of the two flags: keep ...') read as setting the flag it keeps",
+    "pr23675-a100-prefill-only-disable-kv-cache-needs-fa-prefill": "held-out, as it arrived: the tool sets the prefill backend the check reads (--prefill-attention-backend fa3); the record sets --attention-backend fa3",
+    "pr38510-xpu-sampling-backend-defaults-to-intel-xpu": "held-out, as it arrived: the record's answer is none (the intended XPU default); for a default SGLang replaced the tool states SGLang's choice",
+    "pr19718-sm120-gpt-oss-triton-kernel-moe-rejects-ep": "held-out, as it arrived: the tool changes the MoE runner SGLang chose on SM120 (deep_gemm, which keeps your --ep-size 2); the record drops --ep-size 2",
+    "pr4232-deepep-sets-ep-size-to-tp-size": "held-out, as it arrived: the record's answer is none (DeepEP runs EP over all ranks); the tool offers --moe-a2a-backend none, which keeps the ep_size",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
