@@ -16,7 +16,7 @@ import pytest
 from analyzer.cli import main
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.commands.verdict import verdict_of
-from conftest import FIXTURES, NONE_ORDERING, PREPARE_SERVER_ARGS, miniature_tree
+from conftest import FIXTURES, MINIATURE_HEADER, NONE_ORDERING, PREPARE_SERVER_ARGS, miniature_tree
 HEADER_LINES = 6  # explain's header: SGLang, profile, model, command, from, env
 FIRST_SCREEN = 12  # the lines after the header an operator reads first
 
@@ -674,12 +674,7 @@ def test_a_value_sglang_computes_past_the_raise_from_what_the_engine_cannot_know
     assert ("user-flag", "disaggregation_transfer_backend") == (causes[0].role, causes[0].field)
 
 
-ORDERED_PAIR = '''
-import argparse
-import dataclasses
-from typing import Optional
-
-
+ORDERED_PAIR = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:
     model_path: str
@@ -708,11 +703,7 @@ def test_an_ordering_between_two_fields_offers_each_the_value_of_the_other(tmp_p
     assert causes == {("max_loaded", "user-flag"): 8, ("per_batch", "default"): 4}
 
 
-EXCLUSIVE_PAIR = '''
-import argparse
-import dataclasses
-
-
+EXCLUSIVE_PAIR = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:
     model_path: str
@@ -751,12 +742,7 @@ def test_a_bare_flag_name_is_matched_as_a_whole_word_only():
     assert not _named_bare("enable-layered-cache", "see --enable-layered-cache-size")
 
 
-NONE_AGAINST_A_BOUND = '''
-import argparse
-import dataclasses
-from typing import Optional
-
-
+NONE_AGAINST_A_BOUND = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:
     model_path: str
@@ -791,11 +777,7 @@ def test_the_fix_tries_the_conditions_next_value_when_the_first_meets_another_ra
     assert verdict.fix == "--topk 1" and verdict.fix_verified and not verdict.fix_trade_off
 
 
-RULES_TABLE = '''
-import argparse
-import dataclasses
-
-
+RULES_TABLE = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:
     model_path: str
@@ -831,12 +813,7 @@ def test_a_rule_of_a_table_called_in_a_loop_names_what_its_lambda_reads(tmp_path
     assert [(c.field, c.role, c.alternative) for c in verdict.causes][:1] == [("enable_tbo", "user-flag", False)]
 
 
-LOCAL_BOUND = '''
-import argparse
-import dataclasses
-from typing import Optional
-
-
+LOCAL_BOUND = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:
     model_path: str

@@ -1263,9 +1263,10 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
             continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
         fix = _cause_fix(explanation, cause, runner, hinted)
         if fix is None:
-            for later in cause.later_alternatives[:MORE_VALUES_TRIED]:
+            later_values = [v for v in cause.later_alternatives if not same_value(v, cause.value)]
+            for later in later_values[:MORE_VALUES_TRIED]:
                 # its first value avoided this raise only to meet another: the next values of the same condition
-                if runner.exhausted() or same_value(later, cause.value):
+                if runner.exhausted():
                     break
                 other = dataclasses.replace(cause, alternative=later)
                 other.drops = drops_flag(explanation, other)

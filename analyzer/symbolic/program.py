@@ -331,18 +331,13 @@ class Program:
                     if isinstance(child, ast.Assign):
                         for target in child.targets:
                             # ``a, b = f(x)``: each name is built from the whole right-hand side
-                            names = [target] if isinstance(target, ast.Name) else (
-                                [e for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else [])
-                            for name in names:
-                                table.setdefault(name.id, []).append((child.lineno, module.source_of(child.value)))
+                            for name in _bound_names(target):
+                                table.setdefault(name, []).append((child.lineno, module.source_of(child.value)))
                     elif isinstance(child, (ast.For, ast.AsyncFor)):
                         # ``for name, predicate in rules:``: each name the loop binds is built from what it iterates
                         # (a table of (name, lambda) rules whose ``predicate()`` a condition calls)
-                        target = child.target
-                        names = [target] if isinstance(target, ast.Name) else (
-                            [e for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else [])
-                        for name in names:
-                            table.setdefault(name.id, []).append((child.lineno, module.source_of(child.iter)))
+                        for name in _bound_names(child.target):
+                            table.setdefault(name, []).append((child.lineno, module.source_of(child.iter)))
                 for entries in table.values():
                     entries.sort()
             self._assignments[function_id] = table
@@ -517,3 +512,12 @@ def shared_program(root: Path, refresh: bool = True) -> Program:
     elif refresh:
         program.refresh()
     return program
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """The names an assignment or a loop target binds: ``x``, or each name of ``a, b`` / ``[a, b]``."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return []
