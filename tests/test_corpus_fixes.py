@@ -90,6 +90,8 @@ FIRST_FIX_MISSES = {
     "pr38510-xpu-sampling-backend-defaults-to-intel-xpu": "held-out, as it arrived: the record's answer is none (the intended XPU default); for a default SGLang replaced the tool states SGLang's choice",
     "pr19718-sm120-gpt-oss-triton-kernel-moe-rejects-ep": "held-out, as it arrived: the tool changes the MoE runner SGLang chose on SM120 (deep_gemm, which keeps your --ep-size 2); the record drops --ep-size 2",
     "pr4232-deepep-sets-ep-size-to-tp-size": "held-out, as it arrived: the record's answer is none (DeepEP runs EP over all ranks); the tool offers --moe-a2a-backend none, which keeps the ep_size",
+    "pr20732-pd-decode-offload-kvcache-needs-storage-backend": "held-out, as it arrived: the tool states the first storage backend that resolves (file); the record names mooncake first and file among the others",
+    "pr17953-mi355x-mori-chunked-prefill-exceeds-dispatch-tokens": "held-out, as it arrived: the record's fix is the PR's DP-attention launch (a smaller chunk per rank); the tool keeps your chunk size and offers the decode role, which skips the check",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
