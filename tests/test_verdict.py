@@ -699,8 +699,12 @@ def test_an_ordering_between_two_fields_offers_each_the_value_of_the_other(tmp_p
     # the other's value: 8 for yours, 4 for the default (before, only leaving yours out was tried).
     explanation = explained(miniature_tree(tmp_path, ORDERED_PAIR), "--model-path /m --max-loaded 4")
     assert "max_loaded should be greater than or equal to per_batch" in explanation.trace.error.message
-    causes = {(c.field, c.role): c.alternative for c in verdict_of(explanation).causes}
+    verdict = verdict_of(explanation)
+    causes = {(c.field, c.role): c.alternative for c in verdict.causes}
     assert causes == {("max_loaded", "user-flag"): 8, ("per_batch", "default"): 4}
+    # both named by the message: the default you left comes before the flag you gave (as the record of pr8650 has it),
+    # and the fix keeps your 4
+    assert verdict.causes[0].field == "per_batch" and verdict.fix == "--per-batch 4" and not verdict.fix_trade_off
 
 
 EXCLUSIVE_PAIR = MINIATURE_HEADER + '''

@@ -1158,10 +1158,13 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
 def rank_key(cause: Cause) -> tuple:
     """Causes that undo the outcome altogether first (the write does not happen), then those that only
     change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
-    NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did."""
+    NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did. Where SGLang's
+    message names a default you left and a flag you gave alike, the default comes first: the flag is what you know
+    you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
+    default 8)."""
     return (not cause.own, cause.effect, another_device(cause),
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not_this_machine(cause),
-            not cause.mentioned)
+            not cause.mentioned, cause.role != "default")
 
 
 def not_this_machine(cause: Cause) -> bool:
