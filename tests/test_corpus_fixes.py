@@ -92,6 +92,8 @@ FIRST_FIX_MISSES = {
     "pr4232-deepep-sets-ep-size-to-tp-size": "held-out, as it arrived: the record's answer is none (DeepEP runs EP over all ranks); the tool offers --moe-a2a-backend none, which keeps the ep_size",
     "pr20732-pd-decode-offload-kvcache-needs-storage-backend": "held-out, as it arrived: the tool states the first storage backend that resolves (file); the record names mooncake first and file among the others",
     "pr17953-mi355x-mori-chunked-prefill-exceeds-dispatch-tokens": "held-out, as it arrived: the record's fix is the PR's DP-attention launch (a smaller chunk per rank); the tool keeps your chunk size and offers the decode role, which skips the check",
+    "issue28427-cpu-gemma4-default-intel-amx-rejected": "held-out, as it arrived: the engine verifies --attention-backend triton on the CPU profile (the Gemma4 check lists it); the record says no CPU backend works on 0.5.14 (triton has no CPU kernels there), which no check the engine runs says",
+    "pr32962-eplb-without-a2a-defaults-dynamic-dispatch": "held-out, as it arrived: the record's answer is none (dynamic dispatch is the right pick without an a2a backend); for a default SGLang resolved the tool states SGLang's choice",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
