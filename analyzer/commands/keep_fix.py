@@ -116,7 +116,8 @@ def _keep_fix(explanation: Explanation, override: Override, runner: Runner) -> K
     if renames(override, declared.default if declared is not None else None) or _same_launch(explanation, override, verdict, runner):
         found.renamed = True
         flags = explanation.extraction.flags_for_dest(override.field)
-        warning = write_warning(explanation, override) if override.given and flags else None
+        found.warning = write_warning(explanation, override)
+        warning = found.warning if override.given and flags else None
         if warning is not None and isinstance(override.after, str) and advises(warning, override.after):
             # SGLang's warning asks for its own name (``is deprecated. Please use 'qwen' instead``): write that
             found.change = f"{override.flag or flags[0].primary} {override.after}"

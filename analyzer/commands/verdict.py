@@ -206,6 +206,12 @@ def record_helpers(expr: str) -> list[str]:
     return out
 
 
+def assigned_before(table: dict[str, list[tuple[int, str]]], name: str, line: int) -> str | None:
+    """The text of the last assignment of local ``name`` before ``line`` (``Program.local_assignments``' table)."""
+    before = [text for assigned, text in table.get(name, ()) if assigned < line]
+    return before[-1] if before else None
+
+
 def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -> list[str]:
     """The right-hand sides of the local variables a condition reads, as last assigned in its function
     before it (``algo = cfg.speculative_algorithm`` for ``algo is not None``), followed ``depth`` deep."""
@@ -221,9 +227,9 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
     for _ in range(depth):
         texts = []
         for name in wanted:
-            before = [text for line, text in table[name] if line < guard.line]
-            if before:
-                texts.append(before[-1])
+            text = assigned_before(table, name, guard.line)
+            if text is not None:
+                texts.append(text)
         if not texts:
             break
         out += texts
@@ -346,9 +352,9 @@ def passed_sources(program, call: ast.Call, name: str, position: int, caller: st
     table = program.local_assignments(caller)
     locals_: list[str] = []
     for local in set(re.findall(r"\b[A-Za-z_]\w*\b", text)) & set(table):
-        before = [t for assigned, t in table[local] if assigned < line]
-        if before:
-            locals_.append(before[-1])
+        assigned = assigned_before(table, local, line)
+        if assigned is not None:
+            locals_.append(assigned)
     return text, locals_
 
 
@@ -519,7 +525,8 @@ def equated_values(explanation: Explanation, tree: ast.AST, name: str, guard: Gu
     with 4 loaded: 4 and 5 for max_loras_per_batch). A local of ``guard``'s function on that side is read as its
     assignment before the condition (``max_loaded_loras_limit = self.max_loras_per_batch * 2``: 16)."""
     out: list[Any] = []
-    local = _local_expressions(explanation, guard) if guard is not None else {}
+    table = (shared_program(explanation.tree.root, refresh=False).local_assignments(f"{guard.file}::{guard.function}")
+             if guard is not None and guard.file and guard.function else {})
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1
                 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Gt, ast.GtE, ast.Lt, ast.LtE))):
@@ -535,7 +542,7 @@ def equated_values(explanation: Explanation, tree: ast.AST, name: str, guard: Gu
             continue
         if isinstance(other, ast.Constant):
             continue  # (a literal: compared_literals)
-        other = _inlined(other, local, LOCAL_HOPS)
+        other = _inlined(other, table, guard.line if guard is not None else 0, LOCAL_HOPS)
         fields = [n.attr for n in ast.walk(other) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
         known = {inp.name: inp.value for inp in inputs_named(explanation, fields, [], [], False,
                                                              len(explanation.trace.events))}
@@ -549,28 +556,17 @@ def equated_values(explanation: Explanation, tree: ast.AST, name: str, guard: Gu
 LOCAL_HOPS = 2  # locals read through locals, at most
 
 
-def _local_expressions(explanation: Explanation, guard: GuardValue) -> dict[str, ast.expr]:
-    """Each local of the condition's function as last assigned before it, parsed (one value per name)."""
-    if not guard.file or not guard.function:
-        return {}
-    table = shared_program(explanation.tree.root, refresh=False).local_assignments(f"{guard.file}::{guard.function}")
-    out: dict[str, ast.expr] = {}
-    for name, entries in table.items():
-        before = [text for line, text in entries if line < guard.line]
-        parsed = _parse(before[-1]) if before else None
-        if isinstance(parsed, ast.Expression):
-            out[name] = parsed.body
-    return out
-
-
-def _inlined(node: ast.expr, local: dict[str, ast.expr], hops: int) -> ast.expr:
-    """``node`` with each local name it is (or, in arithmetic, holds) replaced by its assignment, ``hops`` deep."""
-    if hops <= 0 or not local:
+def _inlined(node: ast.expr, table: dict[str, list[tuple[int, str]]], line: int, hops: int) -> ast.expr:
+    """``node`` with each local name it is (or, in arithmetic, holds) replaced by its assignment before ``line``,
+    ``hops`` deep."""
+    if hops <= 0:
         return node
-    if isinstance(node, ast.Name) and node.id in local:
-        return _inlined(local[node.id], local, hops - 1)
+    if isinstance(node, ast.Name):
+        parsed = _parse(assigned_before(table, node.id, line) or "")
+        return _inlined(parsed.body, table, line, hops - 1) if isinstance(parsed, ast.Expression) else node
     if isinstance(node, ast.BinOp):
-        return ast.BinOp(left=_inlined(node.left, local, hops), op=node.op, right=_inlined(node.right, local, hops))
+        return ast.BinOp(left=_inlined(node.left, table, line, hops), op=node.op,
+                         right=_inlined(node.right, table, line, hops))
     return node
 
 
