@@ -137,7 +137,7 @@ def definitions() -> dict[str, dict]:
     }, optional=("phase", "path"), description="One thing resolution did: a write, an env write, a warning, a raise, a probe.")
     defs["alternative"] = obj({"condition": STRS, "final": mapping(ref("value")), "error": nullable(ref("event")), "inputs": STRS},
                               optional=("inputs",))
-    defs["trace"] = obj(trace_properties(), description="A Trace: what resolution did, from either engine.")
+    defs["trace"] = obj(trace_properties(), optional=TRACE_OPTIONAL, description="A Trace: what resolution did, from either engine.")
     defs["site_record"] = obj({
         "kind": {"enum": [k.value for k in SiteKind]},
         "file": STR, "line": INT, "function": STR, "idiom": STR,
@@ -187,13 +187,16 @@ def definitions() -> dict[str, dict]:
                                   "replay_sites": STRS, "kind": {"enum": ["value", "sites"]}})),
         "raise_agrees": BOOL, "symbolic_error": nullable(STR), "replay_error": nullable(STR), "replay_complete": BOOL, "agrees": BOOL,
     })
-    defs["replay"] = obj({**trace_properties(), **replay_extras()}, description="A replay's Trace, with where it ran.")
+    defs["replay"] = obj({**trace_properties(), **replay_extras()}, optional=TRACE_OPTIONAL, description="A replay's Trace, with where it ran.")
     defs["replay_failure"] = obj({"schema": {"const": SCHEMA_NUMBERS["replay"]}, "error": STR, "kind": STR,
                                   "partial_trace": nullable(ref("trace")), "stderr_tail": nullable(STR)},
                                  description="A replay that did not finish: its one-line error and what the trace kept.")
     defs["explain"] = obj(explain_properties(), optional=EXPLAIN_OPTIONAL)
     defs["launch"] = obj({"launcher": STR, "origin": STR})
     return defs
+
+
+TRACE_OPTIONAL = ("unanswered_files",)  # left out of a trace's JSON when empty (Trace.to_dict)
 
 
 def trace_properties() -> dict:
@@ -214,6 +217,8 @@ def trace_properties() -> dict:
         "stand_ins": STRS,
         "resolved_overrides": ref("value"),
         "notes": STRS,
+        "unanswered_files": array(obj({"path": STR, "query": {"enum": ["isdir", "isfile", "exists"]}, "taken": BOOL,
+                                       "condition": STR, "file": STR, "line": INT, "function": STR})),
         "complete": BOOL,
         "schema": INT,
     }
@@ -238,7 +243,7 @@ def verdict_properties() -> dict:
     }
 
 
-EXPLAIN_OPTIONAL = ("verdict", "field_verdicts", "fields", "fixes", "replay", "comparison", "memory")
+EXPLAIN_OPTIONAL = ("verdict", "field_verdicts", "fields", "fixes", "replay", "comparison", "memory", *TRACE_OPTIONAL)
 
 
 def explain_properties() -> dict:
@@ -406,7 +411,7 @@ def documents() -> dict[str, tuple]:
                                optional=("site", "file", "qualname", "line", "order"))),
             "edges": array(obj({"from": STR, "to": STR, "kind": nullable(STR)}))})),
         "replay": ("sgtrace replay --json: the Trace SGLang's own code produced (or, when it failed, the error and the partial trace)",
-                   {"anyOf": [obj({**trace_properties(), "schema": number["replay"], **replay_extras()}), ref("replay_failure")]}),
+                   {"anyOf": [obj({**trace_properties(), "schema": number["replay"], **replay_extras()}, optional=TRACE_OPTIONAL), ref("replay_failure")]}),
     }
 
 

@@ -671,7 +671,9 @@ def test_a_value_sglang_computes_past_the_raise_from_what_the_engine_cannot_know
     assert explanation.trace.error.site.function == "ServerArgs._validate_ib_devices"
     causes = verdict_of(explanation).causes
     assert [c.role for c in causes if c.role == "ordering"] == []
-    assert ("user-flag", "disaggregation_transfer_backend") == (causes[0].role, causes[0].field)
+    # the node's /sys/class/infiniband, which nothing answered, first: the prediction holds only where it is missing
+    assert [(c.role, c.field) for c in causes[:2]] == [("node", "/sys/class/infiniband"),
+                                                        ("user-flag", "disaggregation_transfer_backend")]
 
 
 ORDERED_PAIR = MINIATURE_HEADER + '''
@@ -848,3 +850,65 @@ def test_a_bound_held_in_a_local_is_read_as_its_assignment(tmp_path):
     verdict = verdict_of(explanation)
     assert ("max_loaded", "default", 16) in [(c.field, c.role, c.alternative) for c in verdict.causes]
     assert verdict.fix == "--max-loaded 16" and verdict.fix_verified and not verdict.fix_trade_off
+
+
+NODE_FILE_CHECK = MINIATURE_HEADER + '''
+import os
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    fabric_device: Optional[str] = None
+
+    def __post_init__(self):
+        if self.fabric_device is not None:
+            if not os.path.isdir("/sys/class/fabric"):
+                raise RuntimeError("fabric sysfs path not found: /sys/class/fabric")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--fabric-device", type=str, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_raise_on_a_node_file_nothing_answered_names_that_file_first(tmp_path):
+    # the mooncake launch of 0.5.14+ with --disaggregation-ib-device: SGLang checks /sys/class/infiniband, which no
+    # profile lists. The engine takes the unanswered check as false and predicts the raise; the verdict says first
+    # that the prediction hangs on the node, and how to answer for it (it had named the transfer backend alone).
+    tree = miniature_tree(tmp_path, NODE_FILE_CHECK)
+    explanation = explained(tree, "--model-path /m --fabric-device mlx5_0")
+    assert explanation.trace.error.exc_type == "RuntimeError"
+    assert [(f["path"], f["query"], f["taken"]) for f in explanation.trace.unanswered_files] == [("/sys/class/fabric", "isdir", False)]
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.role, top.kind, top.field, top.alternative) == ("node", "node-file", "/sys/class/fabric", "dir")
+    assert [(c.role, c.field) for c in verdict.causes[1:]] == [("user-flag", "fabric_device")]
+    from analyzer.views.verdict import raise_block
+    lines = raise_block(verdict, explanation.trace.error, "sgtrace fix ...")
+    assert lines[0].endswith("where /sys/class/fabric is missing on the node.")
+    assert "--assume-file /sys/class/fabric=dir" in lines[2]
+    # answered for the node, the launch resolves, and the trace keeps nothing unanswered
+    answered = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --fabric-device mlx5_0", profile="h100",
+                                      assume_files=["/sys/class/fabric=dir"]))
+    assert answered.trace.error is None and answered.trace.unanswered_files == []
+    assert "unanswered_files" not in answered.trace.to_dict()
+    assert explanation.trace.to_dict()["unanswered_files"][0]["path"] == "/sys/class/fabric"
+
+
+def test_a_node_file_whose_answer_does_not_avoid_the_raise_is_no_cause(tmp_path):
+    # the file is asked about on the way (a warning where it is missing), but the raise comes whatever the node has:
+    # no node cause, the flag alone
+    source = NODE_FILE_CHECK.replace(
+        '''            if not os.path.isdir("/sys/class/fabric"):
+                raise RuntimeError("fabric sysfs path not found: /sys/class/fabric")''',
+        '''            if not os.path.isdir("/sys/class/fabric"):
+                logger.warning("no fabric sysfs")
+            raise RuntimeError("fabric devices are not supported")''')
+    assert source != NODE_FILE_CHECK
+    explanation = explained(miniature_tree(tmp_path, source), "--model-path /m --fabric-device mlx5_0")
+    assert explanation.trace.error.message == "fabric devices are not supported"
+    assert [f["path"] for f in explanation.trace.unanswered_files] == ["/sys/class/fabric"]
+    assert [(c.role, c.field) for c in verdict_of(explanation).causes] == [("user-flag", "fabric_device")]

@@ -62,7 +62,7 @@ from ..contracts.trace import target_value
 REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 CASE_DIR = REPO_ROOT / "tests" / "cases"
 KINDS = ("raise", "override")
-ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model")
+ROLES = ("sglang-default", "ordering", "user-flag", "default", "env", "hardware", "model", "node")
 _KEYS = {"source", "title", "reported_release", "release", "profile", "model_config", "draft_model_config", "args", "env", "kind",
          "reproduces", "not_reproduced_because", "expect", "cause", "fix", "note", "heldout", "verdict_miss"}
 

@@ -60,7 +60,7 @@ from ..contracts.trace import (
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
 # them, their own flags and env, then the facts that make their deployment differ from others'
 # (hardware, model), and last the declared defaults, which are the same for every operator.
-ROLES = ("ordering", "sglang-default", "user-flag", "env", "hardware", "model", "default")
+ROLES = ("ordering", "sglang-default", "user-flag", "env", "hardware", "model", "default", "node")
 MAX_RUNS = 24  # engine runs for one outcome (each 5-20 ms)
 MAX_ALTERNATIVES = 4  # values tried for one input
 TRUTHY = {"1", "true", "yes", "on"}
@@ -72,14 +72,14 @@ NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
 class Cause:
     """One decisive cause of the verdict: an input, its value, its role and where it decides."""
 
-    field: str  # a field, an env var (role env), a probe (role hardware) or a model attribute (role model)
+    field: str  # a field, an env var (role env), a probe (role hardware), a model attribute (role model), a node file (role node)
     value: Any  # its value on this launch
     role: str  # one of ROLES
     site: SiteRef | None  # sglang-default / ordering: the write; otherwise the condition
     why: str  # one line in words
     condition: str  # the condition it decides, as SGLang writes it
     alternative: Any = None  # the value that, run through the engine, avoided the outcome
-    kind: str = "field"  # field | env | probe | model
+    kind: str = "field"  # field | env | probe | model | node-file
     flag: str | None = None  # the option the user typed (user-flag)
     mentioned: bool = False  # SGLang's message names it
     held: bool = True  # how the condition came out on this launch
@@ -747,7 +747,7 @@ def env_alternatives(inp: Input) -> list[Any]:
 class Change:
     """One change to the inputs that the verdict tries in a run of the engine."""
 
-    kind: str  # field | env | probe | model | write (what one SGLang write site stores)
+    kind: str  # field | env | probe | model | node-file (what the node has at a path) | write (what one SGLang write site stores)
     name: str
     value: Any
     site: SiteRef | None = None  # kind write: the site
@@ -809,6 +809,8 @@ class Runner:
                     env[change.name] = change.value
             elif change.kind == "probe" and profile is not None:
                 profile = dataclasses.replace(profile, probes={**dict(profile.probes), change.name: change.value})
+            elif change.kind == "node-file" and profile is not None:
+                profile = dataclasses.replace(profile, files={**dict(profile.files), change.name: change.value})
             elif change.kind == "model" and model is not None:
                 config = {**model.config, "architectures": [change.value]}
                 model = dataclasses.replace(model, architecture=change.value, config=config)
@@ -1383,7 +1385,8 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     causes = find_causes(explanation, candidates, avoided, runner, message=error.message or "",
                          stop_after=f"{error.site.file}::{error.site.function}", hints=hints, phase=error.phase)
     causes += ordering_causes(explanation, error, runner, exclude=set())
-    causes = rank(causes)
+    # what the engine could not see of the node comes first: the prediction itself hangs on it
+    causes = node_file_causes(explanation, runner, avoided) + rank(causes)
     fix, fix_env, verified, trade_off = find_fix(explanation, causes, runner, error.message or "")
     place = f"{error.site.short()} in {error.site.function}"
     if causes:
@@ -1391,6 +1394,32 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     else:
         summary = f"SGLang raises {error.exc_type} at {place}; no single input of yours changes that (see the conditions below)."
     return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs, fix_trade_off=trade_off)
+
+
+NODE_FILE_KINDS = {"isdir": "dir", "isfile": "file", "exists": "file"}  # what a path is where the check holds
+MAX_NODE_FILES = 4  # unanswered node files tried for one raise (a run each)
+NODE_FILE_WORDS = {"dir": "a directory", "file": "a file"}
+
+
+def node_file_causes(explanation: Explanation, runner: Runner, avoided: Callable[[Trace], bool]) -> list[Cause]:
+    """The node's files the raise hangs on: a path nothing answered (not on this machine, not in the profile's
+    ``[files]``, no ``--assume-file``) that a condition on the way took as missing, where a run with the node
+    having it avoids the raise (``/sys/class/infiniband`` for ``--disaggregation-ib-device``, an SSL file named
+    by a flag and not on this machine). The engine cannot see the node: the prediction holds only where the path
+    is missing there."""
+    out: list[Cause] = []
+    for asked in explanation.trace.unanswered_files[:MAX_NODE_FILES]:
+        kind = NODE_FILE_KINDS.get(asked.get("query", ""))
+        if kind is None or asked.get("taken") is not False or runner.exhausted():
+            continue
+        trace, _ = runner.run([Change("node-file", asked["path"], kind)])
+        if not avoided(trace):
+            continue
+        why = (f"{asked['path']} on the node, which sgtrace cannot see, was taken as missing (`{asked['condition']}` false); "
+               f"where it is {NODE_FILE_WORDS[kind]} this check passes (--assume-file {asked['path']}={kind})")
+        out.append(Cause(field=asked["path"], value=None, role="node", site=SiteRef(asked["file"], asked["line"], asked["function"]),
+                         why=why, condition=asked["condition"], alternative=kind, kind="node-file", held=False))
+    return out
 
 
 UNORDERABLE = "not supported between instances of"

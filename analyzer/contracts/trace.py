@@ -292,6 +292,9 @@ class Trace:
     stand_ins: list[str] = dataclasses.field(default_factory=list)  # import stand-ins touched (replay)
     resolved_overrides: list[Any] = dataclasses.field(default_factory=list)  # SGLang's own stash (replay, era B)
     notes: list[str] = dataclasses.field(default_factory=list)
+    # node files a condition asked about that nothing answered (symbolic): {"path", "query", "taken", "condition",
+    # "file", "line", "function"}; the condition took them as ``taken`` (false)
+    unanswered_files: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     complete: bool = True  # False when the run stopped early (timeout, crash)
     schema: int = SCHEMA_VERSION
 
@@ -326,6 +329,8 @@ class Trace:
             if alt.error is not None:
                 for g_data, g in zip(alt_data["error"]["guards"], alt.error.guards):
                     g_data["value"] = encode_value(g.value)
+        if not data["unanswered_files"]:
+            del data["unanswered_files"]  # the usual case: JSON as before the node's unanswered files were kept
         data["resolved_overrides"] = encode_value(self.resolved_overrides)
         data["probes"] = encode_value(self.probes)
         for ev_data in [*data["events"], data["error"], *(a["error"] for a in data["alternatives"])]:

@@ -61,6 +61,8 @@ SUM_CAUSE = "The decisive cause: {cause}. "
 SUM_CAUSE_SGLANG = "{field} = {value}, set by SGLang at {site} in {function} (you did not set it), so {condition} is {held}; with {alternative} it does not raise"
 SUM_CAUSE_ORDERING = "SGLang sets {field} = {alternative} only later, at {site} in {function}, after the check {condition}"
 SUM_CAUSE_INPUT = "{input}, so {condition} is {held}; with {alternative} it does not raise"
+SUM_CAUSE_NODE = ("{path} on the node, which sgtrace cannot see, taken as missing, so {condition} is false; where it is {what} "
+                  "it does not raise ({assume})")
 SUM_ALSO_DECISIVE = "Also decisive: {inputs}. "
 SUM_VERIFIED_FIX = "Fix, verified by sgtrace's engine: {fix}. "
 SUM_TRADE_OFF_FIX = "Fix, verified by sgtrace's engine, a trade-off that gives up one of the flags: {fix}. "

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ..contracts.trace import START_UP, Alternative, Event, Trace, Unknown, encode_value
 from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError, StopRun
+from .objects import UnansweredFile
 from ..knowledge.kinds import EventKind
 
 MAX_PATHS = 32
@@ -159,7 +160,19 @@ def fold(paths: list[PathResult], trace: Trace, truncated: bool) -> Trace:
         for name, answer in path.probes.items():
             probes.setdefault(name, answer)
     trace.probes = [{"name": n, "answer": a, "how": "profile" if not isinstance(a, Unknown) else "unknown"} for n, a in probes.items()]
+    trace.unanswered_files = unanswered_files(primary)
     return trace
+
+
+def unanswered_files(path: PathResult) -> list[dict[str, Any]]:
+    """The node files a condition of the run asked about that nothing answered (``UnansweredFile``, taken as
+    false), each once, with the condition and where it is."""
+    out: list[dict[str, Any]] = []
+    for text, choice, _reason, site, value in path.assumptions:
+        if isinstance(value, UnansweredFile) and not any(f["path"] == value.path and f["query"] == value.query for f in out):
+            out.append({"path": value.path, "query": value.query, "taken": choice, "condition": text,
+                        "file": site.file, "line": site.line, "function": site.function})
+    return out
 
 
 def _distinguishing(paths: list[PathResult]) -> list[str]:

@@ -289,7 +289,7 @@ class Interpreter:
                         frame.unknown_taken.append(taken)
                 else:
                     self.world.note(f"{frame.module.rel}:{getattr(node, 'lineno', 0)}{ASSUMED_NOTE}{text}` is false ({value.reason})")
-            self.world.assumptions.append((text, choice, value.reason, self.site(node, frame)))
+            self.world.assumptions.append((text, choice, value.reason, self.site(node, frame), value))
             return choice
         try:
             return bool(value)

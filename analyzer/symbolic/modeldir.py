@@ -25,7 +25,7 @@ from typing import Any
 from .. import node_files
 from ..contracts.trace import Unknown
 from .interp import is_plain
-from .objects import FileHandle, Intrinsic, PathObj
+from .objects import FileHandle, Intrinsic, PathObj, UnansweredFile
 
 CONFIG_NAME = "config.json"
 OS_QUERIES = ("os.path.exists", "os.path.isdir", "os.path.isfile", "os.listdir")
@@ -77,6 +77,8 @@ def node_answer(world, what: str, target: str | None) -> Any:
         kind = files.get(posixpath.normpath(target))
         if kind is not None:
             return node_files.answer(kind, what.rsplit(".", 1)[1])
+        if target.startswith("/"):
+            return UnansweredFile(posixpath.normpath(target), what.rsplit(".", 1)[1])
     return Unknown(f"{what}() reads the file system")
 
 

@@ -16,6 +16,20 @@ from ..contracts.trace import Unknown
 MISSING = object()
 
 
+class UnansweredFile(Unknown):
+    """``os.path.isdir/isfile/exists`` of an absolute path outside the model directory that no source answers
+    (``analyzer.node_files``: not a path of the user's flags, not in the profile's ``[files]``, no
+    ``--assume-file``): a fact of the node the evaluator cannot see. Taken as false like any unmodeled value;
+    the path is kept so that the verdict can ask what the launch does where the node has it."""
+
+    __slots__ = ("path", "query")
+
+    def __init__(self, path: str, query: str):
+        super().__init__(f"os.path.{query}({path!r}) reads the node's file system")
+        self.path = path
+        self.query = query  # isdir | isfile | exists
+
+
 class AttrMissing(Exception):
     """An attribute lookup failed the way ``AttributeError`` would in SGLang."""
 

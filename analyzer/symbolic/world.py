@@ -154,7 +154,7 @@ class World:
         self.user_env = dict(env)
         self.env: dict[str, Any] = {}  # values set during resolution (envs.X.set)
         self.events: list[Event] = []
-        self.assumptions: list[tuple[str, bool, str, SiteRef]] = []
+        self.assumptions: list[tuple[str, bool, str, SiteRef, Unknown]] = []  # (condition, taken as, why, where, the value)
         self.notes: list[str] = []
         self.probes: dict[str, Any] = {}
         self._globals: dict[tuple[str, str], Any] = {}

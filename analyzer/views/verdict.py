@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import Cause, Verdict, fix_words
+from ..commands.verdict import NODE_FILE_WORDS, Cause, Verdict, fix_words
 
 WIDTH = 100
 
@@ -46,6 +46,8 @@ def cause_headline(cause: Cause) -> str:
         return f"env {cause.field} = {short(cause.value) if cause.value is not None else 'unset'}"
     if cause.role == "hardware":
         return f"{cause.field}() = {short(cause.value)} on this profile"
+    if cause.role == "node":
+        return f"{cause.field} on the node, which sgtrace cannot see: taken as missing"
     return f"the model's architecture {cause.value}"
 
 
@@ -54,6 +56,10 @@ def cause_effect(cause: Cause, override=None) -> str:
     avoids it (as the engine found)."""
     if cause.role == "ordering":
         return f"`{cause.condition}` was checked first"
+    if cause.role == "node":
+        at = f" (at {cause.site.short()} in {cause.site.function})" if cause.site is not None else ""
+        return (f"so `{cause.condition}` is false{at}; where it is {NODE_FILE_WORDS.get(cause.alternative, cause.alternative)} "
+                f"it does not raise: give --assume-file {cause.field}={cause.alternative} if the node has it")
     if cause.own:
         return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
                 f"{_with(cause)} it does not raise")
@@ -96,6 +102,8 @@ def short_input(cause: Cause) -> str:
         return f"{cause.field}() = {short(cause.value)}"
     if cause.role == "model":
         return f"model {cause.value}"
+    if cause.role == "node":
+        return f"{cause.field} on the node (not known)"
     return f"{cause.field} = {short(cause.value)}"
 
 
@@ -119,7 +127,7 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
         lines = [f"Verdict: the arguments resolve, but the engine's start-up check raises {where}",
                  "  (check_server_args, run on the resolved arguments when the engine starts)."]
     else:
-        lines = [f"Verdict: resolution raises {where}."]
+        lines = [f"Verdict: resolution raises {where}{_unless_node(verdict)}."]
     if verdict.causes:
         top = verdict.causes[0]
         lines.extend(f"  Cause: {cause_headline(top)};".split("\n"))
@@ -131,6 +139,12 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
         lines.append("  Cause: no single input changes the outcome; the conditions below all hold on any change tried.")
     lines.append(fix_line(verdict, fix_command))
     return lines
+
+
+def _unless_node(verdict: Verdict) -> str:
+    """The node file the prediction hangs on, when that is its top cause."""
+    top = verdict.causes[0] if verdict.causes else None
+    return f", where {top.field} is missing on the node" if top is not None and top.role == "node" else ""
 
 
 def shown_change(override, top=None) -> tuple[str, Any, Any]:
