@@ -912,3 +912,56 @@ def test_a_node_file_whose_answer_does_not_avoid_the_raise_is_no_cause(tmp_path)
     assert explanation.trace.error.message == "fabric devices are not supported"
     assert [f["path"] for f in explanation.trace.unanswered_files] == ["/sys/class/fabric"]
     assert [(c.role, c.field) for c in verdict_of(explanation).causes] == [("user-flag", "fabric_device")]
+
+
+RESET_FLAG = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    dp_size: int = 1
+    enable_dp_attention: bool = False
+    enable_overlap: bool = False
+    a2a_backend: str = "none"
+
+    def __post_init__(self):
+        if self.dp_size == 1:
+            self.enable_dp_attention = False
+        if self.enable_overlap and self.a2a_backend == "none" and not self.enable_dp_attention:
+            raise ValueError("without an a2a backend (a2a_backend='none'), --enable-dp-attention is required")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--dp-size", type=int, default=1)
+        parser.add_argument("--enable-dp-attention", action="store_true")
+        parser.add_argument("--enable-overlap", action="store_true")
+        parser.add_argument("--a2a-backend", type=str, choices=["none", "deepep"], default="none")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_what_made_sglang_undo_a_flag_the_message_asks_for_comes_first(tmp_path):
+    # issue36840 (0.5.21): SGLang resets your --enable-dp-attention at dp_size 1, then the TBO check asks for
+    # --enable-dp-attention. dp_size == 1 with dp_size 1 offers no other value by its literal: its neighbour 2 is
+    # tried; and what made SGLang undo the flag the message asks for ranks before the a2a backend the message names
+    explanation = explained(miniature_tree(tmp_path, RESET_FLAG), "--model-path /m --enable-dp-attention --enable-overlap")
+    assert "--enable-dp-attention is required" in explanation.trace.error.message
+    causes = verdict_of(explanation).causes
+    top = causes[0]
+    assert (top.field, top.role, top.alternative, top.undid_flag) == ("dp_size", "default", 2, "--enable-dp-attention")
+    assert "over your --enable-dp-attention, which SGLang's message asks for" in top.why
+    assert [c.field for c in causes[1:]] == ["a2a_backend", "enable_overlap"]
+    assert not any(c.undid_flag for c in causes[1:])
+    from analyzer.views.verdict import cause_effect
+    assert "where SGLang resets your --enable-dp-attention, which its message asks for; with 2 it does not raise" in cause_effect(top)
+
+
+def test_an_integer_held_equal_to_its_value_is_offered_its_neighbours():
+    import ast as _ast
+
+    from analyzer.commands.verdict import equals_current
+
+    assert equals_current(_ast.parse("self.dp_size == 1", mode="eval"), "dp_size", 1)
+    assert equals_current(_ast.parse("1 != server_args.dp_size", mode="eval"), "dp_size", 1)
+    assert not equals_current(_ast.parse("self.dp_size == 2", mode="eval"), "dp_size", 1)  # 2 is the literal's own try
+    assert not equals_current(_ast.parse("self.dp_size > 1", mode="eval"), "dp_size", 1)

@@ -92,6 +92,9 @@ class Cause:
     # the values tried after ``alternative`` had it not avoided the outcome (``x > 1``: 2, then 1): where the first
     # avoids this raise only to meet another, ``find_fix`` tries these in turn
     later_alternatives: list[Any] = field(default_factory=list)
+    # the flag you gave, which SGLang's message asks for, that it made SGLang undo (``--enable-dp-attention is
+    # required`` after SGLang reset your --enable-dp-attention because dp_size == 1); empty for any other cause
+    undid_flag: str = ""
 
     def to_dict(self) -> dict:
         return {
@@ -610,6 +613,21 @@ def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
     return False
 
 
+def equals_current(tree: ast.AST | None, name: str, current: Any) -> bool:
+    """The condition compares the field by ``==``/``!=`` with a constant equal to its value (``dp_size == 1`` with
+    dp_size 1): the literal is no other value to try."""
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            field_side, other = ((node.left, node.comparators[0]) if _is_field(node.left, name)
+                                 else (node.comparators[0], node.left))
+            found, value = _constant(other)
+            if _is_field(field_side, name) and found and same_value(value, current):
+                return True
+    return False
+
+
 def names_value(help_text: str, value: str) -> bool:
     """The flag's help names the value: quoted, or as a word in a list (``Builtins: EAGLE, NGRAM``)."""
     if any(q + value + q in help_text for q in ("'", '"', "`")):
@@ -661,8 +679,10 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
             out.sort(key=lambda value: value is not None)
     for value in choices or ():
         add(value)
-    if not out and isinstance(current, int) and not isinstance(current, bool) and in_arithmetic_check(tree, inp.name):
-        # an integer in a check's arithmetic (``(tp_size * pp_size) % nnodes == 0``): its default, then its neighbours
+    if (not out and isinstance(current, int) and not isinstance(current, bool)
+            and (in_arithmetic_check(tree, inp.name) or equals_current(tree, inp.name, current))):
+        # an integer in a check's arithmetic (``(tp_size * pp_size) % nnodes == 0``), or one the condition holds
+        # equal to its value (``dp_size == 1`` with dp_size 1): its default, then its neighbours
         if declared is not None and isinstance(declared.default, int) and not isinstance(declared.default, bool):
             add(declared.default)
         for value in (current + 1, current - 1, current * 2):
@@ -995,7 +1015,9 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             continue
         if len(causes) >= SHOWN_CAUSES and candidate.pin:
             continue
-        if len(causes) >= SHOWN_CAUSES and (candidate.own is None, 0, False, rank_) > max(rank_key(c)[:4] for c in causes.values()):
+        best = (candidate.own is None, 0, False, not (candidate.via is not None and undoes_named_flag(explanation, candidate.via, message)),
+                rank_)
+        if len(causes) >= SHOWN_CAUSES and best > max(rank_key(c)[:5] for c in causes.values()):
             break  # nothing left could rank among the causes shown
         named = mentioned(inp, message, explanation.extraction)
         found = None
@@ -1041,10 +1063,14 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 candidate.own if candidate.own is not None else candidate.reached if candidate.reached is not None else
                 (candidate.via.site if candidate.via is not None else None))
             why = why_of(inp, guard, explanation, candidate.condition)
+            undid = ""
             if candidate.via is not None:
                 via = candidate.via
                 explained.add(via.field)
                 why += f", which made SGLang set {via.field} = {via.new!r} at {via.site.short()} in {via.site.function}"
+                if undoes_named_flag(explanation, via, message):
+                    undid = explanation.parsed.given_flags.get(via.field) or "--" + via.field.replace("_", "-")
+                    why += f" over your {undid}, which SGLang's message asks for"
             if candidate.skipped is not None:
                 why += (f", so SGLang skips its write {candidate.skipped.field} = {candidate.skipped.value} at "
                         f"{candidate.skipped.location.short()}")
@@ -1057,7 +1083,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
                 mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
                 own=candidate.own is not None, reached=candidate.reached is not None,
-                later_alternatives=[] if was_pinned or extra else list(queue),
+                later_alternatives=[] if was_pinned or extra else list(queue), undid_flag=undid,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].prescribed = isinstance(alternative, str) and names_value(message or "", alternative)
@@ -1073,6 +1099,15 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 track |= {c.guard.where() for c in more}
                 pending = sorted(pending + more, key=order)
     return list(causes.values())
+
+
+def undoes_named_flag(explanation: Explanation, write: Event, message: str) -> bool:
+    """SGLang's ``write`` replaced a value you gave with another, and the raise's message names that flag: the message
+    asks for what you passed, which SGLang itself undid."""
+    parsed = explanation.parsed
+    if parsed is None or write.field not in parsed.given or same_value(write.new, parsed.given[write.field]):
+        return False
+    return mentioned(Input("field", write.field, write.new, "sglang-default"), message, explanation.extraction)
 
 
 def once_per_run(phase: str) -> bool:
@@ -1160,7 +1195,7 @@ def rank_key(cause: Cause) -> tuple:
     message names a default you left and a flag you gave alike, the default comes first: the flag is what you know
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
-    return (not cause.own, cause.effect, another_device(cause),
+    return (not cause.own, cause.effect, another_device(cause), not cause.undid_flag,
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not_this_machine(cause),
             not cause.mentioned, cause.role != "default")
 

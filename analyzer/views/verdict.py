@@ -75,7 +75,8 @@ def cause_effect(cause: Cause, override=None) -> str:
     where = ""
     if cause.role != "sglang-default" and cause.site is not None:
         where = f" (at {cause.site.short()} in {cause.site.function})"
-    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}; {_with(cause)} {outcome}"
+    undid = f", where SGLang resets your {cause.undid_flag}, which its message asks for" if cause.undid_flag else ""
+    return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}{undid}; {_with(cause)} {outcome}"
 
 
 def _with(cause: Cause) -> str:
