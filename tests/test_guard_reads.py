@@ -63,3 +63,15 @@ def test_reads_survive_the_trace_json():
     first, second = back.error.guards
     assert first.reads == Reads(fields=["page_size"]) and second.reads is None
     assert back.to_json() == trace.to_json()
+
+
+def test_a_traces_unanswered_files_round_trip_and_a_bad_entry_is_dropped():
+    asked = {"path": "/sys/class/infiniband", "query": "isdir", "taken": False, "condition": "os.path.isdir(p)",
+             "file": "sglang/srt/arg_groups/validation_hook.py", "line": 537, "function": "validate_ib_devices"}
+    trace = Trace(engine="symbolic", unanswered_files=[asked])
+    assert Trace.from_json(trace.to_json()).unanswered_files == [asked]
+    data = trace.to_dict()
+    data["unanswered_files"] = [asked, "not a dict", 7]
+    assert Trace.from_dict(data).unanswered_files == [asked]
+    data["unanswered_files"] = "not a list"
+    assert Trace.from_dict(data).unanswered_files == []

@@ -383,6 +383,8 @@ class Trace:
             )
             for a in data.get("alternatives", [])
         ]
+        files = data.get("unanswered_files", [])
+        trace.unanswered_files = [dict(f) for f in files if isinstance(f, dict)] if isinstance(files, list) else []
         trace.probes = decode_value(data.get("probes", []))
         trace.resolved_overrides = decode_value(data.get("resolved_overrides", []))
         return trace
