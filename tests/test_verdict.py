@@ -965,3 +965,16 @@ def test_an_integer_held_equal_to_its_value_is_offered_its_neighbours():
     assert equals_current(_ast.parse("1 != server_args.dp_size", mode="eval"), "dp_size", 1)
     assert not equals_current(_ast.parse("self.dp_size == 2", mode="eval"), "dp_size", 1)  # 2 is the literal's own try
     assert not equals_current(_ast.parse("self.dp_size > 1", mode="eval"), "dp_size", 1)
+
+
+def test_fix_says_first_that_the_raise_hangs_on_a_node_file(tmp_path):
+    from analyzer.commands.fix import find_fixes
+    from analyzer.views.diagnose import render_fixes
+
+    request = ExplainRequest(sglang=str(miniature_tree(tmp_path, NODE_FILE_CHECK)), args="--model-path /m --fabric-device mlx5_0",
+                             profile="h100")
+    explanation = explain(request)
+    report = find_fixes(request, explanation)
+    assert [c.field for c in report.node_files] == ["/sys/class/fabric"]
+    first = render_fixes(explanation, report).splitlines()[0]
+    assert first.startswith("The raise hangs on /sys/class/fabric on the node") and "--assume-file /sys/class/fabric=dir" in first

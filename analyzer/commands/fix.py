@@ -88,6 +88,8 @@ class FixReport:
     plausible: list[Candidate] = field(default_factory=list)  # resolves only over conditions the engine assumed
     last: Candidate | None = field(default=None, repr=False)  # the candidate ``file`` saw last
     later: LaterRelease | None = None  # no fix: the later cached release that accepts the launch (``later_release``)
+    # the node files the predicted raise hangs on (the verdict's node causes): nothing to fix where the node has them
+    node_files: list = field(default_factory=list)
 
     def file(self, candidate: Candidate) -> bool:
         """Put a verified or plausible candidate in its list; False (nowhere yet) for one that failed."""
@@ -277,13 +279,13 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
     return "; ".join(dict.fromkeys(costs)) or None
 
 
-def cause_changes(explanation: Explanation) -> list[Change]:
-    """The verdict's causes of the raise (``analyzer.commands.verdict``) as command-line changes: each cause's
-    input set to the value whose run avoided the raise (an ordering cause: the value SGLang itself
-    writes later). Hardware and model causes are no command-line change."""
+def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
+    """The verdict's causes of the raise (``analyzer.commands.verdict``; ``causes`` where the caller has them) as
+    command-line changes: each cause's input set to the value whose run avoided the raise (an ordering cause: the
+    value SGLang itself writes later). Hardware, model and node causes are no command-line change."""
 
     changes = []
-    for cause in verdict_of(explanation).causes:
+    for cause in (causes if causes is not None else verdict_of(explanation).causes):
         if cause.kind == "env" and cause.alternative is not None:
             changes.append(Change("set-env", cause.field, str(cause.alternative), f"verdict: {cause.condition}"))
             continue
@@ -791,7 +793,9 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     # values SGLang's message names for an input on the way, and the bounds of the comparisons on the way
     first = []
     extra = []
-    for change in (cause_changes(explanation) if error is not None else []):
+    causes = verdict_of(explanation).causes if error is not None else []
+    report.node_files = [c for c in causes if c.role == "node"]
+    for change in cause_changes(explanation, causes):
         if _key([change]) not in known:
             first.append([change])
             known.add(_key([change]))
