@@ -96,6 +96,8 @@ FIRST_FIX_MISSES = {
     "pr32962-eplb-without-a2a-defaults-dynamic-dispatch": "held-out, as it arrived: the record's answer is none (dynamic dispatch is the right pick without an a2a backend); for a default SGLang resolved the tool states SGLang's choice",
     "issue36840-tbo-dp-attention-reset-at-dp1": "held-out, as it arrived: the tool offers --moe-a2a-backend deepep (the EP a2a backend the message names); the record's fix is --dp-size 4, which keeps your --enable-dp-attention from being reset",
     "pr10031-hicache-page-first-direct-forces-direct-io": "held-out, as it arrived: to keep your --hicache-io-backend kernel the tool offers --hicache-mem-layout page_first (the record's second answer); the record first states the direct backend the layout requires",
+    "pr10973-export-metrics-to-file-needs-dir": "held-out, as it arrived: the tool offers leaving out --export-metrics-to-file (the directory, a free-form string, is offered no value); the record gives a directory",
+    "pr8215-remote-instance-load-format-falls-back-to-auto": "held-out, as it arrived: the tool proposes nothing to keep --load-format remote_instance (the group ports, a JSON list, are offered no value); the record gives the ports",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
