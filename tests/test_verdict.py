@@ -978,3 +978,83 @@ def test_fix_says_first_that_the_raise_hangs_on_a_node_file(tmp_path):
     assert [c.field for c in report.node_files] == ["/sys/class/fabric"]
     first = render_fixes(explanation, report).splitlines()[0]
     assert first.startswith("The raise hangs on /sys/class/fabric on the node") and "--assume-file /sys/class/fabric=dir" in first
+
+
+WARNED_OVERRIDE = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    diffusion_algorithm: Optional[str] = None
+    disable_cuda_graph: bool = False
+    attention_backend: str = "triton"
+
+    def __post_init__(self):
+        if self.diffusion_algorithm is not None and not self.disable_cuda_graph:
+            logger.warning("Attention backend is set to flashinfer because of enabling cuda graph in diffusion inference")
+            self.attention_backend = "flashinfer"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--diffusion-algorithm", type=str, default=None)
+        parser.add_argument("--disable-cuda-graph", action="store_true")
+        parser.add_argument("--attention-backend", type=str, choices=["triton", "flashinfer"], default="triton")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_input_sglangs_warning_at_the_write_names_ranks_first(tmp_path):
+    # pr14203 (0.5.6.post2): "Attention backend is set to flashinfer because of enabling cuda graph in diffusion LLM
+    # inference". The warning is SGLang's reason for its write, as a raise's message is: the cuda graph left on comes
+    # before your --diffusion-algorithm (a user flag had ranked before a default)
+    explanation = explained(miniature_tree(tmp_path, WARNED_OVERRIDE),
+                            "--model-path /m --diffusion-algorithm low_confidence --attention-backend triton")
+    verdict = verdict_of(explanation, field="attention_backend")
+    assert [(c.field, c.role, c.mentioned) for c in verdict.causes] == [
+        ("disable_cuda_graph", "default", True), ("diffusion_algorithm", "user-flag", False)]
+
+
+UNSET_DIRECTORY = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    export_to_file: bool = False
+    export_dir: Optional[str] = None
+
+    def __post_init__(self):
+        if self.export_to_file and self.export_dir is None:
+            raise ValueError("--export-dir is required when --export-to-file is enabled")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--export-to-file", action="store_true")
+        parser.add_argument("--export-dir", type=str, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_free_form_string_left_unset_is_tried_with_a_stand_in_for_your_value(tmp_path):
+    # pr10973 (0.5.6.post2): the directory SGLang asks for has no choices and no literal to try; its stand-in, named as
+    # argparse's --help names it, flips `export_dir is None`, and the views say it stands for your own value
+    from analyzer.commands.verdict import StandIn
+    from analyzer.views.verdict import cause_effect, fix_line
+
+    explanation = explained(miniature_tree(tmp_path, UNSET_DIRECTORY), "--model-path /m --export-to-file")
+    verdict = verdict_of(explanation)
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.alternative) == ("export_dir", "default", "EXPORT_DIR") and isinstance(top.alternative, StandIn)
+    assert cause_effect(top).endswith("with a value of yours there (EXPORT_DIR) it does not raise")
+    assert verdict.fix == "--export-dir EXPORT_DIR" and verdict.fix_verified
+    assert fix_line(verdict, "sgtrace fix ...").endswith("--export-dir EXPORT_DIR  (EXPORT_DIR: your own value)")
+
+
+def test_a_stand_in_is_offered_only_for_a_free_form_string_flag():
+    from analyzer.commands.verdict import value_stand_in
+    from analyzer.contracts.extraction import Flag
+
+    assert value_stand_in(Flag(["--export-dir"], "export_dir")) == "EXPORT_DIR"
+    assert value_stand_in(Flag(["--hosts"], "hosts", nargs="+")) == ["HOSTS"]
+    assert value_stand_in(Flag(["--mode"], "mode", choices=["a", "b"])) is None
+    assert value_stand_in(Flag(["--size"], "size", type="int")) is None
+    assert value_stand_in(Flag(["--on"], "on", action="store_true")) is None

@@ -34,7 +34,7 @@ from ..replay import envs
 from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .later_release import LaterRelease
-from .verdict import MESSAGE_OPTION, Runner, names_value, ordering_causes, other_changes, setting_hints, verdict_of
+from .verdict import MESSAGE_OPTION, Runner, StandIn, names_value, ordering_causes, other_changes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -305,6 +305,8 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
         elif value is None:
             if cause.field in explanation.parsed.given:
                 changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
+        elif isinstance(value, StandIn):  # the operator's own value goes there (a directory, a host)
+            changes.append(Change("set-flag", flag.primary, str(value), f"{value} stands for your own value; verdict: {cause.condition}"))
         elif not isinstance(value, (list, dict)):
             changes.append(Change("set-flag", flag.primary, str(value), f"verdict: {cause.condition}"))
     return changes

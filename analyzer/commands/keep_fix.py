@@ -31,7 +31,8 @@ from ..knowledge.receivers import RECEIVERS
 from ..contracts.extraction import NOT_LITERAL
 from ..symbolic.program import shared_program
 from ..contracts.trace import SiteRef, encode_value, new_assumptions, same_value, split_target, target_value
-from .verdict import ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict
+from .verdict import (ENV_HINT, Cause, Change, Runner, change_text, conditions_of, deciding_write, override_verdict, site_dict,
+                      write_warning)
 
 # The causes tried for one override (each is one engine run).
 MAX_TRIED = 4
@@ -416,24 +417,6 @@ def warned_value(explanation: Explanation, override: Override, flag) -> Any:
     return named[0] if len(named) == 1 else None
 
 
-def write_warning(explanation: Explanation, override: Override) -> str | None:
-    """The message of the warning SGLang logged on the same branch of the same function just before its write."""
-    write = override.writes[-1]
-    if write.site is None:
-        return None
-    events = explanation.trace.events
-    at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is write), None)
-    if at is None:
-        return None
-    where = [g.where() for g in write.guards]
-    for event in reversed(events[max(0, at - WARNING_WINDOW):at]):
-        if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
-            break  # another function ran between them
-        if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
-            return event.message or ""
-    return None
-
-
 QUOTE = "[`'\"]?"
 
 
@@ -443,9 +426,6 @@ def advises(message: str, value: str) -> bool:
     word = QUOTE + re.escape(value) + QUOTE + r"(?![\w-])"
     return re.search(rf"(?i)\b(?:use|set|pass|specify|try)\s+(?:{QUOTE}--[\w-]+{QUOTE}[ =]+)?(?<![\w-]){word}"
                      rf"|(?<![\w-]){word}\s+instead\b", message) is not None
-
-
-WARNING_WINDOW = 4  # events looked back from a write for its warning
 
 
 def _left_out_runs_the_same(explanation: Explanation, override: Override, runner: Runner) -> bool:

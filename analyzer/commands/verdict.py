@@ -613,6 +613,34 @@ def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
     return False
 
 
+def none_tested(tree: ast.AST | None, name: str) -> bool:
+    """The condition asks whether the field is None (``x is None``, ``x is not None``)."""
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            sides = (node.left, node.comparators[0])
+            if any(_is_field(a, name) and isinstance(b, ast.Constant) and b.value is None for a, b in (sides, sides[::-1])):
+                return True
+    return False
+
+
+class StandIn(str):
+    """A value the operator supplies (a directory, a host), shown as argparse's --help names it: the engine runs
+    with this string, and the views say it stands for the operator's own value."""
+
+
+def value_stand_in(flag) -> Any:
+    """A stand-in for the free-form value of a string flag (no choices): its dest as argparse's --help shows it
+    (``EXPORT_METRICS_TO_FILE_DIR``), a list of one for a flag that takes several; None for any other flag."""
+    if flag is None or flag.action != "store" or flag.choices or flag.type not in (None, "str"):
+        return None
+    word = StandIn(flag.dest.upper())
+    if flag.nargs in ("+", "*"):
+        return [word]
+    return word if flag.nargs is None else None
+
+
 def equals_current(tree: ast.AST | None, name: str, current: Any) -> bool:
     """The condition compares the field by ``==``/``!=`` with a constant equal to its value (``dp_size == 1`` with
     dp_size 1): the literal is no other value to try."""
@@ -679,6 +707,10 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
             out.sort(key=lambda value: value is not None)
     for value in choices or ():
         add(value)
+    if not out and current is None and none_tested(tree, inp.name) and (stand_in := value_stand_in(flag)) is not None:
+        # a free-form value left unset where the condition asks for one (``export_metrics_to_file_dir is None``): the
+        # flag's name as argparse shows it in --help, the operator's own value to put there
+        out.append(stand_in)
     if (not out and isinstance(current, int) and not isinstance(current, bool)
             and (in_arithmetic_check(tree, inp.name) or equals_current(tree, inp.name, current))):
         # an integer in a check's arithmetic (``(tp_size * pp_size) % nnodes == 0``), or one the condition holds
@@ -981,7 +1013,7 @@ def candidates_of(explanation: Explanation, guards: list[GuardValue], limit: int
 def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: Callable[[Trace], bool],
                 runner: Runner, message: str = "", stop_after: str | None = None,
                 hints: list[Change] = (), exclude: set[str] = frozenset(),
-                effect: Callable[[Trace, Any], int] | None = None, phase: str = RESOLUTION) -> list[Cause]:
+                effect: Callable[[Trace, Any], int] | None = None, phase: str = RESOLUTION, prescribes: bool = True) -> list[Cause]:
     """Each input, changed alone: a cause when its condition flips (an input of the written value
     itself has none) and the outcome goes away.
 
@@ -992,7 +1024,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     when it alone is not enough. ``stop_after``: the function whose normal return answers the
     question (the raise's function: it returned without raising). ``effect``: how far a run that
     avoided the outcome undid it (0: not at all there, 1: there otherwise), for the ranking. ``phase``: where the
-    outcome's conditions were evaluated (a condition one step back, where its write was)."""
+    outcome's conditions were evaluated (a condition one step back, where its write was). ``prescribes``: a value the
+    message names is its advice (a raise's message; not a warning that reports the value SGLang wrote)."""
     track = {c.guard.where() for c in candidates if c.guard is not None}
     causes: dict[tuple, Cause] = {}
 
@@ -1086,7 +1119,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 later_alternatives=[] if was_pinned or extra else list(queue), undid_flag=undid,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
-            causes[inp.key].prescribed = isinstance(alternative, str) and names_value(message or "", alternative)
+            causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
             continue
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
             # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
@@ -1865,6 +1898,27 @@ def prefer_sglangs_own(explanation: Explanation, override: Override, candidates:
         candidate.prefer = (value,)
 
 
+WARNING_WINDOW = 4  # events looked back from a write for its warning
+
+
+def write_warning(explanation: Explanation, override: Override) -> str | None:
+    """The message of the warning SGLang logged on the same branch of the same function just before its write."""
+    write = override.writes[-1]
+    if write.site is None:
+        return None
+    events = explanation.trace.events
+    at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is write), None)
+    if at is None:
+        return None
+    where = [g.where() for g in write.guards]
+    for event in reversed(events[max(0, at - WARNING_WINDOW):at]):
+        if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
+            break  # another function ran between them
+        if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
+            return event.message or ""
+    return None
+
+
 def override_verdict(explanation: Explanation, override: Override, runner: Runner | None = None) -> Verdict:
     """Why a field ended with its value: for a flag you gave, the inputs that, changed, keep your value;
     for a default SGLang resolved, the inputs that, changed, give another value. Neither may make
@@ -1900,7 +1954,11 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         return effect(t)
 
     causes = later_write_causes(explanation, candidates, limit, decided_otherwise, runner)
-    causes += find_causes(explanation, candidates, avoided, runner, exclude={name}, effect=effect_of, phase=last.phase)
+    # SGLang's warning at its write gives its reason ("Attention backend is set to flashinfer because of enabling cuda
+    # graph in diffusion LLM inference"): an input it names is SGLang's own diagnosis, as a raise's message is
+    reason = write_warning(explanation, override) or ""
+    causes += find_causes(explanation, candidates, avoided, runner, message=reason, exclude={name}, effect=effect_of,
+                          phase=last.phase, prescribes=False)
     if not override.given and not runner.exhausted():
         earlier = skipped_default_cause(explanation, override, last, runner)
         if earlier is not None:

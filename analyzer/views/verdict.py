@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import NODE_FILE_WORDS, Cause, Verdict, fix_words
+from ..commands.verdict import NODE_FILE_WORDS, Cause, StandIn, Verdict, fix_words
 
 WIDTH = 100
 
@@ -84,7 +84,17 @@ def _with(cause: Cause) -> str:
     switch of theirs whose alternative is off) is left out."""
     if cause.role == "user-flag" and (cause.alternative is None or (cause.alternative is False and cause.value is True)):
         return f"without {cause.flag or '--' + cause.field.replace('_', '-')}"
+    stand_in = _stand_in(cause.alternative)
+    if stand_in is not None:
+        return f"with a value of yours there ({stand_in})"
     return f"with {short(cause.alternative)}"
+
+
+def _stand_in(value: Any) -> str | None:
+    """The stand-in for the operator's own value (``StandIn``, alone or in a list of one), else None."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return str(value) if isinstance(value, StandIn) else None
 
 
 def _your_flag(cause: Cause) -> str:
@@ -108,12 +118,18 @@ def short_input(cause: Cause) -> str:
     return f"{cause.field} = {short(cause.value)}"
 
 
+def _stand_in_note(verdict: Verdict) -> str:
+    """What a stand-in in the fix stands for (``EXPORT_METRICS_TO_FILE_DIR``: the operator's own directory)."""
+    words = [w for w in (_stand_in(c.alternative) for c in verdict.causes) if w is not None and w in (verdict.fix or "")]
+    return f"  ({', '.join(dict.fromkeys(words))}: your own value)" if words else ""
+
+
 def fix_line(verdict: Verdict, fix_command: str) -> str:
     if fix_words(verdict) and verdict.fix_verified and verdict.fix_trade_off:
         return (f"  Fix (verified by the engine; a trade-off: it gives up a flag you gave): {fix_words(verdict)}\n"
                 f"    `{fix_command}` weighs the others")
     if fix_words(verdict) and verdict.fix_verified:
-        return f"  Fix (verified by the engine): {fix_words(verdict)}"
+        return f"  Fix (verified by the engine): {fix_words(verdict)}{_stand_in_note(verdict)}"
     return f"  Fix: none verified from these causes; run `{fix_command}`"
 
 
