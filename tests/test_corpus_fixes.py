@@ -98,6 +98,9 @@ FIRST_FIX_MISSES = {
     "pr10031-hicache-page-first-direct-forces-direct-io": "held-out, as it arrived: to keep your --hicache-io-backend kernel the tool offers --hicache-mem-layout page_first (the record's second answer); the record first states the direct backend the layout requires",
     "pr10973-export-metrics-to-file-needs-dir": "held-out, as it arrived the tool offered leaving out --export-metrics-to-file; since a free-form string left unset gets a stand-in it offers --export-metrics-to-file-dir EXPORT_METRICS_TO_FILE_DIR (your own value), where the record gives a directory",
     "pr8215-remote-instance-load-format-falls-back-to-auto": "held-out, as it arrived: the tool proposes nothing to keep --load-format remote_instance (the group ports, a JSON list, are offered no value); the record gives the ports",
+    "issue2808-multinode-dp-attention-rejected": "held-out, as it arrived: the tool offers --nnodes 1 (the assertion reads it); the record drops --enable-dp-attention to keep both nodes",
+    "issue3750-dp-attention-forces-dp-equal-tp": "held-out, as it arrived: the record's answer is none (with DP attention the DP size is the TP size on 0.4.0); the tool offers leaving out --enable-dp-attention, which keeps your --dp-size",
+    "pr12912-served-model-name-colon-rejected": "held-out, as it arrived: the tool offers leaving out --served-model-name; the record renames it without the colon, a value no condition names",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
