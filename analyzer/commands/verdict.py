@@ -1968,8 +1968,8 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         # conditions of the write that did)
         skipped = skipped_write_candidates(explanation, name, limit, {name}, runner)
         known = {c.field for c in causes}
-        causes += [c for c in find_causes(explanation, skipped, avoided, runner, exclude={name}, effect=effect_of,
-                                          phase=last.phase)
+        causes += [c for c in find_causes(explanation, skipped, avoided, runner, message=reason, exclude={name},
+                                          effect=effect_of, phase=last.phase, prescribes=False)
                    if c.field not in known]
     causes = rank(causes)
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,

@@ -7,8 +7,7 @@ import shlex
 from ..commands.diagnose import Diagnosis
 from ..commands.explain import Explanation
 from ..commands.fix import FixReport, command_line, file_patch, unified_diff
-from ..commands.verdict import NODE_FILE_WORDS
-from .verdict import diagnosis_block
+from .verdict import diagnosis_block, node_file_line
 
 MAX_MATCHES = 4
 PHASE_WORDS = {
@@ -115,9 +114,7 @@ def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool =
     """The fixes, the first one's patch (made on ``snap`` when given: the bytes --write checks), the trade-offs."""
     lines = []
     for cause in report.node_files:  # the prediction itself hangs on the node: said before any fix
-        lines.append(f"The raise hangs on {cause.field} on the node, which sgtrace cannot see and took as missing; where "
-                     f"it is {NODE_FILE_WORDS.get(cause.alternative, cause.alternative)} this check passes "
-                     f"(--assume-file {cause.field}={cause.alternative} explains the launch there).")
+        lines.append(node_file_line(cause))
     if not report.fixes:
         lines.append("No verified fix keeps all of your arguments.")
         if report.later is not None:

@@ -58,8 +58,7 @@ def cause_effect(cause: Cause, override=None) -> str:
         return f"`{cause.condition}` was checked first"
     if cause.role == "node":
         at = f" (at {cause.site.short()} in {cause.site.function})" if cause.site is not None else ""
-        return (f"so `{cause.condition}` is false{at}; where it is {NODE_FILE_WORDS.get(cause.alternative, cause.alternative)} "
-                f"it does not raise: give --assume-file {cause.field}={cause.alternative} if the node has it")
+        return f"so `{cause.condition}` is false{at}; {_node_way_out(cause)}"
     if cause.own:
         return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
                 f"{_with(cause)} it does not raise")
@@ -77,6 +76,17 @@ def cause_effect(cause: Cause, override=None) -> str:
         where = f" (at {cause.site.short()} in {cause.site.function})"
     undid = f", where SGLang resets your {cause.undid_flag}, which its message asks for" if cause.undid_flag else ""
     return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}{undid}; {_with(cause)} {outcome}"
+
+
+def _node_way_out(cause: Cause) -> str:
+    """What a node that has the file does, and how to tell sgtrace so."""
+    return (f"where it is {NODE_FILE_WORDS.get(cause.alternative, cause.alternative)} it does not raise: "
+            f"give --assume-file {cause.field}={cause.alternative} if the node has it")
+
+
+def node_file_line(cause: Cause) -> str:
+    """``sgtrace fix``'s first line where the predicted raise hangs on a node file (a cause of role node)."""
+    return f"The raise hangs on {cause.field} on the node, which sgtrace cannot see and took as missing; {_node_way_out(cause)}."
 
 
 def _with(cause: Cause) -> str:
