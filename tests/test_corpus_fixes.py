@@ -101,6 +101,8 @@ FIRST_FIX_MISSES = {
     "issue2808-multinode-dp-attention-rejected": "held-out, as it arrived: the tool offers --nnodes 1 (the assertion reads it); the record drops --enable-dp-attention to keep both nodes",
     "issue3750-dp-attention-forces-dp-equal-tp": "held-out, as it arrived: the record's answer is none (with DP attention the DP size is the TP size on 0.4.0); the tool offers leaving out --enable-dp-attention, which keeps your --dp-size",
     "pr12912-served-model-name-colon-rejected": "held-out, as it arrived: the tool offers leaving out --served-model-name; the record renames it without the colon, a value no condition names",
+    "pr5390-b200-cutlass-mla-forces-page-size-128": "held-out, as it arrived: the record's answer is none (cutlass_mla always takes 128-token pages on 0.4.9); the tool offers leaving out --attention-backend, which keeps your --page-size 64",
+    "pr7722-ascend-attention-forces-page-size-128": "held-out, as it arrived: the record's answer is none (the ascend backend takes 128-token pages on 0.4.9); the tool offers leaving out --attention-backend, which keeps your --page-size 16",
     "pr27350-b200-waterfill-rewrites-megamoe-to-deepep": "held-out, as it arrived: the tool leaves out your --moe-a2a-backend megamoe (SGLang runs deepep whatever), and names dropping --enable-deepep-waterfill as the trade-off that keeps it; the record puts that trade-off first",
 }
 SCORED = [c for c in corpus.load_cases(corpus.CASE_DIR) if c.reproduces]
