@@ -1059,3 +1059,16 @@ def test_a_stand_in_is_offered_only_for_a_free_form_string_flag():
     assert value_stand_in(Flag(["--mode"], "mode", choices=["a", "b"])) is None
     assert value_stand_in(Flag(["--size"], "size", type="int")) is None
     assert value_stand_in(Flag(["--on"], "on", action="store_true")) is None
+
+
+def test_a_flag_whose_resolved_value_the_engine_cannot_know_is_no_change_it_counts(tmp_path):
+    # 0.5.14+'s normalized --disaggregation-ib-device, on a node with /sys/class/infiniband: a join of os.listdir(),
+    # which the engine cannot read. It had said "SGLang changed 1 of your arguments"
+    source = NODE_FILE_CHECK.replace(
+        '''            if not os.path.isdir("/sys/class/fabric"):
+                raise RuntimeError("fabric sysfs path not found: /sys/class/fabric")''',
+        '''            self.fabric_device = ",".join(sorted(os.listdir("/sys/class/fabric")))''')
+    assert source != NODE_FILE_CHECK
+    explanation = explained(miniature_tree(tmp_path, source), "--model-path /m --fabric-device mlx5_0")
+    verdict = verdict_of(explanation)
+    assert verdict.summary == "Resolves. The value SGLang gives --fabric-device depends on what the engine cannot know."

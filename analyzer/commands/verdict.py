@@ -2015,7 +2015,12 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     if raising:
         verdict.summary = f"Resolution may raise {raising[0].error.exc_type}, depending on {open_inputs(explanation, raising)}."
     elif given:
-        verdict.summary = f"Resolves; SGLang changed {len(given)} of your arguments." + turned
+        # a value the engine cannot know (a join of os.listdir()) is no change it saw: said apart
+        changed = [o for o in given if not isinstance(o.after, Unknown)]
+        unknown = [o.flag or o.field for o in given if isinstance(o.after, Unknown)]
+        open_words = (f" The value SGLang gives {', '.join(unknown)} depends on what the engine cannot know." if unknown else "")
+        verdict.summary = ((f"Resolves; SGLang changed {len(changed)} of your arguments." if changed else "Resolves.")
+                           + open_words + turned)
     else:
         verdict.summary = "Resolves; SGLang kept every argument you gave." + turned
     if not raising:
