@@ -109,6 +109,10 @@ def answers_here(given: Mapping[str, Any]) -> dict[str, str]:
     return {path: kind for path, kind in found.items() if kind != "missing"}
 
 
+KIND_WORDS = {"file": "a file", "dir": "a directory", "other": "there (not a regular file)", "missing": "missing"}
+HOLDS_FOR = {"isdir": "dir", "isfile": "file", "exists": "file"}  # each question, and the kind of path it is true of
+
+
 def answer(kind: str, question: str) -> bool:
     """``exists`` / ``isfile`` / ``isdir`` for a path of ``kind``."""
     if question == "exists":
@@ -120,6 +124,5 @@ def answer(kind: str, question: str) -> bool:
 
 def describe(files: Mapping[str, str], origins: Mapping[str, str]) -> list[str]:
     """One note per answered path: what the engine took it to be, and from where."""
-    words = {"file": "a file", "dir": "a directory", "other": "there (not a regular file)", "missing": "missing"}
-    return [f"{path}: taken as {words.get(kind, kind)} on the node ({origins.get(path, 'the profile')})"
+    return [f"{path}: taken as {KIND_WORDS.get(kind, kind)} on the node ({origins.get(path, 'the profile')})"
             for path, kind in files.items()]

@@ -26,6 +26,7 @@ from .knowledge.kinds import EventKind, SiteKind
 from .contracts.trace import PHASES
 from .contracts.trace import SCHEMA_VERSION as TRACE_SCHEMA
 from .commands.verdict import ROLES
+from .node_files import HOLDS_FOR
 
 # document -> its schema number. A history of each number is in README ("JSON output").
 SCHEMA_NUMBERS = {
@@ -217,7 +218,7 @@ def trace_properties() -> dict:
         "stand_ins": STRS,
         "resolved_overrides": ref("value"),
         "notes": STRS,
-        "unanswered_files": array(obj({"path": STR, "query": {"enum": ["isdir", "isfile", "exists"]}, "taken": BOOL,
+        "unanswered_files": array(obj({"path": STR, "query": {"enum": list(HOLDS_FOR)}, "taken": BOOL,
                                        "condition": STR, "file": STR, "line": INT, "function": STR})),
         "complete": BOOL,
         "schema": INT,

@@ -30,6 +30,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .. import node_files
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.kinds import EventKind
@@ -1464,9 +1465,7 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
     return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs, fix_trade_off=trade_off)
 
 
-NODE_FILE_KINDS = {"isdir": "dir", "isfile": "file", "exists": "file"}  # what a path is where the check holds
 MAX_NODE_FILES = 4  # unanswered node files tried for one raise (a run each)
-NODE_FILE_WORDS = {"dir": "a directory", "file": "a file"}
 
 
 def node_file_causes(explanation: Explanation, runner: Runner, avoided: Callable[[Trace], bool]) -> list[Cause]:
@@ -1477,14 +1476,14 @@ def node_file_causes(explanation: Explanation, runner: Runner, avoided: Callable
     is missing there."""
     out: list[Cause] = []
     for asked in explanation.trace.unanswered_files[:MAX_NODE_FILES]:
-        kind = NODE_FILE_KINDS.get(asked.get("query", ""))
+        kind = node_files.HOLDS_FOR.get(asked.get("query", ""))
         if kind is None or asked.get("taken") is not False or runner.exhausted():
             continue
         trace, _ = runner.run([Change("node-file", asked["path"], kind)])
         if not avoided(trace):
             continue
         why = (f"{asked['path']} on the node, which sgtrace cannot see, was taken as missing (`{asked['condition']}` false); "
-               f"where it is {NODE_FILE_WORDS[kind]} this check passes (--assume-file {asked['path']}={kind})")
+               f"where it is {node_files.KIND_WORDS[kind]} this check passes (--assume-file {asked['path']}={kind})")
         out.append(Cause(field=asked["path"], value=None, role="node", site=SiteRef(asked["file"], asked["line"], asked["function"]),
                          why=why, condition=asked["condition"], alternative=kind, kind="node-file", held=False))
     return out

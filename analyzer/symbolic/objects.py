@@ -27,7 +27,7 @@ class UnansweredFile(Unknown):
     def __init__(self, path: str, query: str):
         super().__init__(f"os.path.{query}({path!r}) reads the node's file system")
         self.path = path
-        self.query = query  # isdir | isfile | exists
+        self.query = query  # a key of node_files.HOLDS_FOR: isdir | isfile | exists
 
 
 class AttrMissing(Exception):

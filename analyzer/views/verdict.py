@@ -13,7 +13,8 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import NODE_FILE_WORDS, Cause, StandIn, Verdict, fix_words
+from ..commands.verdict import Cause, StandIn, Verdict, fix_words
+from ..node_files import KIND_WORDS
 
 WIDTH = 100
 
@@ -80,7 +81,7 @@ def cause_effect(cause: Cause, override=None) -> str:
 
 def _node_way_out(cause: Cause) -> str:
     """What a node that has the file does, and how to tell sgtrace so."""
-    return (f"where it is {NODE_FILE_WORDS.get(cause.alternative, cause.alternative)} it does not raise: "
+    return (f"where it is {KIND_WORDS.get(cause.alternative, cause.alternative)} it does not raise: "
             f"give --assume-file {cause.field}={cause.alternative} if the node has it")
 
 

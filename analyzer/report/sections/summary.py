@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...commands.explain import Override
-from ...commands.verdict import NODE_FILE_WORDS, fix_words
+from ...commands.verdict import fix_words
+from ...node_files import KIND_WORDS
 from ...views.explain import show
 from ...views.verdict import short_input
 from .. import words
@@ -114,7 +115,7 @@ def _cause_parts(cause, version: str) -> tuple:
                     condition=Code(cause.condition))
     if cause.role == "node":
         return fill(words.SUM_CAUSE_NODE, path=Code(cause.field), condition=Code(cause.condition),
-                    what=NODE_FILE_WORDS.get(cause.alternative, str(cause.alternative)),
+                    what=KIND_WORDS.get(cause.alternative, str(cause.alternative)),
                     assume=Code(f"--assume-file {cause.field}={cause.alternative}"))
     return fill(words.SUM_CAUSE_INPUT, input=short_input(cause), condition=Code(cause.condition), held=held,
                 alternative=Code(show(cause.alternative)))
