@@ -42,7 +42,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from .extract.parse import parse_python
 from .knowledge import env_values
 from .contracts.extraction import NOT_LITERAL, Extraction, Flag
 from .safe_read import MAX_SOURCE_BYTES, read_text
+from .plain_dataclass import plain_dataclass
 
 PROG = "sglang serve"
 SUPPRESS = argparse.SUPPRESS
@@ -60,7 +61,7 @@ FROM_CLI_ARGS = "sglang/srt/server_args.py::ServerArgs.from_cli_args"
 MAX_SUGGESTIONS = 3
 
 
-@dataclass
+@plain_dataclass
 class ParsedArgs:
     """The argparse namespace SGLang would get for an argv, and how it got there.
 
@@ -353,7 +354,7 @@ _UNKNOWN_DEFAULT = _UnknownDefault()
 # ---------------------------------------------------------------------------
 
 
-@dataclass
+@plain_dataclass
 class _OptionUse:
     """One argv token argparse took for an option."""
 
@@ -405,7 +406,7 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         self.sgtrace_current = None
 
 
-@dataclass
+@plain_dataclass
 class _TreeFacts:
     """What the parser needs from the tree beyond the flag table."""
 

@@ -14,13 +14,14 @@ written; the symbolic engine holds it as that release's config classes load it
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
 from analyzer.errors import SgtraceError
 from analyzer.safe_read import read_utf8
+from .plain_dataclass import plain_dataclass
 
 _BUILTIN_DIR = "data/models"
 CONFIG_NAME = "config.json"
@@ -28,7 +29,7 @@ CONFIG_NAME = "config.json"
 _PATTERN_TYPES = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class ModelInfo:
     """One model's ``config.json``, parsed."""
 

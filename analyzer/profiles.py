@@ -38,7 +38,7 @@ import dataclasses
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -50,6 +50,7 @@ from analyzer.knowledge.probes import PROBES, Missing, ProbeSpec, Raises
 from analyzer.node_files import check_table
 from analyzer.safe_read import read_utf8
 from analyzer.contracts.trace import Unknown, encode_value
+from .plain_dataclass import plain_dataclass
 
 VENDORS = ("nvidia", "amd", "huawei", "intel", "mthreads", "none")
 RUNTIMES = ("cuda", "rocm", "npu", "xpu", "musa", "cpu")  # torch.cuda / torch.cuda (HIP) / torch_npu / torch.xpu / torch_musa
@@ -68,7 +69,7 @@ def is_unknown(value: Any) -> bool:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class Profile:
     """Facts about one node. ``None`` means "not known"; rules that need it answer Unknown."""
 

@@ -17,12 +17,12 @@ from 0.4.0 to 0.5.23, 2026-12).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from .errors import SgtraceError
 from .safe_read import MAX_INPUT_BYTES, MAX_SOURCE_BYTES, read_text
+from .plain_dataclass import plain_dataclass
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 
@@ -40,7 +40,7 @@ def _metadata(root: Path) -> str:
     return ""
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class Shape:
     """A layout of SGLang's code that tells releases apart, or a gap in one, with its test on a tree."""
 

@@ -9,15 +9,15 @@ is ``argv``'s, built once per extraction: a Session's parses all use the same on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from . import sources
 from .extract import extract, problem_notes
 from .contracts.extraction import Extraction
 from .symbolic.program import Program, shared_program
+from .plain_dataclass import plain_dataclass
 
 
-@dataclass(eq=False)
+@plain_dataclass(eq=False)
 class Session:
     """The tree (``sources.SourceTree``) and what is read from it once per command."""
 

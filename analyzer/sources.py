@@ -23,11 +23,11 @@ import os
 import re
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SgtraceError, SourceError
 from .safe_read import MAX_INPUT_BYTES, MAX_SOURCE_BYTES, check_path, read_file, read_text
+from .plain_dataclass import plain_dataclass
 
 # The first release sgtrace reads (README: "any release from 0.4.0 on"); see ERA_NOTES for what it does not evaluate per release.
 OLDEST_SUPPORTED = (0, 4, 0)
@@ -47,7 +47,7 @@ def cache_root() -> Path:
     return Path(base) / "sgtrace"
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class SourceTree:
     """An SGLang tree on disk: ``root`` holds the ``sglang`` package directory."""
 

@@ -19,14 +19,14 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import click
+from .plain_dataclass import plain_dataclass
 
 COLOR_CHOICES = ("auto", "always", "never")
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class TerminalSettings:
     """How sgtrace writes to the terminal: colour, and how much besides the answer."""
 

@@ -8,7 +8,6 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
 
 import click
 
@@ -22,6 +21,7 @@ from ..output import say
 from ..replay.limits import DEFAULT_MEMORY_MIB
 from ..session import Session
 from ..contracts.trace import split_target, value_at_path
+from ..plain_dataclass import plain_dataclass
 
 
 def echo(text: str = "", nl: bool = True, err: bool = False) -> None:
@@ -279,7 +279,7 @@ def check_replay_options(with_replay, python_path, ssh_target, ssh_config, diagn
         raise SgtraceError("--replay does not combine with --error/--log", hint="run `sgtrace replay` with the same inputs")
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class FixReplay:
     """Where and how the fixes are replayed (``fix --replay``, ``explain --fix --replay``)."""
 

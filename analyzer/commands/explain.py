@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -27,12 +27,13 @@ from ..contracts.extraction import NOT_LITERAL, Extraction
 from ..session import Session
 from ..symbolic import evaluate
 from ..contracts.trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
+from ..plain_dataclass import plain_dataclass
 
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
 PROBE_CALL = re.compile(r"\b((?:is|get)_\w+)\(\)")
 
 
-@dataclass
+@plain_dataclass
 class ExplainRequest:
     """What a command was asked to explain: the tree, the launch in one of its forms, env, model and profile."""
 
@@ -48,7 +49,7 @@ class ExplainRequest:
     draft_model_config: str | None = None  # --draft-model-config: the config of --speculative-draft-model-path
 
 
-@dataclass
+@plain_dataclass
 class UserArgs:
     """The user's arguments keyed by record field (what ``ServerArgs.from_cli_args`` hands the record)."""
 
@@ -73,7 +74,7 @@ def user_args(parsed) -> UserArgs:
     return UserArgs(dict(parsed.fields), dict(parsed.given_fields), flags, list(parsed.warnings), list(parsed.notes), parsed)
 
 
-@dataclass
+@plain_dataclass
 class Override:
     """A field whose value SGLang changed from the one given (or declared), with the writes that did it."""
 
@@ -85,7 +86,7 @@ class Override:
     flag: str | None = None  # the option the user typed
 
 
-@dataclass
+@plain_dataclass
 class CauseStep:
     """One condition on the way to the error, with what drives it in words."""
 
@@ -93,7 +94,7 @@ class CauseStep:
     inputs: list[str]  # what drives the condition, in words
 
 
-@dataclass
+@plain_dataclass
 class Explanation:
     """One launch explained: the inputs as read, the symbolic Trace, the overrides and the cause chain."""
 

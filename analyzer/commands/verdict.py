@@ -27,7 +27,7 @@ import ast
 import dataclasses
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
@@ -56,6 +56,7 @@ from ..contracts.trace import (
     split_target,
     target_value,
 )
+from ..plain_dataclass import plain_dataclass
 
 # How an operator is surprised, most first: SGLang's own order of checks and writes (a later write
 # would have satisfied the check: the launch is fine, the order is not), a value SGLang chose for
@@ -69,7 +70,7 @@ TRUTHY = {"1", "true", "yes", "on"}
 NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
 
 
-@dataclass
+@plain_dataclass
 class Cause:
     """One decisive cause of the verdict: an input, its value, its role and where it decides."""
 
@@ -110,7 +111,7 @@ class Cause:
         }
 
 
-@dataclass
+@plain_dataclass
 class Verdict:
     """The answer first: the outcome, in words, its decisive causes and a verified fix."""
 
@@ -160,7 +161,7 @@ def site_dict(site: SiteRef | None) -> dict | None:
 # -- what a condition reads -------------------------------------------------------------------------
 
 
-@dataclass
+@plain_dataclass
 class Input:
     """One input of the launch the verdict can change: a field, an env var, a probe or a model attribute."""
 
@@ -796,7 +797,7 @@ def env_alternatives(inp: Input) -> list[Any]:
 # -- running the engine again ------------------------------------------------------------------------------
 
 
-@dataclass
+@plain_dataclass
 class Change:
     """One change to the inputs that the verdict tries in a run of the engine."""
 
@@ -971,7 +972,7 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
 SHOWN_CAUSES = 3  # the top cause and the others the verdict names (its block shows up to four)
 
 
-@dataclass
+@plain_dataclass
 class Candidate:
     """An input that may decide the verdict, with the condition it decides."""
 

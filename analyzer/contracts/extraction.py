@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..knowledge.kinds import SiteKind
+from ..plain_dataclass import plain_dataclass
 
 # A literal value we could not (or chose not to) evaluate statically. A string
 # sentinel (not an object) so that it survives the JSON cache unchanged.
@@ -201,7 +202,7 @@ class Function:
     reads: Reads = dataclasses.field(default_factory=Reads)  # everything the body reads (for helper methods)
 
 
-@dataclass
+@plain_dataclass
 class ParseProblem:
     """A file of the tree extraction could not read or parse, and why."""
 
@@ -209,7 +210,7 @@ class ParseProblem:
     message: str
 
 
-@dataclass
+@plain_dataclass
 class Extraction:
     """Everything extracted from one SGLang tree."""
 

@@ -10,10 +10,11 @@ and a fix can patch it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from ..plain_dataclass import plain_dataclass
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class ArgOrigin:
     """Where an argv token or env value is written.
 
@@ -35,7 +36,7 @@ class ArgOrigin:
         return self.file or "?"
 
 
-@dataclass
+@plain_dataclass
 class LaunchSpec:
     """One SGLang launch as an operator wrote it.
 

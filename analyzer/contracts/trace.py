@@ -18,6 +18,7 @@ from typing import Any
 
 from ..knowledge.kinds import EventKind
 from .extraction import Reads
+from ..plain_dataclass import plain_dataclass
 
 SCHEMA_VERSION = 2
 
@@ -260,7 +261,7 @@ def change_of(event: Event, target: str | None = None) -> tuple[str, Any, Any]:
     return event.field or "", event.old, event.new
 
 
-@dataclass
+@plain_dataclass
 class Alternative:
     """One outcome that depends on inputs the engine could not know."""
 
@@ -272,7 +273,7 @@ class Alternative:
     inputs: list[str] = dataclasses.field(default_factory=list)
 
 
-@dataclass
+@plain_dataclass
 class Trace:
     """What one engine (symbolic or replay) saw of one launch: its events, the final values, the error."""
 

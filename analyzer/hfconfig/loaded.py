@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from ..plain_dataclass import plain_dataclass
 
 
-@dataclass
+@plain_dataclass
 class Loaded:
     """What loading a config.json gives SGLang."""
 

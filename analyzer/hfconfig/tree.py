@@ -19,12 +19,12 @@ Nothing of it is imported: ``analyzer.hfconfig.pyeval`` reads it with ``ast``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SgtraceError
 from ..safe_read import MAX_INPUT_BYTES, read_text
 from ..sources import cache_root, fetch_wheel_sources
+from ..plain_dataclass import plain_dataclass
 
 _PIN = re.compile(r"^Requires-Dist:\s*transformers\s*==\s*([0-9][^\s;,()]*)", re.M | re.I)
 _PYPROJECT_PIN = re.compile(r"""["']transformers\s*==\s*([0-9][^"'\s;,]*)["']""")
@@ -34,7 +34,7 @@ _MODELS = re.compile(r"^transformers/models/(auto/[^/]+|__init__|(deprecated/)?[
 LAYOUT = "sgtrace-layout 2: all but models/*/ other than __init__, configuration_* and auto/"
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class TransformersTree:
     """transformers' sources: ``root`` holds the ``transformers`` package directory."""
 

@@ -11,13 +11,13 @@ and ``fix --write`` all read this table: a new format is one reader and one entr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from ..contracts.launch import ArgOrigin, LaunchSpec
+from ..plain_dataclass import plain_dataclass
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class PatchStyle:
     """How ``fix --write`` edits a launch file of this format: where an env var goes and how it is written,
     and where the command line is when none of the arguments is written in the file itself."""
@@ -59,7 +59,7 @@ UNIT_PATCH = PatchStyle(("Environment=",), lambda name, value: f"Environment={na
 SCRIPT_PATCH = PatchStyle(("export ",), lambda name, value: f"export {name}={value}\n", trailing_redirect=True)
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class Adapter:
     """One input format of a launch (--args, --cmd, --service, --script): its option, reader and words."""
 

@@ -32,18 +32,19 @@ import argparse
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from analyzer.errors import SgtraceError
 from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.textio import read_text_file
+from ..plain_dataclass import plain_dataclass
 
 ConfigPathResolver = Callable[[str], str | Path]
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class MergeRules:
     """How one SGLang release turns YAML values into arguments."""
 
@@ -118,7 +119,7 @@ class ConfigMergeError(SgtraceError):
         self.sglang_message = sglang_message
 
 
-@dataclass
+@plain_dataclass
 class ConfigMerge:
     """The merge of a ``--config`` file into argv.
 

@@ -11,18 +11,18 @@ happens to shell-style ``export KEY=VALUE`` lines: they are noted, not applied.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from analyzer.contracts.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.systemd_syntax import EnvValue, env_name_is_valid
+from ..plain_dataclass import plain_dataclass
 
 _COMMENTS = "#;"
 _BLANKS = " \t\r"  # systemd's WHITESPACE without the newline
 _DQ_ESCAPABLE = '"\\`$'
 
 
-@dataclass
+@plain_dataclass
 class _Entry:
     """One KEY=VALUE line of an env file, with where it came from."""
 

@@ -11,10 +11,11 @@ launch's environment; wrappers (``exec``, ``nohup``, ``numactl ...``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from analyzer.contracts.launch import ArgOrigin, LaunchSpec
 from analyzer.inputs.located import Located
+from ..plain_dataclass import plain_dataclass
 
 # module -> the subcommand that must follow it ("" for none)
 LAUNCH_MODULES = {"sglang.launch_server": "", "sglang.cli.main": "serve"}
@@ -53,7 +54,7 @@ _VALUE_OPTIONS = {
 _CONTAINER_RUNNERS = {"docker", "podman", "nerdctl"}
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class LauncherMatch:
     """Where the launcher sits in a word list."""
 
@@ -62,7 +63,7 @@ class LauncherMatch:
     launcher: str
 
 
-@dataclass
+@plain_dataclass
 class PrefixEnv:
     """What the words before the launcher do to its environment."""
 
@@ -187,7 +188,7 @@ def _container_env(words: list[str], i: int, result: PrefixEnv, offset: int = 0)
         )
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class EnvEntry:
     """One environment variable of a launch: value and where it is assigned."""
 

@@ -8,12 +8,12 @@ that makes "which line is this token on" a lookup instead of bookkeeping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from analyzer.contracts.launch import ArgOrigin
+from ..plain_dataclass import plain_dataclass
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class Located:
     """A string and, for each of its characters, the ``ArgOrigin`` it came from."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from analyzer.errors import SgtraceError
@@ -35,11 +35,12 @@ from analyzer.inputs.systemd_syntax import (
 )
 from analyzer.inputs.textio import read_text_file
 from analyzer.safe_read import read_file
+from ..plain_dataclass import plain_dataclass
 
 PathResolver = Callable[[str], str | Path]
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class UnitEntry:
     """One ``Key=Value`` of a unit: section, key, value (located), line of the key."""
 
@@ -49,7 +50,7 @@ class UnitEntry:
     line: int
 
 
-@dataclass
+@plain_dataclass
 class ExecCommand:
     """One command of ``ExecStart=``: executable path, argv (after specifiers) and prefix flags."""
 
@@ -60,7 +61,7 @@ class ExecCommand:
     no_env_expand: bool = False
 
 
-@dataclass
+@plain_dataclass
 class _Service:
     """What the ``[Service]`` section declares, lists already reset by empty assignments."""
 

@@ -20,15 +20,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+from ..plain_dataclass import plain_dataclass
 
 HOST_SPECIFIERS = frozenset("HlmbvaowWABMqyY")
 _USER_SPECIFIERS = frozenset("uUhsgG")
 _HEX_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})")
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class Specifiers:
     """The value of each specifier the manager resolves, and what answered the manager-dependent ones."""
 

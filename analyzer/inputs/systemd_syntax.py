@@ -19,11 +19,11 @@ Reproduced from systemd's sources (``extract_first_word``, ``cunescape_one``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from analyzer.contracts.launch import ArgOrigin
 from analyzer.inputs.located import Located, LocatedBuilder
 from analyzer.inputs.systemd_specifiers import HOST_SPECIFIERS, Specifiers
+from ..plain_dataclass import plain_dataclass
 
 WHITESPACE = " \t\n\r"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -46,7 +46,7 @@ class SystemdSyntaxError(Exception):
     """A word systemd itself refuses (unbalanced quotes); the caller turns it into a note or an error."""
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class EnvValue:
     """A unit environment variable: value (located) and where it is assigned."""
 

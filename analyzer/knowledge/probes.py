@@ -22,9 +22,9 @@ The one place that names a probe. Three things live here:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol
+from ..plain_dataclass import plain_dataclass
 
 
 class Ask(Protocol):
@@ -51,7 +51,7 @@ _ARM64 = ("aarch64", "arm64")
 _NO_ACCELERATOR = "No accelerator (CUDA, XPU, HPU, NPU, MUSA, MPS) is available."
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class Raises:
     """The answer of a probe that raises in SGLang on this machine."""
 
@@ -70,7 +70,7 @@ class Missing(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class ProbeSpec:
     """One probe: what SGLang calls it, the rule that answers it, and the rule in words."""
 

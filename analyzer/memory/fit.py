@@ -13,18 +13,18 @@ KV cache can get.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..symbolic.pool_startup import whole_memory_gib
 from ..contracts.trace import Unknown
 from . import weights as weights_module
+from ..plain_dataclass import plain_dataclass
 
 GIB = 1 << 30
 ESTIMATE_MARGIN = 1.1  # an estimate from config.json this far over the share is no room whatever its error
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class WeightsFit:
     """Whether the weights leave room for the KV cache on one GPU of the profile."""
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from .. import safe_read
 from ..errors import SgtraceError
+from ..plain_dataclass import plain_dataclass
 
 MAX_INDEX_BYTES = 16 << 20
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on a header
@@ -30,7 +31,7 @@ DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "BF16
 TORCH_DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
 
 
-@dataclass
+@plain_dataclass
 class Weights:
     """The size of a model's weights, and how it was found."""
 

@@ -10,18 +10,19 @@ each with the assumptions that lead to it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
 from ..contracts.trace import START_UP, Alternative, Event, Trace, Unknown, encode_value
 from .interp import BudgetExceeded, Decisions, Interpreter, SGLangError, StopRun
 from .objects import UnansweredFile
 from ..knowledge.kinds import EventKind
+from ..plain_dataclass import plain_dataclass
 
 MAX_PATHS = 32
 
 
-@dataclass
+@plain_dataclass
 class PathResult:
     """One path through resolution: the decisions taken on it and what it produced."""
 
