@@ -31,7 +31,6 @@ from pathlib import Path
 
 from .. import cache
 from .loaded import Loaded
-from .loader import load_with
 from .tree import for_sglang_tree, installed_beside, pinned_version
 
 LOADER_VERSION = 3  # 2: is_torch_available() is true, a torch dtype is kept as its name; 3: Loaded.unrecognized
@@ -60,6 +59,8 @@ def load(sglang_root: Path, config: dict, *, trust_remote_code: bool = False, fe
         if tree is None:
             loaded = Loaded(notes=[why] if why else [])
         else:
+            from .loader import load_with  # transformers' config code, run on a miss of the disk cache only
+
             try:
                 loaded = load_with(root, tree, config, trust_remote_code)
             except RecursionError:

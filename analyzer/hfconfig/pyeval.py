@@ -351,6 +351,7 @@ class Mod:
         self.imports: dict[str, tuple[str, str | None]] = {}
         self.star: list[str] = []
         self.statements: dict[str, list[ast.stmt]] = {}
+        self.generators: dict[int, bool] = {}  # id of a def of this tree -> whether it yields
         self._index(self.tree.body, top=True)
 
     def _target(self, stmt) -> str:
@@ -1599,7 +1600,10 @@ class Evaluator:
             self.bind(node.args, args, kwargs, frame, func)
             if isinstance(node, ast.Lambda):
                 return self.eval(node.body, frame)
-            if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+            generator = func.mod.generators.get(id(node))
+            if generator is None:  # walked once per function: a config class's __init__ is called again and again
+                generator = func.mod.generators[id(node)] = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node))
+            if generator:
                 raise GiveUp("a generator function")
             try:
                 self.exec_block(node.body, frame)
