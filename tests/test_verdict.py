@@ -15,6 +15,7 @@ import pytest
 
 from analyzer.cli import main
 from analyzer.commands.explain import ExplainRequest, explain
+from analyzer.commands.fix import cause_changes
 from analyzer.commands.verdict import verdict_of
 from conftest import FIXTURES, MINIATURE_HEADER, NONE_ORDERING, PREPARE_SERVER_ARGS, miniature_tree
 HEADER_LINES = 6  # explain's header: SGLang, profile, model, command, from, env
@@ -1072,3 +1073,58 @@ def test_a_flag_whose_resolved_value_the_engine_cannot_know_is_no_change_it_coun
     explanation = explained(miniature_tree(tmp_path, source), "--model-path /m --fabric-device mlx5_0")
     verdict = verdict_of(explanation)
     assert verdict.summary == "Resolves. The value SGLang gives --fabric-device depends on what the engine cannot know."
+
+
+NODE_DEVICE = '''
+"""A miniature ServerArgs: SGLang fills the device in from the node, and a model check skips CPU nodes."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import get_device
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    device: Optional[str] = None
+    attention_backend: Optional[str] = None
+    model_arch: str = "Llama4ForCausalLM"
+
+    def __post_init__(self):
+        self._handle_missing_default_values()
+        self._handle_model_specific_adjustments()
+
+    def _handle_missing_default_values(self):
+        if self.device is None:
+            self.device = get_device()
+
+    def _handle_model_specific_adjustments(self):
+        if "Llama4" in self.model_arch and self.device != "cpu":
+            assert self.attention_backend in {"fa3", "triton"}, "fa3 or triton is required for Llama4 model"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--device", type=str, default=None, help="The device to use ('cuda', 'xpu', 'hpu', 'npu', 'cpu').")
+        parser.add_argument("--attention-backend", type=str, choices=["fa3", "triton", "trtllm_mha"], default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_device_sglang_fills_in_from_the_node_comes_after_your_flag(tmp_path):
+    """SGLang's ``device = get_device()`` is what the node is: a check that skips CPU nodes reads it, but
+    running on another kind of device is no answer for a GPU launch (PR #12003: on a B200 the verdict named
+    device and offered --device cpu, where the cause is the --attention-backend trtllm_mha given)."""
+    tree = miniature_tree(tmp_path, NODE_DEVICE)
+    explanation = explained(tree, "--model-path /m --attention-backend trtllm_mha")
+    verdict = verdict_of(explanation)
+    assert verdict.outcome == "raises"
+    assert (verdict.causes[0].field, verdict.causes[0].role) == ("attention_backend", "user-flag")
+    device = [c for c in verdict.causes if c.field == "device"]
+    assert device and device[0] is verdict.causes[-1] and device[0].node_device
+    assert device[0].alternative == "cpu"  # it is a cause: a CPU node skips the check
+    assert "--device" not in verdict.fix
+    # and sgtrace fix offers no other device
+    assert [c.text() for c in cause_changes(explanation, verdict.causes)] == ["+ --attention-backend fa3"]

@@ -97,6 +97,9 @@ class Cause:
     # the flag you gave, which SGLang's message asks for, that it made SGLang undo (``--enable-dp-attention is
     # required`` after SGLang reset your --enable-dp-attention because dp_size == 1); empty for any other cause
     undid_flag: str = ""
+    # SGLang filled the value in from what the node is (``device = get_device()``): changing it means running
+    # on another kind of device, which ranks last (``another_device``)
+    node_device: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -1121,6 +1124,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 later_alternatives=[] if was_pinned or extra else list(queue), undid_flag=undid,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
+            causes[inp.key].node_device = fills_in_the_device(explanation, inp)
             causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
             continue
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
@@ -1226,7 +1230,8 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
 def rank_key(cause: Cause) -> tuple:
     """Causes that undo the outcome altogether first (the write does not happen), then those that only
     change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
-    NVIDIA GPU) comes last: it is what every node of this kind does, not what this launch did. Where SGLang's
+    NVIDIA GPU, the ``device`` SGLang filled in from the node) comes last: it is what every node of this kind
+    does, not what this launch did. Where SGLang's
     message names a default you left and a flag you gave alike, the default comes first: the flag is what you know
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
@@ -1242,11 +1247,27 @@ def not_this_machine(cause: Cause) -> bool:
 
 
 def another_device(cause: Cause) -> bool:
-    """The cause is that this machine is not some other kind of device."""
+    """The cause is that this machine is not some other kind of device: a probe of the kind of device that
+    answered false, or the device SGLang filled in from the node (``node_device``)."""
+    if cause.node_device:
+        return True
     if cause.kind != "probe" or cause.alternative is not True:
         return False
     spec = PROBES.get(cause.field)
     return spec is not None and spec.device_kind
+
+
+def fills_in_the_device(explanation: Explanation, inp: Input) -> bool:
+    """Whether ``inp`` is a value SGLang wrote from the kind of device the node is and nothing else: its write
+    reads only probes of the kind of device (``self.device = get_device()``, PR #12003's ``device != 'cpu'``)."""
+    if inp.kind != "field" or inp.role != "sglang-default" or inp.site is None:
+        return False
+    for site in explanation.extraction.sites:
+        if site.field == inp.name and site.location.line == inp.site.line and site.location.file == inp.site.file:
+            reads = site.value_reads
+            return (bool(reads.probes) and not (reads.fields or reads.env or reads.model)
+                    and all(getattr(PROBES.get(probe.removesuffix("()")), "device_kind", False) for probe in reads.probes))
+    return False
 
 
 def rank(causes: list[Cause]) -> list[Cause]:

@@ -471,7 +471,7 @@ _SPECS: tuple[ProbeSpec, ...] = (
               _is_cpu, ("host_arch",), device_kind=True),
     ProbeSpec("get_device", ("get_device",),
               "'cpu' if is_cpu(); 'cuda' if torch.cuda.is_available() (ROCm too); else raises RuntimeError",
-              _get_device, ("runtime",)),
+              _get_device, ("runtime",), device_kind=True),
     # capability (utils/common.py _check_cuda_device_version and friends)
     ProbeSpec("get_device_sm", ("get_device_sm", "get_platform().device_sm"),
               "major*10+minor when torch.cuda is available (ROCm too) or on MUSA (torchada), else 0", _device_sm, (_CC,)),
