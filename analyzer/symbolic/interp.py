@@ -46,6 +46,7 @@ from .objects import (
 )
 from .limits import MAX_DEPTH, MAX_LOOP, MAX_STEPS
 from .program import Module, Program, resolve_relative
+from .source_text import source_text
 
 
 class BudgetExceeded(Exception):
@@ -1225,8 +1226,8 @@ _STMT_HANDLERS = _handlers("stmt_")
 
 @functools.lru_cache(maxsize=None)
 def _source(node: ast.AST) -> str:
-    """The source text of a node, rendered once: the parsed modules are shared by every run."""
-    return ast.unparse(node)
+    """The source text of a node (``ast.unparse``'s), rendered once: the parsed modules are shared by every run."""
+    return source_text(node)
 
 
 @functools.lru_cache(maxsize=None)
