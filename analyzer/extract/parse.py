@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SgtraceError
 from ..contracts.extraction import Location, ParseProblem
 from ..safe_read import MAX_SOURCE_BYTES, read_file
+from ..plain_dataclass import plain_dataclass
 
 if TYPE_CHECKING:  # positions loads libcst, which a cache hit never needs
     from .positions import GeneratedModule
@@ -217,7 +218,7 @@ class ImportedName:
     name: str | None  # the attribute imported, None for ``import a.b as c``
 
 
-@dataclass
+@plain_dataclass
 class ModuleIndex:
     """One parsed module of the tree (libcst), with what locates a node in its file."""
 
@@ -446,7 +447,7 @@ def parse_source(source: bytes, rel: str, line_offset: int = 0, col_offset: int 
     return index, None
 
 
-@dataclass
+@plain_dataclass
 class LightModule:
     """What Python's own ``ast`` tells fast: imports, and where each function is. Used for lookups."""
 
@@ -462,7 +463,7 @@ class LightModule:
     statement_lines: TopLevelLines = field(default_factory=lambda: TopLevelLines({}, {}, {}))
 
 
-@dataclass
+@plain_dataclass
 class TopLevelLines:
     """The line span of each top-level assignment, class and function of a module, by name."""
 

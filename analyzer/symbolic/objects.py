@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contracts.trace import Unknown
+from ..plain_dataclass import plain_dataclass
 
 MISSING = object()
 
@@ -239,7 +240,7 @@ class CaughtError(Opaque):
         return self.message
 
 
-@dataclass(frozen=True)
+@plain_dataclass(frozen=True)
 class FileHandle:
     """A file SGLang opens on resolution's way (``with open(path) as f``): ``modeldir`` answers its reads and
     keeps its writes; nothing touches this machine's files."""
