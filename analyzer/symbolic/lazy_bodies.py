@@ -54,6 +54,9 @@ _DEF_LINE = re.compile(rb"(async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\
 _PARSE_FAILURES = (SourceProblem, SyntaxError, ValueError, RecursionError, MemoryError)
 
 
+_ABSENT = object()
+
+
 class _LazyField:
     """One field of a stub: the definition is parsed on the first read of any of them. Read on the class,
     it answers as ``ast.FunctionDef`` does (``None`` for an optional field: what ``ast.dump`` compares)."""
@@ -77,9 +80,6 @@ class _LazyField:
     def __set__(self, node, value) -> None:
         self.__get__(node)  # the rest of the definition first: a later read must not overwrite this
         node.__dict__[self.name] = value
-
-
-_ABSENT = object()
 
 
 class FunctionDef(ast.FunctionDef):
