@@ -1260,14 +1260,12 @@ def another_device(cause: Cause) -> bool:
 def fills_in_the_device(explanation: Explanation, inp: Input) -> bool:
     """Whether ``inp`` is a value SGLang wrote from the kind of device the node is and nothing else: its write
     reads only probes of the kind of device (``self.device = get_device()``, PR #12003's ``device != 'cpu'``)."""
-    if inp.kind != "field" or inp.role != "sglang-default" or inp.site is None:
+    site = write_site(explanation.extraction, inp.name, inp.site) if inp.kind == "field" and inp.role == "sglang-default" else None
+    if site is None:
         return False
-    for site in explanation.extraction.sites:
-        if site.field == inp.name and site.location.line == inp.site.line and site.location.file == inp.site.file:
-            reads = site.value_reads
-            return (bool(reads.probes) and not (reads.fields or reads.env or reads.model)
-                    and all(getattr(PROBES.get(probe.removesuffix("()")), "device_kind", False) for probe in reads.probes))
-    return False
+    reads = site.value_reads
+    return (bool(reads.probes) and not (reads.fields or reads.env or reads.model)
+            and all(getattr(PROBES.get(probe.removesuffix("()")), "device_kind", False) for probe in reads.probes))
 
 
 def rank(causes: list[Cause]) -> list[Cause]:
@@ -1658,10 +1656,12 @@ def setting_hints(explanation: Explanation, message: str) -> list[tuple[str, Any
     return out
 
 
-def write_site(extraction, write: Event):
-    """The extracted write site (model.Site) of a write the engine made, by field and place."""
-    return next((s for s in extraction.sites if s.kind == "write" and s.field == write.field
-                 and s.location.file == write.site.file and s.location.line == write.site.line), None)
+def write_site(extraction, field: str | None, where: SiteRef | None):
+    """The extracted write site (model.Site) of a write the engine made to ``field`` at ``where``."""
+    if where is None:
+        return None
+    return next((s for s in extraction.sites if s.kind == "write" and s.field == field
+                 and s.location.file == where.file and s.location.line == where.line), None)
 
 
 def value_candidates(explanation: Explanation, write: Event, limit: int, exclude: set[str]) -> list[Candidate]:
@@ -1669,7 +1669,7 @@ def value_candidates(explanation: Explanation, write: Event, limit: int, exclude
     what its expression reads, and the hardware the functions on its way read (a probe's answer
     often reaches the value through a local or a parameter)."""
     extraction = explanation.extraction
-    site = write_site(extraction, write)
+    site = write_site(extraction, write.field, write.site)
     if site is None or site.literal != NOT_LITERAL_VALUE:  # a literal value has no inputs
         return []
     reads = site.value_reads
@@ -1691,7 +1691,7 @@ def helper_probe_candidates(explanation: Explanation, write: Event, limit: int, 
     that only failed there (``is_hopper_with_cuda_12_3()`` false) is tried like one that held; the
     ranking puts what the machine is before what it is not."""
     extraction = explanation.extraction
-    site = write_site(extraction, write)
+    site = write_site(extraction, write.field, write.site)
     if site is None or site.literal != NOT_LITERAL_VALUE or runner.exhausted():
         return []
     wanted: list[tuple[str, str, int, str, list[str]]] = []  # file, condition, line, function, probes it calls
