@@ -30,10 +30,12 @@ from .node_files import HOLDS_FOR
 
 # document -> its schema number. A history of each number is in README ("JSON output").
 SCHEMA_NUMBERS = {
-    "explain": 3,  # 2 was the Trace's number; 3: overrides[].site and fields.*.fired[].site are site objects
-    "explain-error": 1,  # explain --error / --log
+    "explain": 4,  # 2 was the Trace's number; 3: overrides[].site and fields.*.fired[].site are site objects;
+    # 4: verdict.fix_skips_start_up
+    "explain-error": 2,  # explain --error / --log; 2: verdict.fix_skips_start_up
     "fix": 1,
-    "report": 2,  # 2: the trace's sites as objects, observed_error.sites as objects, "schema" at the top too
+    "report": 3,  # 2: the trace's sites as objects, observed_error.sites as objects, "schema" at the top too;
+    # 3: the verdict's fix_skips_start_up
     "diff": 1,
     "sites": 1,
     "flags": 1,  # 1: an object {schema, sglang_version, flags}; before, a bare list of flags
@@ -157,8 +159,8 @@ def definitions() -> dict[str, dict]:
         "mem_fraction_static": NUM, "kv_cache_gib": NUM, "fits": BOOL},
         description="for a launch that resolves: what the weights leave the KV cache on one GPU (the engine does not "
                     "measure it; sgtrace memory runs SGLang's sizing)")},
-        optional=("overrides", "fix_trade_off", "weights_fit"))
-    defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off",))
+        optional=("overrides", "fix_trade_off", "fix_skips_start_up", "weights_fit"))
+    defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off", "fix_skips_start_up"))
     defs["fix_candidate"] = obj({"changes": STRS, "origin": STRS, "outcome": STR, "trade_off": nullable(STR), "command": STR,
                                  "replay": nullable(STR), "note": STR, "assumes": STRS}, optional=("assumes",))
     defs["later_release"] = obj({"version": nullable(STR), "env": mapping(STR), "tried": STRS},
@@ -240,6 +242,9 @@ def verdict_properties() -> dict:
         "fix_verified": BOOL,
         "fix_trade_off": {"const": True, "description": "present when the fix gives up a flag you gave (without it, "
                           "or its value when not given)"},
+        "fix_skips_start_up": {"const": True, "description": "present when the fix was run through resolution and "
+                               "check_server_args but not the model runner's start-up the engine would run for it "
+                               "(sgtrace fix runs that too)"},
         "runs": INT,
     }
 

@@ -106,6 +106,7 @@ def test_a_flag_the_start_up_message_names_is_the_cause_and_its_value_the_fix(ve
     assert (cause.field, cause.role, cause.value, cause.alternative) == ("attention_backend", "user-flag", "fa3", "flashinfer")
     assert cause.site.function == "create_flashattention_v3_backend"
     assert verdict.fix == "--attention-backend flashinfer" and verdict.fix_verified
+    assert not verdict.fix_skips_start_up and "fix_skips_start_up" not in verdict.to_dict()  # its runs went through start-up
 
 
 def test_error_at_a_start_up_site_the_engine_reaches_is_held_against_the_inputs_with_its_verdict(capsys):

@@ -157,7 +157,7 @@ def test_json_carries_the_verdict(miniature, capsys):
 
     main(["explain", "--sglang", str(miniature), "--profile", "h100", "--json", "--args", "--model-path /m --speculative-algorithm EAGLE"])
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 3
+    assert data["schema"] == 4
     verdict = data["verdict"]
     assert verdict["outcome"] == "raises"
     assert verdict["causes"][0]["field"] == "strategy" and verdict["causes"][0]["role"] == "sglang-default"
@@ -183,12 +183,16 @@ def test_p1_the_cause_is_the_default_sglang_chose_with_its_site_and_the_fix(caps
         "mamba_scheduler_strategy", "sglang-default", "ServerArgs._handle_missing_default_values", 1082)
     assert verdict.fix == "--mamba-scheduler-strategy extra_buffer" and verdict.fix_verified
     assert verdict.fix_env == {"SGLANG_ENABLE_SPEC_V2": "1"}
+    # a resolution raise: the verdict's runs stop before the start-up the engine runs for this launch, and say so
+    assert verdict.fix_skips_start_up and verdict.to_dict()["fix_skips_start_up"] is True
     code, screen = first_screen(["explain", "--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell",
                                  "--service", str(FIXTURES / "inputs" / "p1.service")], capsys)
     assert code == 3
     text = "\n".join(screen)
     assert "server_args.py:1082" in text and "mamba_scheduler_strategy = 'no_buffer'" in text
-    assert "Fix (verified by the engine): --mamba-scheduler-strategy extra_buffer" in text
+    assert ("Fix (verified by the engine through resolution, not start-up): --mamba-scheduler-strategy extra_buffer"
+            in text)
+    assert "--service " + str(FIXTURES / "inputs" / "p1.service") + "` runs it through start-up too" in text
 
 
 @pytest.mark.network
@@ -579,8 +583,8 @@ def test_the_value_sglangs_message_names_is_the_fix_and_giving_up_a_flag_is_said
     ngram = verdict_of(corpus.reproduced(cases["pr28616-ngram-rejects-dp-attention"]))
     assert (ngram.fix, ngram.fix_verified, ngram.fix_trade_off) == ("without --enable-dp-attention", True, True)
     line = fix_line(ngram, "sgtrace fix ...")
-    assert line == ("  Fix (verified by the engine; a trade-off: it gives up a flag you gave): without --enable-dp-attention\n"
-                    "    `sgtrace fix ...` weighs the others")
+    assert line == ("  Fix (verified by the engine through resolution, not start-up; a trade-off: it gives up a flag you gave): "
+                    "without --enable-dp-attention\n    `sgtrace fix ...` weighs the others and runs start-up")
     assert ngram.to_dict()["fix_trade_off"] is True and "fix_trade_off" not in lora.to_dict()
 
 

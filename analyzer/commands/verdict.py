@@ -38,7 +38,7 @@ from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from ..memory.fit import WeightsFit, weights_fit
 from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
-from ..symbolic import RunHooks, evaluate
+from ..symbolic import RunHooks, evaluate, runs_start_up
 from ..symbolic.interp import contains_unknown
 from ..symbolic.program import shared_program
 from ..contracts.trace import (
@@ -128,6 +128,9 @@ class Verdict:
     runs: int = 0  # engine runs it took
     overrides: list[tuple[Override, "Verdict"]] = field(default_factory=list)  # for a launch that resolves
     fix_trade_off: bool = False  # the fix gives up a flag you gave (``without --x``, or its value when not given)
+    # the fix was run through resolution (and check_server_args) but not the start-up the engine would run for it:
+    # the verdict of a resolution raise stops its runs there (start-up costs every run); ``sgtrace fix`` runs it
+    fix_skips_start_up: bool = False
     weights_fit: WeightsFit | None = None  # for a launch that resolves: what the weights leave the KV cache
 
     def to_dict(self) -> dict:
@@ -142,6 +145,8 @@ class Verdict:
         }
         if self.fix_trade_off:
             data["fix_trade_off"] = True
+        if self.fix_verified and self.fix_skips_start_up:
+            data["fix_skips_start_up"] = True
         if self.overrides:
             data["overrides"] = [{"field": o.field, **v.to_dict()} for o, v in self.overrides]
         if self.weights_fit is not None:
@@ -836,6 +841,12 @@ class Runner:
     def exhausted(self) -> bool:
         return self.runs >= self.budget
 
+    def skips_start_up(self) -> bool:
+        """Whether these runs stop before the start-up the engine would run for a launch that resolves
+        (``Verdict.fix_skips_start_up``)."""
+        e = self.explanation
+        return not self.start_up and runs_start_up(self.program, e.extraction, e.model)
+
     def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None,
             stop_unless=None, engine_checks: bool = True, max_paths: int = 8) -> tuple[Trace, Any]:
         """The engine on the explanation's inputs with ``changes``; ``engine_checks=False`` stops
@@ -1482,7 +1493,8 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
         summary = f"SGLang raises {error.exc_type} at {place}: {causes[0].why}."
     else:
         summary = f"SGLang raises {error.exc_type} at {place}; no single input of yours changes that (see the conditions below)."
-    return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs, fix_trade_off=trade_off)
+    return Verdict("raises", summary, causes, fix, verified, fix_env, "raise", runner.runs, fix_trade_off=trade_off,
+                   fix_skips_start_up=runner.skips_start_up())
 
 
 MAX_NODE_FILES = 4  # unanswered node files tried for one raise (a run each)

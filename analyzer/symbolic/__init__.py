@@ -95,6 +95,12 @@ def _final_values(record: Record) -> dict[str, Any]:
     return era_of(record).final_values(record)
 
 
+def runs_start_up(program: Program, extraction: Extraction, model) -> bool:
+    """Whether ``evaluate`` goes on into the model runner's start-up for a launch of ``model`` on this tree (with
+    ``start_up`` and ``engine_checks``): a model config to start with, and a start-up layout the engine evaluates."""
+    return model is not None and startup_phase.evaluated(program, extraction.era)
+
+
 def evaluate(
     extraction: Extraction,
     root: str | Path,
@@ -150,7 +156,7 @@ def evaluate(
                 # what the engine runs on the resolved arguments when it starts (entrypoints/engine.py)
                 world.phase = ENGINE_CHECK
                 interpreter.call_function(FunctionRef(SERVER_ARGS, ENGINE_CHECK_ENTRY, bound=record), [], {}, None)
-            if engine_checks and start_up and model is not None and startup_phase.evaluated(program, extraction.era):
+            if engine_checks and start_up and runs_start_up(program, extraction, model):
                 resolved.append(final_values(record))
                 startup_phase.run(interpreter, world, record)
 
@@ -173,4 +179,4 @@ def evaluate(
     return trace
 
 
-__all__ = ["evaluate", "make_record", "declared_default", "Program", "RunHooks"]
+__all__ = ["evaluate", "runs_start_up", "make_record", "declared_default", "Program", "RunHooks"]

@@ -136,11 +136,14 @@ def _stand_in_note(verdict: Verdict) -> str:
 
 
 def fix_line(verdict: Verdict, fix_command: str) -> str:
+    verified = "verified by the engine through resolution, not start-up" if verdict.fix_skips_start_up else "verified by the engine"
     if fix_words(verdict) and verdict.fix_verified and verdict.fix_trade_off:
-        return (f"  Fix (verified by the engine; a trade-off: it gives up a flag you gave): {fix_words(verdict)}\n"
-                f"    `{fix_command}` weighs the others")
+        also = " and runs start-up" if verdict.fix_skips_start_up else ""
+        return (f"  Fix ({verified}; a trade-off: it gives up a flag you gave): {fix_words(verdict)}\n"
+                f"    `{fix_command}` weighs the others{also}")
     if fix_words(verdict) and verdict.fix_verified:
-        return f"  Fix (verified by the engine): {fix_words(verdict)}{_stand_in_note(verdict)}"
+        line = f"  Fix ({verified}): {fix_words(verdict)}{_stand_in_note(verdict)}"
+        return line + (f"\n    `{fix_command}` runs it through start-up too" if verdict.fix_skips_start_up else "")
     return f"  Fix: none verified from these causes; run `{fix_command}`"
 
 

@@ -134,6 +134,8 @@ def _verdict_summary(verdict, version: str) -> list:
         if verdict.fix_env:
             fix.append(Code(" ".join(f"{k}={v}" for k, v in verdict.fix_env.items())))
         parts += fill(words.SUM_TRADE_OFF_FIX if verdict.fix_trade_off else words.SUM_VERIFIED_FIX, fix=joined(fix, " with env "))
+        if verdict.fix_skips_start_up:
+            parts += fill(words.SUM_FIX_SKIPS_START_UP)
     return parts
 
 
