@@ -110,20 +110,23 @@ def test_loader_reads_heldout(tmp_path):
     assert corpus.load_case(case).heldout is True
 
 
-def _row(heldout: bool, reproduces: bool, match: bool | None) -> corpus.Row:
+def _row(heldout: bool, reproduces: bool, match: bool | None, shown: bool | None = None) -> corpus.Row:
     case = dataclasses.replace(CASES[0], heldout=heldout, slug=f"c{heldout}{reproduces}{match}")
-    return corpus.Row(case, reproduces, "-", "-", match)
+    return corpus.Row(case, reproduces, "-", "-", match, match if shown is None else shown)
 
 
 def test_scorer_prints_all_and_heldout_figures():
-    rows = [_row(False, True, True), _row(False, True, False), _row(True, True, True),
-            _row(True, True, False), _row(True, True, False), _row(True, False, None)]
+    rows = [_row(False, True, True), _row(False, True, False, True), _row(True, True, True),
+            _row(True, True, False, True), _row(True, True, False), _row(True, False, None)]
     out = io.StringIO()
     corpus.summarize(rows, out)
     lines = out.getvalue().strip().splitlines()
     assert lines[0] == "reproduced: 5 of 6 cases"
     assert lines[1] == "first cause = established cause in 2 of 5 reproduced cases (40%)"
     assert lines[2] == "first cause = established cause in 1 of 3 reproduced held-out cases (33%); 4 held-out cases in all"
+    shown = "established cause named in the verdict's block (a raise's Cause or Also decisive, an override's line) in "
+    assert lines[3] == shown + "4 of 5 reproduced cases (80%)"
+    assert lines[4] == shown + "2 of 3 reproduced held-out cases (67%)"
     out = io.StringIO()
     corpus.summarize(rows[:2], out)
     assert "held-out" not in out.getvalue()
@@ -145,6 +148,23 @@ def test_match_needs_field_and_function():
     assert not corpus.matches(case, wrong_site)
     assert not corpus.matches(case, types.SimpleNamespace(field="not_it", role="user-flag", site=site))
     assert not corpus.matches(case, None)
+
+
+def test_the_causes_a_verdict_block_shows_are_a_raises_four_and_an_overrides_first():
+    causes = [types.SimpleNamespace(field=f"f{i}") for i in range(6)]
+    asked = []
+
+    def verdict_of(explanation, field=None):
+        asked.append(field)
+        return types.SimpleNamespace(causes=causes)
+
+    verdict_module = types.SimpleNamespace(verdict_of=verdict_of)
+    raise_case = dataclasses.replace(CASES[0], kind="raise", expect_field=None)
+    assert [c.field for c in corpus.shown_causes(raise_case, None, verdict_module)] == ["f0", "f1", "f2", "f3"]
+    override_case = dataclasses.replace(CASES[0], kind="override", expect_field="page_size", expect_error=None)
+    assert [c.field for c in corpus.shown_causes(override_case, None, verdict_module)] == ["f0"]
+    assert asked == [None, "page_size"]  # an override's verdict is its field's
+    assert corpus.first_cause(raise_case, None, verdict_module).field == "f0"
 
 
 def test_an_override_must_show_the_reported_values_when_the_case_gives_them():

@@ -35,7 +35,9 @@ the maintainers or the reporter established the cause. Each case is a TOML file
 ``python -m analyzer.commands.corpus [DIR]`` runs every case through the engine and the
 verdict (``analyzer.commands.verdict.verdict_of``) and prints one line per case and the
 figure "first cause = established cause in N of M reproduced cases (P%)"
-(``make corpus``), then the same figure for the held-out cases alone.
+(``make corpus``), then the same figure for the held-out cases alone, then how often the
+established cause is among those the verdict's block names at all (a raise's Cause and
+"Also decisive" line, an override's own line: what the operator reads on the first screen).
 
 Held-out cases (``heldout = true``) measure how the verdict generalizes: each was
 chosen, and its ``[cause]`` written from what the maintainers or the reporter
@@ -58,6 +60,7 @@ from ..errors import SgtraceError
 from .explain import ExplainRequest, explain, override_of
 from ..safe_read import read_utf8
 from ..contracts.trace import target_value
+from ..views.verdict import ALSO_DECISIVE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 CASE_DIR = REPO_ROOT / "tests" / "cases"
@@ -239,9 +242,19 @@ def outcome(case: Case, explanation) -> tuple[bool, str]:
 
 def first_cause(case: Case, explanation, verdict) -> Any:
     """The verdict's first cause for the case's outcome (None when it names none)."""
+    shown = shown_causes(case, explanation, verdict)
+    return shown[0] if shown else None
+
+
+SHOWN_WITH_A_RAISE = 1 + ALSO_DECISIVE  # a raise's verdict block: its Cause line, then its "Also decisive" line
+
+
+def shown_causes(case: Case, explanation, verdict) -> list:
+    """The causes the verdict's block names for the case's outcome, in its order: a raise's Cause and its "Also
+    decisive" inputs; an override's line names its first cause alone."""
     field = case.expect_field if case.kind == "override" else None
     result = verdict.verdict_of(explanation, field=field)
-    return result.causes[0] if result.causes else None
+    return list(result.causes[:SHOWN_WITH_A_RAISE if case.kind == "raise" else 1])
 
 
 def matches(case: Case, cause: Any) -> bool:
@@ -267,6 +280,7 @@ class Row:
     what: str
     cause: str
     match: bool | None  # None: no verdict (not reproduced)
+    shown: bool | None = None  # the established cause is one the verdict's block names (``shown_causes``)
 
 
 def score(cases: list[Case], out=sys.stdout) -> list[Row]:
@@ -280,9 +294,11 @@ def score(cases: list[Case], out=sys.stdout) -> list[Row]:
         ok, what = outcome(case, explanation)
         row = Row(case, ok, what, "-", None)
         if ok:
-            cause = first_cause(case, explanation, verdict)
+            shown = shown_causes(case, explanation, verdict)
+            cause = shown[0] if shown else None
             row.cause = describe(cause)
             row.match = matches(case, cause)
+            row.shown = any(matches(case, c) for c in shown)
         rows.append(row)
     print_table(rows, out)
     summarize(rows, out)
@@ -297,6 +313,19 @@ def summarize(rows: list[Row], out) -> None:
     heldout = [r for r in rows if r.case.heldout]
     if heldout:
         print(figure(heldout, "held-out"), file=out)
+    print(shown_figure(rows), file=out)
+    if heldout:
+        print(shown_figure(heldout, "held-out"), file=out)
+
+
+def shown_figure(rows: list[Row], group: str = "") -> str:
+    """'established cause named by the verdict's block (...) in N of M reproduced [group] cases (P%)'."""
+    reproduced = [r for r in rows if r.reproduces]
+    hits = sum(1 for r in reproduced if r.shown)
+    share = 100.0 * hits / len(reproduced) if reproduced else 0.0
+    which = f"reproduced {group} cases" if group else "reproduced cases"
+    return (f"established cause named in the verdict's block (a raise's Cause or Also decisive, an override's line) "
+            f"in {hits} of {len(reproduced)} {which} ({share:.0f}%)")
 
 
 def figure(rows: list[Row], group: str = "") -> str:
@@ -312,13 +341,14 @@ def figure(rows: list[Row], group: str = "") -> str:
 
 
 def print_table(rows: list[Row], out) -> None:
-    header = ("case", "release", "repro", "expected cause", "verdict's first cause", "match")
+    header = ("case", "release", "repro", "expected cause", "verdict's first cause", "shown", "match")
     lines = [header]
     for r in rows:
         expected = f"{r.case.cause_field} ({r.case.cause_role})"
         match = "-" if r.match is None else ("yes" if r.match else "NO")
+        shown = "-" if r.shown is None else ("yes" if r.shown else "NO")
         slug = f"{r.case.slug} [held-out]" if r.case.heldout else r.case.slug
-        lines.append((slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, match))
+        lines.append((slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, shown, match))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip(), file=out)

@@ -147,6 +147,9 @@ def fix_line(verdict: Verdict, fix_command: str) -> str:
     return f"  Fix: none verified from these causes; run `{fix_command}`"
 
 
+ALSO_DECISIVE = 3  # inputs a raise's block names after its Cause, on the "Also decisive" line
+
+
 def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
     where = f"{error.exc_type} at {error.site.short()} in {error.site.function}"
     if getattr(error, "phase", RESOLUTION) == START_UP:
@@ -163,7 +166,7 @@ def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:
         top = verdict.causes[0]
         lines.extend(f"  Cause: {cause_headline(top)};".split("\n"))
         lines.append(f"    {cause_effect(top)}.")
-        others = [short_input(c) for c in verdict.causes[1:4]]
+        others = [short_input(c) for c in verdict.causes[1:1 + ALSO_DECISIVE]]
         if others:
             lines.append("  Also decisive: " + "; ".join(others) + ".")
     else:

@@ -6,7 +6,7 @@ from ...commands.explain import Override
 from ...commands.verdict import fix_words
 from ...node_files import KIND_WORDS
 from ...views.explain import show
-from ...views.verdict import short_input
+from ...views.verdict import ALSO_DECISIVE, short_input
 from .. import words
 from ..chain import error_chain, written_by_sglang, your_flags
 from ..doc import (
@@ -125,7 +125,7 @@ def _verdict_summary(verdict, version: str) -> list:
     """The verdict of a raise: its decisive cause with value and site, the other decisive inputs, the verified fix."""
 
     parts = list(fill(words.SUM_CAUSE, cause=merge_text(list(_cause_parts(verdict.causes[0], version)))))
-    others = verdict.causes[1:4]
+    others = verdict.causes[1:1 + ALSO_DECISIVE]
     if others:
         parts += fill(words.SUM_ALSO_DECISIVE, inputs=joined([Text(short_input(c)) for c in others]))
 
