@@ -143,3 +143,28 @@ def test_a_proposal_that_resolves_like_the_accepted_fix_counts_as_the_same():
                                frozenset({("set", "attention_backend", "torch_native")}))
     assert same_resolution(case, explanation, frozenset({("set", "attention_backend", "trtllm_mha")}),
                            frozenset({("set", "attention_backend", "trtllm_mha")}))
+
+
+@pytest.mark.network
+def test_a_fix_line_that_gives_up_a_flag_matches_a_record_of_none_with_that_workaround():
+    # "none: drop --enable-two-batch-overlap; PR #38007 ... is open": explain's line offers no fix that keeps your
+    # flags, and its trade-off is the record's workaround
+    import dataclasses
+
+    from analyzer.commands.corpus import reproduced
+    from analyzer.commands.corpus_fixes import verdict_fix_match
+
+    case = next(c for c in SCORED if c.slug == "pr38007-glm52-tbo-rejects-dsa-index-topk-sharing")
+    explanation = reproduced(case)
+
+    def flag_dest(option: str):
+        flag = explanation.extraction.flag_for(option)
+        return flag.dest if flag is not None else None
+
+    match, text = verdict_fix_match(case, explanation, frozenset(), flag_dest)
+    assert (match, text) == (True, "trade-off: without --enable-two-batch-overlap")
+    # another workaround in the record is not that line's answer
+    other = dataclasses.replace(case, fix="none on this release; --attention-backend triton")
+    assert verdict_fix_match(other, explanation, frozenset(), flag_dest) == (False, text)
+    # a record that names a change is read as before: the trade-off is not it
+    assert verdict_fix_match(case, explanation, frozenset({("set", "attention_backend", "triton")}), flag_dest)[0] is False

@@ -16,7 +16,9 @@ a default SGLang resolved, ``keep_fix.keep_default`` (the flag stated explicitly
 default SGLang resolved, the flag alone: the value wanted is the operator's); a case
 whose accepted text is "none" matches when nothing is proposed. Cases whose accepted fix is an
 SGLang-side change with flags after "as flags:" are read from there. For a raise, the fix explain's
-verdict prints on its first screen is scored the same way (a second figure).
+verdict prints on its first screen is scored the same way (a second figure): against "none ...; W", a
+line that says its fix is a trade-off (it gives up a flag you gave) matches when that fix is W, or the
+record names no W.
 """
 
 from __future__ import annotations
@@ -173,6 +175,12 @@ def verdict_fix_match(case: Case, explanation, accepted: frozenset, flag_dest) -
     match = _same(accepted, proposed, env_defaults=explanation.extraction.env_defaults)
     if not match and accepted and proposed:
         match = same_resolution(case, explanation, accepted, proposed)
+    if accepted == frozenset() and verdict.fix_trade_off and proposed:
+        # "none ...; W", as for fix's first: the line offers no fix that keeps your flags, says its fix gives one up,
+        # and that fix is W (or the record names none)
+        workaround = accepted_workaround(case, flag_dest)
+        match = (workaround is None or _same(workaround, proposed, env_defaults=explanation.extraction.env_defaults)
+                 or same_resolution(case, explanation, workaround, proposed))
     text = " ".join(p for p in (verdict.fix, " ".join(f"{k}={v}" for k, v in verdict.fix_env.items())) if p)
     return match, ("trade-off: " if verdict.fix_trade_off else "") + text
 
