@@ -737,10 +737,44 @@ class ServerArgs:
 def test_a_flag_the_message_names_without_its_dashes_is_named_and_leaving_it_out_is_the_fix(tmp_path):
     # pr9452 (0.5.7): "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive". SGLang
     # names both flags, so giving one up is its own advice: the Fix line offers it as the trade-off it is (it had said
-    # "none verified", as for a flag the message does not name).
+    # "none verified", as for a flag the message does not name). Of the two, the one whose feature weighs less
+    # (knowledge.intent): your --disable-prefix-cache left out turns the cache back on and gives up no feature, where
+    # leaving out --enable-layered-cache turns one off; the first operand had been taken (pr9452's record drops the
+    # --disable-radix-cache)
     explanation = explained(miniature_tree(tmp_path, EXCLUSIVE_PAIR), "--model-path /m --enable-layered-cache --disable-prefix-cache")
     verdict = verdict_of(explanation)
     assert [c.mentioned for c in verdict.causes] == [True, True]
+    assert verdict.causes[0].field == "enable_layered_cache"  # the verdict's causes keep their order
+    assert verdict.fix == "without --disable-prefix-cache" and verdict.fix_verified and verdict.fix_trade_off
+
+
+EXCLUSIVE_WITH_SPECULATIVE = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    speculative_algorithm: str = None
+    enable_layered_cache: bool = False
+
+    def __post_init__(self):
+        if self.speculative_algorithm is not None and self.enable_layered_cache:
+            raise ValueError("--speculative-algorithm and --enable-layered-cache cannot be used together")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str)
+        parser.add_argument("--enable-layered-cache", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_of_two_flags_refused_together_the_fix_gives_up_the_lighter_feature_wherever_it_stands(tmp_path):
+    # issue24690, pr19746: the message names both flags; speculative decoding weighs more than a switch of yours, so
+    # the trade-off leaves out the switch, the second operand here (the first in the test above)
+    explanation = explained(miniature_tree(tmp_path, EXCLUSIVE_WITH_SPECULATIVE),
+                            "--model-path /m --speculative-algorithm EAGLE --enable-layered-cache")
+    verdict = verdict_of(explanation)
+    assert {c.field for c in verdict.causes if c.mentioned} == {"speculative_algorithm", "enable_layered_cache"}
     assert verdict.fix == "without --enable-layered-cache" and verdict.fix_verified and verdict.fix_trade_off
 
 

@@ -28,6 +28,7 @@ from ..errors import SgtraceError
 from .compare import same_raise
 from .explain import ExplainRequest, Explanation, explain_with
 from ..inputs import adapters
+from ..knowledge.intent import DECODE_RADIX_COST, RADIX_FIELDS, decode_node, dropped_cost, feature_cost
 from ..contracts.launch import ArgOrigin
 from ..contracts.extraction import Flag
 from ..replay import envs
@@ -364,32 +365,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     return candidate
 
 
-# -- intent: what a candidate gives up of what the user asked for ------------------------------------
-
-# The features an operator turns on and would not give up lightly, and what losing each costs (issue 15:
-# keep the PD role, speculative decoding, DP attention, the radix cache). Any other flag of yours changed
-# or left out costs DEFAULT_COST; a change that keeps everything costs nothing.
-FEATURE_COST = {
-    "disaggregation_mode": 100,  # the node's PD role: a decode node must stay a decode node
-    "speculative_algorithm": 50,
-    "enable_dp_attention": 20,
-    "disable_radix_cache": 20,  # turning the radix cache off
-    "lora_paths": 50,
-    "enable_lora": 50,
-    "enable_deterministic_inference": 40,
-}
-DEFAULT_COST = 10
-SWITCHED_ON_COST = 15  # an ``--enable-...`` switch of yours left out: a feature turned off, though not a listed one
-DECODE_RADIX_COST = 1  # a PD decode node runs without the radix cache unless told otherwise
-
-
-FAMILY_COST = {"speculative_": 50}  # a setting of a feature weighs what the feature does (speculative_adaptive)
-
-
-def feature_cost(dest: str) -> float:
-    if dest in FEATURE_COST:
-        return FEATURE_COST[dest]
-    return next((cost for prefix, cost in FAMILY_COST.items() if dest.startswith(prefix)), DEFAULT_COST)
+# -- intent: what a candidate gives up of what the user asked for (weights: knowledge.intent) ---------------
 
 
 def _typed(change: Change) -> str:
@@ -403,12 +379,12 @@ def _dest(explanation: Explanation, change: Change) -> str:
 
 
 def _decode_node(explanation: Explanation) -> bool:
-    return str(explanation.parsed.values.get("disaggregation_mode") or "") == "decode"
+    return decode_node(explanation.parsed.values)
 
 
 def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "", later: frozenset = frozenset()) -> float:
-    """What the candidate gives up, summed over its changes: a feature of yours left out or turned off
-    costs the feature's weight (``FEATURE_COST``; an unlisted ``--enable-...`` switch ``SWITCHED_ON_COST``),
+    """What the candidate gives up, summed over its changes (the weights: ``knowledge.intent``): a feature of yours
+    left out or turned off costs the feature's weight (``FEATURE_COST``; an unlisted ``--enable-...`` switch ``SWITCHED_ON_COST``),
     another flag of yours changed or left out ``DEFAULT_COST`` (a ``--disable-...`` of yours left out too:
     it turns the feature back on); a value SGLang itself writes there later in resolution, or SGLang's own name for your
     value, costs nothing; on a PD decode node the radix cache costs ``DECODE_RADIX_COST``; a change
@@ -426,19 +402,14 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
         dest = flag.dest if flag is not None else change.option.lstrip("-").replace("-", "_")
         if (dest, _typed(change)) in later:
             continue  # SGLang writes that itself later: stating it costs nothing
-        radix = dest in ("disable_radix_cache", "disaggregation_decode_enable_radix_cache")
-        if change.kind == "drop-flag" and dest.startswith("disable_"):
-            cost = DEFAULT_COST  # your --disable-x left out turns x back on: a flag of yours, no feature lost
-        elif change.kind == "drop-flag" and dest.startswith("enable_") and dest not in FEATURE_COST:
-            cost = SWITCHED_ON_COST
-        elif change.kind == "drop-flag" or (change.kind == "set-flag" and dest in given and _typed(change) != str(given[dest])):
+        if change.kind == "drop-flag":
+            cost = dropped_cost(dest, _decode_node(explanation))
+        elif change.kind == "set-flag" and ((dest in given and _typed(change) != str(given[dest])) or dest.startswith("disable_")):
             cost = feature_cost(dest)
-        elif change.kind == "set-flag" and dest.startswith("disable_"):
-            cost = feature_cost(dest)
+            if dest in RADIX_FIELDS and _decode_node(explanation):
+                cost = min(cost, DECODE_RADIX_COST)
         else:
             cost = 0
-        if radix and _decode_node(explanation):
-            cost = min(cost, DECODE_RADIX_COST)
         if cost and change.kind == "set-flag" and (_named(message, change, dest) or (dest, str(change.value)) in hinted):
             cost /= 2
         elif cost and change.kind == "drop-flag" and _names_default(explanation, message, change):

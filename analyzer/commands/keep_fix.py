@@ -22,7 +22,8 @@ from typing import Any
 from . import guard_reads
 from .explain import Explanation, Override
 from ..extract.parse import ast_nodes
-from .fix import FEATURE_COST, adjustments, feature_cost, siblings
+from .fix import adjustments, siblings
+from ..knowledge.intent import FEATURE_COST, feature_cost
 from .later_release import LaterRelease
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.flag_help import testing_only

@@ -33,6 +33,7 @@ from typing import Any, Callable
 from .. import node_files
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
+from ..knowledge.intent import decode_node, dropped_cost
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
@@ -1350,9 +1351,10 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
     """The first cause whose alternative, as a flag (plus the env the message asks for), resolves and either is what
     SGLang's message names (the flag or the value) or keeps every flag you gave and every other resolved value; else,
     of the others that resolve, the first that keeps your flags and moves fewest other values (``other_changes``), then
-    the same among those that give up a flag: (the change, its env, verified, whether it gives up a flag you gave). A
-    flag you gave is changed or dropped only where SGLang's message names the flag or the value to use (SGLang asks for
-    that: "only compatible with NGRAM"); otherwise changing it is a trade-off, for ``sgtrace fix`` to weigh."""
+    among those that give up a flag, the one whose feature weighs least (``knowledge.intent``), then moves fewest: (the
+    change, its env, verified, whether it gives up a flag you gave). A flag you gave is changed or dropped only where
+    SGLang's message names the flag or the value to use (SGLang asks for that: "only compatible with NGRAM", taken at
+    once); leaving out a flag the message names is a trade-off, weighed against the other causes' fixes."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
     found: tuple | None = None  # the best verified fix that gives up a flag or moves other resolved values, and its cost
     for cause in causes:
@@ -1380,8 +1382,13 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
                 break
             continue
         fix, cost = fix
-        if cost == (False, 0) or cause.mentioned or cause.prescribed:
+        gives_up = cost[0]
+        if not gives_up and (cost == (False, 0, 0) or cause.mentioned or cause.prescribed):
             return fix  # (SGLang's message names the flag or the value: its own advice, whatever else it moves)
+        if gives_up and cause.prescribed:
+            return fix  # the value SGLang's message asks for (``only compatible with NGRAM``), though it changes your flag
+        # a flag of yours the message names, left out: SGLang allows it, but another cause may keep your flags, or give
+        # up a lighter one (two flags refused together: the one whose feature weighs less, as ``sgtrace fix`` ranks)
         if found is None or cost < found[0]:
             found = (cost, fix)
     return found[1] if found is not None else (None, {}, False, False)
@@ -1414,7 +1421,9 @@ def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: l
             if cause.kind == "env":
                 env = {cause.field: cause.alternative, **env}
             fix = ((text if cause.kind != "env" else None), env, True, cause.drops)
-            return fix, (cause.drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
+            # a trade-off weighs the feature of yours it gives up (``knowledge.intent``, as ``sgtrace fix`` ranks)
+            given_up = dropped_cost(cause.field, decode_node(explanation.parsed.values)) if cause.drops else 0
+            return fix, (cause.drops, given_up, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
     return None
 
 

@@ -1,0 +1,49 @@
+"""What giving up a flag of yours costs: the features an operator turns on and would not give up lightly.
+
+A fix that leaves out or changes a flag you gave is a trade-off; these weights order the trade-offs
+(``sgtrace fix``'s ranking, explain's Fix line), lowest first. Keeping the PD role, speculative decoding,
+DP attention and the radix cache weighs most (issue 15); any other flag of yours changed or left out
+costs ``DEFAULT_COST``; a change that keeps everything costs nothing.
+"""
+
+from __future__ import annotations
+
+FEATURE_COST = {
+    "disaggregation_mode": 100,  # the node's PD role: a decode node must stay a decode node
+    "speculative_algorithm": 50,
+    "enable_dp_attention": 20,
+    "disable_radix_cache": 20,  # turning the radix cache off
+    "lora_paths": 50,
+    "enable_lora": 50,
+    "enable_deterministic_inference": 40,
+}
+FAMILY_COST = {"speculative_": 50}  # a setting of a feature weighs what the feature does (speculative_adaptive)
+DEFAULT_COST = 10
+SWITCHED_ON_COST = 15  # an ``--enable-...`` switch of yours left out: a feature turned off, though not a listed one
+DECODE_RADIX_COST = 1  # a PD decode node runs without the radix cache unless told otherwise
+RADIX_FIELDS = ("disable_radix_cache", "disaggregation_decode_enable_radix_cache")
+
+
+def feature_cost(dest: str) -> float:
+    """What turning off or changing the feature ``dest`` of yours costs."""
+    if dest in FEATURE_COST:
+        return FEATURE_COST[dest]
+    return next((cost for prefix, cost in FAMILY_COST.items() if dest.startswith(prefix)), DEFAULT_COST)
+
+
+def dropped_cost(dest: str, decode_node: bool = False) -> float:
+    """What leaving out your flag of field ``dest`` costs: your ``--disable-x`` left out turns x back on (a flag of
+    yours, no feature lost); an unlisted ``--enable-x`` switch turns a feature off; else the feature's weight. On a
+    PD decode node the radix cache costs ``DECODE_RADIX_COST``."""
+    if dest.startswith("disable_"):
+        cost: float = DEFAULT_COST
+    elif dest.startswith("enable_") and dest not in FEATURE_COST:
+        cost = SWITCHED_ON_COST
+    else:
+        cost = feature_cost(dest)
+    return min(cost, DECODE_RADIX_COST) if dest in RADIX_FIELDS and decode_node else cost
+
+
+def decode_node(values: dict[str, object]) -> bool:
+    """Whether the launch's parsed values make it a PD decode node (``--disaggregation-mode decode``)."""
+    return str(values.get("disaggregation_mode") or "") == "decode"
