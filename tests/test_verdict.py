@@ -8,6 +8,7 @@ network tests hold P1-P4 on their real releases.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from pathlib import Path
 
@@ -25,6 +26,7 @@ MINIATURE = '''
 """A miniature ServerArgs written for sgtrace's verdict tests."""
 
 import argparse
+import ast
 import dataclasses
 from typing import Optional
 
@@ -238,6 +240,7 @@ MECHANISMS = '''
 """A miniature ServerArgs written for sgtrace's verdict tests: skipped writes, parameters, env vars."""
 
 import argparse
+import ast
 import dataclasses
 from typing import Optional
 
@@ -364,6 +367,7 @@ DEFAULTS = '''
 """A miniature ServerArgs written for sgtrace's verdict tests: helper-chosen defaults, skipped defaults."""
 
 import argparse
+import ast
 import dataclasses
 from typing import Optional
 
@@ -509,6 +513,7 @@ SWITCHES = '''
 """A miniature ServerArgs in which a flag turns a feature off that the operator did not name."""
 
 import argparse
+import ast
 import dataclasses
 from typing import Optional
 
@@ -1117,6 +1122,7 @@ NODE_DEVICE = '''
 """A miniature ServerArgs: SGLang fills the device in from the node, and a model check skips CPU nodes."""
 
 import argparse
+import ast
 import dataclasses
 from typing import Optional
 
@@ -1166,3 +1172,39 @@ def test_the_device_sglang_fills_in_from_the_node_comes_after_your_flag(tmp_path
     assert "--device" not in verdict.fix
     # and sgtrace fix offers no other device
     assert [c.text() for c in cause_changes(explanation, verdict.causes)] == ["+ --attention-backend fa3"]
+
+
+NEGATIVE_LITERAL = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_mux: bool = False
+    chunk_size: int = None
+
+    def __post_init__(self):
+        if self.chunk_size is None:
+            self.chunk_size = 8192
+        if self.enable_mux:
+            assert self.chunk_size == -1, "Multiplexing is not compatible with chunked prefill."
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-mux", action="store_true")
+        parser.add_argument("--chunk-size", type=int)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_value_compared_with_a_negative_number_is_tried_with_it(tmp_path):
+    # pr33058 (0.5.18): `assert self.chunked_prefill_size == -1` under --enable-pdmux. `-1` is a unary minus on 1 in
+    # Python's tree; it was not read as a constant, so the 8192 SGLang wrote was never tried with -1
+    from analyzer.commands.verdict import compared_literals
+
+    assert compared_literals(ast.parse("self.chunk_size == -1", mode="eval"), "chunk_size") == [-1]
+    assert compared_literals(ast.parse("self.chunk_size in (-1, 0)", mode="eval"), "chunk_size") == [-1, 0]
+    assert compared_literals(ast.parse("self.chunk_size == -True", mode="eval"), "chunk_size") == []
+    verdict = verdict_of(explained(miniature_tree(tmp_path, NEGATIVE_LITERAL), "--model-path /m --enable-mux"))
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.value, top.alternative) == ("chunk_size", "sglang-default", 8192, -1)
+    assert verdict.fix == "--chunk-size -1" and verdict.fix_verified and not verdict.fix_trade_off

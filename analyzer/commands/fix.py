@@ -35,7 +35,7 @@ from ..replay import envs
 from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .later_release import LaterRelease
-from .verdict import MESSAGE_OPTION, Runner, StandIn, names_value, ordering_causes, other_changes, setting_hints, verdict_of
+from .verdict import MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, verdict_of
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -215,8 +215,9 @@ def _numbers_compared(expr: str, name: str) -> list[Any]:
                 and isinstance(node.left, ast.Attribute) and node.left.attr == name):
             right = node.comparators[0]
             for element in (right.elts if isinstance(right, (ast.Set, ast.Tuple, ast.List)) else [right]):
-                if isinstance(element, ast.Constant) and type(element.value) in (int, float):
-                    out.append(element.value)
+                found, value = literal(element)
+                if found and type(value) in (int, float):
+                    out.append(value)
     return list(dict.fromkeys(out))
 
 
@@ -587,10 +588,10 @@ def bound_changes(explanation: Explanation, guards) -> list[Change]:
             if not isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
                 continue
             left, right = node.left, node.comparators[0]
-            if isinstance(left, ast.Attribute) and isinstance(right, ast.Constant):
-                name, bound = left.attr, right.value
-            elif isinstance(right, ast.Attribute) and isinstance(left, ast.Constant):
-                name, bound = right.attr, left.value
+            if isinstance(left, ast.Attribute) and literal(right)[0]:
+                name, bound = left.attr, literal(right)[1]
+            elif isinstance(right, ast.Attribute) and literal(left)[0]:
+                name, bound = right.attr, literal(left)[1]
             else:
                 continue
             if not isinstance(bound, int) or isinstance(bound, bool):

@@ -489,12 +489,23 @@ def inputs_named(explanation: Explanation, names, env_names, probe_names, model:
 # -- values that could flip a condition -------------------------------------------------------------------
 
 
-def _constant(node: ast.AST) -> tuple[bool, Any]:
+def literal(node: ast.AST) -> tuple[bool, Any]:
+    """``(True, value)`` for a constant as SGLang writes one in a condition: a literal, a signed number (``-1`` is
+    ``USub`` of ``1`` in the tree: ``chunked_prefill_size == -1``); else ``(False, None)``."""
     if isinstance(node, ast.Constant):
         return True, node.value
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, ast.Constant) for e in node.elts):
-        return True, [e.value for e in node.elts]
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant)
+            and type(node.operand.value) in (int, float)):
+        return True, -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
     return False, None
+
+
+def _constant(node: ast.AST) -> tuple[bool, Any]:
+    """``literal``, or a list, tuple or set of them (as a list)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        elements = [literal(e) for e in node.elts]
+        return (True, [value for _found, value in elements]) if all(found for found, _value in elements) else (False, None)
+    return literal(node)
 
 
 def _is_field(node: ast.AST, name: str) -> bool:
@@ -554,7 +565,7 @@ def equated_values(explanation: Explanation, tree: ast.AST, name: str, guard: Gu
             op = _MIRRORED.get(type(op), type(op))()  # ``y >= x`` is ``x <= y``
         else:
             continue
-        if isinstance(other, ast.Constant):
+        if literal(other)[0]:
             continue  # (a literal: compared_literals)
         other = _inlined(other, table, guard.line if guard is not None else 0, LOCAL_HOPS)
         fields = [n.attr for n in ast.walk(other) if isinstance(n, ast.Attribute) and _is_field(n, n.attr)]
@@ -586,8 +597,9 @@ def _inlined(node: ast.expr, table: dict[str, list[tuple[int, str]]], line: int,
 
 def _arithmetic(node: ast.AST, known: dict[str, Any]) -> int | None:
     """An integer expression of constants and known integer fields; None for anything else."""
-    if isinstance(node, ast.Constant):
-        return node.value if isinstance(node.value, int) and not isinstance(node.value, bool) else None
+    found, value = literal(node)
+    if found:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(node, ast.Attribute) and _is_field(node, node.attr):
         value = known.get(node.attr)
         return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -47,6 +47,7 @@ from .objects import (
 from .limits import MAX_DEPTH, MAX_LOOP, MAX_STEPS
 from .program import Module, Program, resolve_relative
 from .source_text import source_text
+from ..knowledge.log_levels import LOG_FUNCTIONS, LOGGER_METHODS
 
 
 class BudgetExceeded(Exception):
@@ -297,6 +298,14 @@ class Interpreter:
         except Exception:
             return True
 
+    def log_only_condition(self, value: Unknown, stmt: ast.If, frame: Frame) -> bool:
+        """A condition on code the evaluator does not model whose branches only log a message (``_if_only_logs``):
+        taken as false like any such condition, but noted as what it is, not as an assumption the prediction rests
+        on (``trace.assumptions``: a fix verified past it stays verified)."""
+        self.world.note(f"{frame.module.rel}:{stmt.lineno}: could not evaluate `{_source(stmt.test)}` ({value.reason}); "
+                        "it only decides whether a message is logged")
+        return False
+
     # -- calls --------------------------------------------------------------------
     def call_function(self, ref: FunctionRef, args: list, kwargs: dict, caller: Frame | None, call_node: ast.AST | None = None) -> Any:
         qualname = ref.qualname
@@ -535,12 +544,20 @@ class Interpreter:
             terms: list = []
             start = len(self.world.events)
             value = self.eval_terms(stmt.test, frame, terms)
-            taken = self.truth(value, stmt.test, frame)
+            if value.__class__ is Unknown and value.kind != "input" and self.world.phase != START_UP and _if_only_logs(stmt):
+                taken = self.log_only_condition(value, stmt, frame)
+            else:
+                taken = self.truth(value, stmt.test, frame)
             guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
             self.world.observe(frame, stmt, guard.expr, taken, value, guard, terms, start)
         else:
             value = self.eval(stmt.test, frame)
-            taken = value if value.__class__ is bool else self.truth(value, stmt.test, frame)  # (``truth`` of a bool)
+            if value.__class__ is bool:  # (``truth`` of a bool)
+                taken = value
+            elif value.__class__ is Unknown and value.kind != "input" and self.world.phase != START_UP and _if_only_logs(stmt):
+                taken = self.log_only_condition(value, stmt, frame)
+            else:
+                taken = self.truth(value, stmt.test, frame)
             guard = None  # built below where it is pushed (most conditions not taken have no ``else``)
             if self.world.hooks is not None:  # a counterfactual run tracking conditions (World.observe)
                 self.world.observe(frame, stmt, _source(stmt.test), taken, value)
@@ -1247,6 +1264,36 @@ def _signature(node) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, ast.ex
 @functools.lru_cache(maxsize=None)
 def _if_terminates(stmt: ast.If) -> bool:
     return _terminates(stmt.body)
+
+
+@functools.lru_cache(maxsize=None)
+def _if_only_logs(stmt: ast.If) -> bool:
+    """Both branches of ``stmt`` do nothing but log a message (``if torch_release >= (2, 7): logger.warning(...)``):
+    what its condition decides is whether the message is logged, nothing a launch resolves or raises on."""
+    return _only_logs(stmt.body) and _only_logs(stmt.orelse)
+
+
+def _only_logs(statements: list[ast.stmt]) -> bool:
+    for stmt in statements:
+        if isinstance(stmt, (ast.Pass, ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(stmt, ast.Expr) and (isinstance(stmt.value, ast.Constant) or _is_log_call(stmt.value)):
+            continue
+        return False
+    return True
+
+
+def _is_log_call(node: ast.expr) -> bool:
+    """``logger.warning(...)`` (a logger's method, ``knowledge.log_levels``), ``print(...)``, ``warnings.warn(...)``
+    or one of SGLang's logging functions."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id == "print" or func.id in LOG_FUNCTIONS
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return ("log" in func.value.id.lower() and func.attr in LOGGER_METHODS) or f"{func.value.id}.{func.attr}" in LOG_FUNCTIONS
+    return False
 
 
 def _terminates(body: list[ast.stmt]) -> bool:
