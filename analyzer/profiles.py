@@ -470,3 +470,30 @@ def builtin_names() -> list[str]:
 def list_profiles() -> list[Profile]:
     """Every built-in profile, sorted by name."""
     return [load_profile(name) for name in sorted(_builtin_files())]
+
+
+_ANSWERS_ELSEWHERE: dict[tuple, tuple] = {}
+_DEVICE_KIND = tuple(sorted(name for name, spec in PROBES.items() if spec.device_kind and name != "get_device"))
+
+
+def device_kind(profile: "Profile") -> tuple:
+    """What ``profile`` answers the probes that tell one kind of device from another (``is_cuda``, ``is_hip`` ...)."""
+    return tuple(encode_value(profile.probe(name)) for name in _DEVICE_KIND)
+
+
+def answers_elsewhere(name: str, kind: tuple | None = None) -> tuple:
+    """What the built-in profiles answer probe ``name`` (the nodes sgtrace knows), each answer once, in the
+    profiles' order; an answer a profile does not know is left out. ``kind``: only the profiles of that kind of
+    device (``device_kind``). Read once a process."""
+    key = (name, kind)
+    found = _ANSWERS_ELSEWHERE.get(key)
+    if found is None:
+        out: list[Any] = []
+        for profile in list_profiles():
+            if profile.native or (kind is not None and device_kind(profile) != kind):
+                continue
+            answer = profile.probe(name)
+            if not isinstance(answer, (Unknown, Raises)) and answer is not None and answer not in out:
+                out.append(answer)
+        found = _ANSWERS_ELSEWHERE[key] = tuple(out)
+    return found

@@ -1208,3 +1208,47 @@ def test_a_value_compared_with_a_negative_number_is_tried_with_it(tmp_path):
     top = verdict.causes[0]
     assert (top.field, top.role, top.value, top.alternative) == ("chunk_size", "sglang-default", 8192, -1)
     assert verdict.fix == "--chunk-size -1" and verdict.fix_verified and not verdict.fix_trade_off
+
+
+CAPABILITY_DEFAULT = MINIATURE_HEADER + '''
+import torch
+
+from sglang.srt.utils import is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    kv_cache_dtype: str = "auto"
+
+    def __post_init__(self):
+        if not is_hip():
+            major, _ = torch.cuda.get_device_capability()
+            if self.kv_cache_dtype == "auto":
+                self.kv_cache_dtype = "fp8_e4m3" if major >= 10 else "bfloat16"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--kv-cache-dtype", type=str, default="auto", choices=["auto", "fp8_e4m3", "bfloat16"])
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_capability_in_the_written_value_is_tried_with_another_nodes_and_ranks_before_another_device(tmp_path):
+    # pr11655 (0.5.7, B200): `kv_cache_dtype = "fp8_e4m3" if major >= 10 else "bfloat16"` under `if not is_npu()`.
+    # The capability, a tuple, was no input worth trying; it is tried with the nearest answer of another node of the
+    # same kind sgtrace knows (an H100's (9, 0)). Not being an NPU undoes the write altogether, but it is what every
+    # NVIDIA node does: it comes after
+    from analyzer import profiles
+    from analyzer.commands.verdict import nearest_elsewhere
+
+    b200 = profiles.load_profile("b200")
+    assert nearest_elsewhere("torch.cuda.get_device_capability", (10, 0), b200)[0] == (9, 0)
+    mi300x = profiles.load_profile("mi300x")
+    assert all(a[0] == 9 for a in nearest_elsewhere("torch.cuda.get_device_capability", (9, 4), mi300x))  # AMD's only
+    explanation = explained(miniature_tree(tmp_path, CAPABILITY_DEFAULT), "--model-path /m", profile="b200")
+    verdict = verdict_of(explanation, field="kv_cache_dtype")
+    assert [(c.field, c.alternative) for c in verdict.causes] == [("torch.cuda.get_device_capability", (9, 0)),
+                                                                   ("is_hip", True)]
+    assert verdict.causes[0].site.function == "ServerArgs.__post_init__"

@@ -60,7 +60,7 @@ from ..errors import SgtraceError
 from .explain import ExplainRequest, explain, override_of
 from ..safe_read import read_utf8
 from ..contracts.trace import target_value
-from ..views.verdict import ALSO_DECISIVE
+from .verdict import ALSO_DECISIVE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # analyzer/commands/THIS.py
 CASE_DIR = REPO_ROOT / "tests" / "cases"

@@ -28,7 +28,7 @@ from ..errors import SgtraceError
 from .compare import same_raise
 from .explain import ExplainRequest, Explanation, explain_with
 from ..inputs import adapters
-from ..knowledge.intent import DECODE_RADIX_COST, RADIX_FIELDS, decode_node, dropped_cost, feature_cost
+from ..knowledge.intent import decode_node, dropped_cost, set_cost
 from ..contracts.launch import ArgOrigin
 from ..contracts.extraction import Flag
 from ..replay import envs
@@ -405,10 +405,8 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
             continue  # SGLang writes that itself later: stating it costs nothing
         if change.kind == "drop-flag":
             cost = dropped_cost(dest, _decode_node(explanation))
-        elif change.kind == "set-flag" and ((dest in given and _typed(change) != str(given[dest])) or dest.startswith("disable_")):
-            cost = feature_cost(dest)
-            if dest in RADIX_FIELDS and _decode_node(explanation):
-                cost = min(cost, DECODE_RADIX_COST)
+        elif change.kind == "set-flag":
+            cost = set_cost(dest, dest in given and _typed(change) != str(given[dest]), _decode_node(explanation))
         else:
             cost = 0
         if cost and change.kind == "set-flag" and (_named(message, change, dest) or (dest, str(change.value)) in hinted):

@@ -31,9 +31,10 @@ from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
+from ..profiles import answers_elsewhere, device_kind
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
-from ..knowledge.intent import decode_node, dropped_cost
+from ..knowledge.intent import decode_node, dropped_cost, set_cost
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
@@ -479,7 +480,7 @@ def inputs_named(explanation: Explanation, names, env_names, probe_names, model:
     answers = {p["name"]: p["answer"] for p in trace.probes}
     for probe in dict.fromkeys(p.rstrip("()") for p in probe_names):
         answer = answers.get(probe)
-        if isinstance(answer, bool) or (any_probe and isinstance(answer, (int, float)) and not isinstance(answer, Unknown)):
+        if isinstance(answer, bool) or (any_probe and (isinstance(answer, (int, float)) or _version_like(answer))):
             out.append(Input("probe", probe, answer, "hardware"))
     if explanation.model is not None and model:
         out.append(Input("model", "architectures", explanation.model.architecture, "model"))
@@ -989,6 +990,8 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
     if inp.kind == "probe":
         if isinstance(inp.value, bool):
             return [not inp.value]
+        if _version_like(inp.value):
+            return nearest_elsewhere(inp.name, inp.value, explanation.profile)
         return [type(inp.value)(inp.value // 2 if isinstance(inp.value, int) else inp.value / 2), inp.value * 2]
     if inp.kind == "model":
         named = [n for n in architecture_names(explanation, guard.expr, guard.file, program) if n != inp.value]
@@ -997,6 +1000,24 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
 
 
 SHOWN_CAUSES = 3  # the top cause and the others the verdict names (its block shows up to four)
+ALSO_DECISIVE = 3  # inputs a raise's block names after its Cause, on the "Also decisive" line (views.verdict)
+
+
+def _version_like(value: Any) -> bool:
+    """A probe's answer that is a tuple of integers (a compute capability ``(10, 0)``, a driver version)."""
+    return isinstance(value, tuple) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def nearest_elsewhere(probe: str, value: tuple, profile=None) -> list[Any]:
+    """Another answer of a tuple-valued probe worth trying: what the other nodes sgtrace knows of the same kind of
+    device answer (``profiles.answers_elsewhere``: (9, 0) on an H100 for a B200's (10, 0)), the closest below, then
+    the closest above."""
+    kind = device_kind(profile) if profile is not None and not getattr(profile, "native", False) else None
+    others = [tuple(a) for a in answers_elsewhere(probe, kind) if isinstance(a, (tuple, list)) and _version_like(tuple(a))]
+    others = [a for a in dict.fromkeys(others) if len(a) == len(value) and a != value]
+    below = max((a for a in others if a < value), default=None)
+    above = min((a for a in others if a > value), default=None)
+    return [a for a in (below, above) if a is not None]
 
 
 @plain_dataclass
@@ -1012,6 +1033,7 @@ class Candidate:
     own: SiteRef | None = None  # an operand of the very operation Python refused there (``None > 1``)
     prefer: tuple = ()  # values tried first: the ones SGLang's message prescribes for this flag
     reached: SiteRef | None = None  # the raise a flag the message names reaches through its value (message_candidates)
+    at: SiteRef | None = None  # an input of a written value itself: that write's site (value_candidates)
 
     @property
     def condition(self) -> str:
@@ -1077,7 +1099,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             continue
         if len(causes) >= SHOWN_CAUSES and candidate.pin:
             continue
-        best = (candidate.own is None, 0, False, not (candidate.via is not None and undoes_named_flag(explanation, candidate.via, message)),
+        best = (candidate.own is None, False, 0, not (candidate.via is not None and undoes_named_flag(explanation, candidate.via, message)),
                 rank_)
         if len(causes) >= SHOWN_CAUSES and best > max(rank_key(c)[:5] for c in causes.values()):
             break  # nothing left could rank among the causes shown
@@ -1123,7 +1145,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             site = inp.site if inp.role == "sglang-default" else (
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
                 candidate.own if candidate.own is not None else candidate.reached if candidate.reached is not None else
-                (candidate.via.site if candidate.via is not None else None))
+                (candidate.via.site if candidate.via is not None else candidate.at))
             why = why_of(inp, guard, explanation, candidate.condition)
             undid = ""
             if candidate.via is not None:
@@ -1252,14 +1274,14 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
 
 
 def rank_key(cause: Cause) -> tuple:
-    """Causes that undo the outcome altogether first (the write does not happen), then those that only
-    change it (another value written); then by role. A device of another kind (``not is_musa()`` on an
-    NVIDIA GPU, the ``device`` SGLang filled in from the node) comes last: it is what every node of this kind
-    does, not what this launch did. Where SGLang's
+    """A device of another kind (``not is_musa()`` on an NVIDIA GPU, the ``device`` SGLang filled in from the node)
+    comes last: it is what every node of this kind does, not what this launch did, even where it undoes the outcome
+    altogether (``not is_npu()`` around a B200's fp8 KV-cache default). Then causes that undo the outcome altogether
+    first (the write does not happen), then those that only change it (another value written); then by role. Where SGLang's
     message names a default you left and a flag you gave alike, the default comes first: the flag is what you know
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
-    return (not cause.own, cause.effect, another_device(cause), not cause.undid_flag,
+    return (not cause.own, another_device(cause), cause.effect, not cause.undid_flag,
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not_this_machine(cause),
             not cause.mentioned, cause.role != "default")
 
@@ -1362,9 +1384,9 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:
     """The first cause whose alternative, as a flag (plus the env the message asks for), resolves and either is what
     SGLang's message names (the flag or the value) or keeps every flag you gave and every other resolved value; else,
-    of the others that resolve, the first that keeps your flags and moves fewest other values (``other_changes``), then
-    among those that give up a flag, the one whose feature weighs least (``knowledge.intent``), then moves fewest: (the
-    change, its env, verified, whether it gives up a flag you gave). A flag you gave is changed or dropped only where
+    of the others that resolve, the one that gives up least (``knowledge.intent``: a flag of yours left out or changed,
+    a feature turned off with its --disable-x, weighed as ``sgtrace fix`` weighs them), then keeps your flags, then
+    moves fewest other values (``other_changes``): (the change, its env, verified, whether it gives up a flag you gave). A flag you gave is changed or dropped only where
     SGLang's message names the flag or the value to use (SGLang asks for that: "only compatible with NGRAM", taken at
     once); leaving out a flag the message names is a trade-off, weighed against the other causes' fixes."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
@@ -1394,13 +1416,13 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
                 break
             continue
         fix, cost = fix
-        gives_up = cost[0]
-        if not gives_up and (cost == (False, 0, 0) or cause.mentioned or cause.prescribed):
+        drops = cost[1]
+        if not drops and (cost == (0, False, 0) or cause.mentioned or cause.prescribed):
             return fix  # (SGLang's message names the flag or the value: its own advice, whatever else it moves)
-        if gives_up and cause.prescribed:
+        if drops and cause.prescribed:
             return fix  # the value SGLang's message asks for (``only compatible with NGRAM``), though it changes your flag
-        # a flag of yours the message names, left out: SGLang allows it, but another cause may keep your flags, or give
-        # up a lighter one (two flags refused together: the one whose feature weighs less, as ``sgtrace fix`` ranks)
+        # a flag of yours the message names, left out: SGLang allows it, but another cause may give up less (two flags
+        # refused together: the one whose feature weighs less; a --disable-x added costs its feature too)
         if found is None or cost < found[0]:
             found = (cost, fix)
     return found[1] if found is not None else (None, {}, False, False)
@@ -1433,9 +1455,16 @@ def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: l
             if cause.kind == "env":
                 env = {cause.field: cause.alternative, **env}
             fix = ((text if cause.kind != "env" else None), env, True, cause.drops)
-            # a trade-off weighs the feature of yours it gives up (``knowledge.intent``, as ``sgtrace fix`` ranks)
-            given_up = dropped_cost(cause.field, decode_node(explanation.parsed.values)) if cause.drops else 0
-            return fix, (cause.drops, given_up, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
+            # what the fix gives up (``knowledge.intent``, as ``sgtrace fix`` ranks): a flag of yours left out, a value
+            # of yours changed, a feature turned off with its --disable-x
+            decode = decode_node(explanation.parsed.values)
+            if cause.kind != "field":
+                given_up = 0.0
+            elif cause.drops:
+                given_up = dropped_cost(cause.field, decode)
+            else:
+                given_up = set_cost(cause.field, cause.role == "user-flag", decode)
+            return fix, (given_up, cause.drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
     return None
 
 
@@ -1714,7 +1743,7 @@ def value_candidates(explanation: Explanation, write: Event, limit: int, exclude
             probes += function.reads.probes
     names = [f for f in reads.fields if not f.endswith("()") and f not in exclude]
     inputs = inputs_named(explanation, names, reads.env, probes, bool(reads.model), limit, any_probe=True)
-    return [Candidate(inp, None, condition_text=site.value or "") for inp in inputs]
+    return [Candidate(inp, None, condition_text=site.value or "", at=write.site) for inp in inputs]
 
 
 def helper_probe_candidates(explanation: Explanation, write: Event, limit: int, runner: Runner) -> list[Candidate]:

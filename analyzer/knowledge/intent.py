@@ -44,6 +44,15 @@ def dropped_cost(dest: str, decode_node: bool = False) -> float:
     return min(cost, DECODE_RADIX_COST) if dest in RADIX_FIELDS and decode_node else cost
 
 
+def set_cost(dest: str, changes_yours: bool, decode_node: bool = False) -> float:
+    """What setting field ``dest`` costs: a value of yours changed (``changes_yours``), or a feature turned off with
+    its ``--disable-x`` (the radix cache: little on a PD decode node); else nothing."""
+    if not (changes_yours or dest.startswith("disable_")):
+        return 0.0
+    cost = feature_cost(dest)
+    return min(cost, DECODE_RADIX_COST) if dest in RADIX_FIELDS and decode_node else cost
+
+
 def decode_node(values: dict[str, object]) -> bool:
     """Whether the launch's parsed values make it a PD decode node (``--disaggregation-mode decode``)."""
     return str(values.get("disaggregation_mode") or "") == "decode"

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import Cause, StandIn, Verdict, fix_words
+from ..commands.verdict import ALSO_DECISIVE, Cause, StandIn, Verdict, fix_words
 from ..node_files import KIND_WORDS
 
 WIDTH = 100
@@ -145,9 +145,6 @@ def fix_line(verdict: Verdict, fix_command: str) -> str:
         line = f"  Fix ({verified}): {fix_words(verdict)}{_stand_in_note(verdict)}"
         return line + (f"\n    `{fix_command}` runs it through start-up too" if verdict.fix_skips_start_up else "")
     return f"  Fix: none verified from these causes; run `{fix_command}`"
-
-
-ALSO_DECISIVE = 3  # inputs a raise's block names after its Cause, on the "Also decisive" line
 
 
 def raise_block(verdict: Verdict, error, fix_command: str) -> list[str]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ...commands.explain import Override
-from ...commands.verdict import fix_words
+from ...commands.verdict import ALSO_DECISIVE, fix_words
 from ...node_files import KIND_WORDS
 from ...views.explain import show
-from ...views.verdict import ALSO_DECISIVE, short_input
+from ...views.verdict import short_input
 from .. import words
 from ..chain import error_chain, written_by_sglang, your_flags
 from ..doc import (
