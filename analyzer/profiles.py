@@ -473,7 +473,7 @@ def list_profiles() -> list[Profile]:
 
 
 _ANSWERS_ELSEWHERE: dict[tuple, tuple] = {}
-_DEVICE_KIND = tuple(sorted(name for name, spec in PROBES.items() if spec.device_kind and name != "get_device"))
+_DEVICE_KIND = tuple(sorted(name for name, spec in PROBES.items() if spec.device_kind))
 
 
 def device_kind(profile: "Profile") -> tuple:

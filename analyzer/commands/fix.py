@@ -384,9 +384,9 @@ def _decode_node(explanation: Explanation) -> bool:
 
 
 def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "", later: frozenset = frozenset()) -> float:
-    """What the candidate gives up, summed over its changes (the weights: ``knowledge.intent``): a feature of yours
-    left out or turned off costs the feature's weight (``FEATURE_COST``; an unlisted ``--enable-...`` switch ``SWITCHED_ON_COST``),
-    another flag of yours changed or left out ``DEFAULT_COST`` (a ``--disable-...`` of yours left out too:
+    """What the candidate gives up, summed over its changes (the weights: ``knowledge.intent``): a feature of
+    yours left out or turned off costs the feature's weight (``FEATURE_COST``; an unlisted ``--enable-...`` switch
+    ``SWITCHED_ON_COST``), another flag of yours changed or left out ``DEFAULT_COST`` (a ``--disable-...`` of yours left out too:
     it turns the feature back on); a value SGLang itself writes there later in resolution, or SGLang's own name for your
     value, costs nothing; on a PD decode node the radix cache costs ``DECODE_RADIX_COST``; a change
     whose value SGLang's message names costs half (the message is SGLang's own advice)."""

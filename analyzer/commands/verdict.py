@@ -1386,9 +1386,10 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
     SGLang's message names (the flag or the value) or keeps every flag you gave and every other resolved value; else,
     of the others that resolve, the one that gives up least (``knowledge.intent``: a flag of yours left out or changed,
     a feature turned off with its --disable-x, weighed as ``sgtrace fix`` weighs them), then keeps your flags, then
-    moves fewest other values (``other_changes``): (the change, its env, verified, whether it gives up a flag you gave). A flag you gave is changed or dropped only where
-    SGLang's message names the flag or the value to use (SGLang asks for that: "only compatible with NGRAM", taken at
-    once); leaving out a flag the message names is a trade-off, weighed against the other causes' fixes."""
+    moves fewest other values (``other_changes``): (the change, its env, verified, whether it gives up a flag you
+    gave). A flag you gave is changed or dropped only where SGLang's message names the flag or the value to use
+    (SGLang asks for that: "only compatible with NGRAM", taken at once); leaving out a flag the message names is a
+    trade-off, weighed against the other causes' fixes."""
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
     found: tuple | None = None  # the best verified fix that gives up a flag or moves other resolved values, and its cost
     for cause in causes:

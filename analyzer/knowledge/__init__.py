@@ -7,6 +7,7 @@ Every SGLang identifier the analyzer relies on is named in one of these modules,
 * ``log_levels``: SGLang's logging calls and the level of the message each logs.
 * ``defaults``: the default values that ask SGLang to pick (``auto``).
 * ``flag_help``: what a flag's help says it is for (a testing bypass is no fix).
+* ``intent``: what a fix gives up of what you asked for (the features an operator would not give up lightly).
 * ``kinds``: the kinds of extracted sites and of Trace events (their JSON strings).
 
 The package imports nothing else from ``analyzer``: any layer may read it.

@@ -1,7 +1,7 @@
 """What giving up a flag of yours costs: the features an operator turns on and would not give up lightly.
 
-A fix that leaves out or changes a flag you gave is a trade-off; these weights order the trade-offs
-(``sgtrace fix``'s ranking, explain's Fix line), lowest first. Keeping the PD role, speculative decoding,
+A fix that leaves out or changes a flag you gave, or turns a feature off with its ``--disable-x``, gives
+something up; these weights order such fixes (``sgtrace fix``'s ranking, explain's Fix line), lowest first. Keeping the PD role, speculative decoding,
 DP attention and the radix cache weighs most (issue 15); any other flag of yours changed or left out
 costs ``DEFAULT_COST``; a change that keeps everything costs nothing.
 """
