@@ -1252,3 +1252,42 @@ def test_a_capability_in_the_written_value_is_tried_with_another_nodes_and_ranks
     assert [(c.field, c.alternative) for c in verdict.causes] == [("torch.cuda.get_device_capability", (9, 0)),
                                                                    ("is_hip", True)]
     assert verdict.causes[0].site.function == "ServerArgs.__post_init__"
+
+
+QUOTED_DEFAULT = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_dp_attention: bool = False
+    enable_deepep_moe: bool = False
+    deepep_mode: str = "auto"
+
+    def __post_init__(self):
+        if self.enable_deepep_moe and self.enable_dp_attention:
+            if self.deepep_mode == "auto":
+                raise ValueError("DeepEP MoE `auto` mode is not supported with DP Attention.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-dp-attention", action="store_true")
+        parser.add_argument("--enable-deepep-moe", action="store_true")
+        parser.add_argument("--deepep-mode", type=str, default="auto", choices=["auto", "normal", "low_latency"])
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_default_the_message_quotes_by_its_value_is_named_and_comes_before_your_flags(tmp_path):
+    # pr4767 (0.4.5.post1): "DeepEP MoE `auto` mode is not supported with DP Attention." names the deepep_mode you
+    # left by its value, `auto`, beside a word of its own ("DeepEP"): the default first, as for a message that names a
+    # default and a flag alike
+    from analyzer.commands.verdict import Input, quotes_value
+
+    message = "DeepEP MoE `auto` mode is not supported with DP Attention."
+    assert quotes_value(Input("field", "deepep_mode", "auto", "default"), message)
+    assert not quotes_value(Input("field", "moe_runner_backend", "auto", "default"), message)  # no word of its own
+    assert not quotes_value(Input("field", "deepep_mode", "normal", "default"), message)  # not its value
+    verdict = verdict_of(explained(miniature_tree(tmp_path, QUOTED_DEFAULT),
+                                   "--model-path /m --enable-dp-attention --enable-deepep-moe"))
+    assert [(c.field, c.role) for c in verdict.causes][:1] == [("deepep_mode", "default")]
+    assert verdict.causes[0].mentioned and verdict.fix == "--deepep-mode normal" and not verdict.fix_trade_off

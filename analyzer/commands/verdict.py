@@ -951,8 +951,24 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
         if any(setting_names(inp.name, name) for name, _ in MESSAGE_SETTING.findall(text)):
             return True  # the setting the message states it supports (``only supports topk=1``)
+        if quotes_value(inp, message):
+            return True
         return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     return inp.name.lower() in text
+
+
+QUOTED = re.compile(r"[`'\"]([^`'\"\s]{1,40})[`'\"]")
+_GENERIC_WORDS = frozenset({"mode", "size", "type", "backend", "path", "enable", "disable", "max", "min", "num"})
+
+
+def quotes_value(inp: Input, message: str) -> bool:
+    """The message quotes the field's value and names the field by a word of its own ("DeepEP MoE `auto` mode is not
+    supported with DP Attention": deepep_mode's `auto`): the setting it refuses, spelled as a value."""
+    if not isinstance(inp.value, str) or not inp.value or inp.value.lower() not in {q.lower() for q in QUOTED.findall(message)}:
+        return False
+    text = message.lower()
+    return any(re.search(rf"\b{re.escape(word)}\b", text) for word in inp.name.lower().split("_")
+               if len(word) > 3 and word not in _GENERIC_WORDS)
 
 
 def _named_bare(name: str, text: str) -> bool:
