@@ -1291,3 +1291,42 @@ def test_a_default_the_message_quotes_by_its_value_is_named_and_comes_before_you
                                    "--model-path /m --enable-dp-attention --enable-deepep-moe"))
     assert [(c.field, c.role) for c in verdict.causes][:1] == [("deepep_mode", "default")]
     assert verdict.causes[0].mentioned and verdict.fix == "--deepep-mode normal" and not verdict.fix_trade_off
+
+
+UNKNOWN_SWITCH = MINIATURE_HEADER + '''
+from sglang.srt.utils import is_sm100_supported
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    disable_fused_kernels: bool = False
+    disable_overlap: bool = False
+
+    def __post_init__(self):
+        if is_sm100_supported() is True:
+            pass
+        else:
+            self.disable_fused_kernels = True
+        if self.model_path.startswith("/slow"):
+            self.disable_overlap = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_switch_on_a_branch_taken_without_knowing_is_said_to_depend_on_it(tmp_path, capsys):
+    # 0.5.3 without a model config: the path the engine shows took `model_arch in ['GptOssForCausalLM']`, and the
+    # verdict listed what that branch switches as what SGLang switched. Without a profile here, is_sm100_supported()
+    # is not known: its switch is said to depend on it, the other one stays a fact
+    tree = miniature_tree(tmp_path, UNKNOWN_SWITCH)
+    verdict = verdict_of(explained(tree, "--model-path /slow/m", profile=None))
+    assert "It switched 1 feature(s) you did not set: disable_overlap False -> True." in verdict.summary
+    assert "Whether it switches disable_fused_kernels depends on what the engine cannot know (" in verdict.summary
+    assert [o.field for o, _ in verdict.overrides] == ["disable_overlap"]
+    main(["explain", "--sglang", str(tree), "--args", "--model-path /slow/m"])
+    out = capsys.readouterr().out
+    assert "when not (is_sm100_supported() is True)  [not known: " in out and "this path takes it false]" in out

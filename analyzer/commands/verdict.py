@@ -2104,14 +2104,26 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     if explanation.trace.error is not None:
         return raise_verdict(explanation, runner)
     given = [o for o in explanation.overrides if o.given]
-    switched = switched_features(explanation)
+    # a switch another outcome of what the engine cannot know leaves otherwise (no model config: the path that took
+    # ``model_arch in [...]``) is no fact of this launch: said apart, with what it depends on
+    alternatives = explanation.trace.alternatives
+    switched, open_switches = [], []
+    for override in switched_features(explanation):
+        unknown = unknown_guard(deciding_write(override))
+        (open_switches if unknown is not None or any(override.field in a.final for a in alternatives) else switched).append(override)
     verdict = Verdict("resolves", "", target="launch")
     for override in given[:3] + switched[:SHOWN_SWITCHES]:
         verdict.overrides.append((override, override_verdict(explanation, override, runner)))
-    raising = [a for a in explanation.trace.alternatives if a.error is not None]
+    raising = [a for a in alternatives if a.error is not None]
     turned = (f" It switched {len(switched)} feature(s) you did not set: "
               + ", ".join(f"{o.field} {o.before!r} -> {o.after!r}" for o in switched[:SHOWN_SWITCHES])
               + ("" if len(switched) <= SHOWN_SWITCHES else ", ...") + "." if switched else "")
+    if open_switches:
+        reasons = [g.value["unknown"] for g in map(unknown_guard, map(deciding_write, open_switches)) if g is not None]
+        depends = ("; ".join(dict.fromkeys(reasons[:2])) if reasons else
+                   open_inputs(explanation, [a for a in alternatives if any(o.field in a.final for o in open_switches)]))
+        turned += (f" Whether it switches {', '.join(o.field for o in open_switches[:SHOWN_SWITCHES])}"
+                   + (", ..." if len(open_switches) > SHOWN_SWITCHES else "") + f" depends on what the engine cannot know ({depends}).")
     if raising:
         verdict.summary = f"Resolution may raise {raising[0].error.exc_type}, depending on {open_inputs(explanation, raising)}."
     elif given:
@@ -2130,6 +2142,14 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
             verdict.summary = verdict.summary.replace("Resolves;", f"Resolves, but the weights {words} the KV cache no memory;", 1)
     verdict.runs = runner.runs
     return verdict
+
+
+def unknown_guard(write: Event | None) -> GuardValue | None:
+    """The first condition of ``write`` whose value the engine could not know (it took a branch of it without knowing:
+    a model config without the attribute, a call it does not model), else None."""
+    if write is None:
+        return None
+    return next((g for g in write.guards if isinstance(g.value, dict) and set(g.value) == {"unknown"}), None)
 
 
 def open_inputs(explanation: Explanation, alternatives) -> str:

@@ -33,7 +33,10 @@ def _guards(event: Event, limit: int = 6) -> list[str]:
     lines = []
     guards = [g for g in event.guards if not g.expr.startswith(("for ", "except "))]
     for guard in guards[-limit:]:
-        lines.append(f"when {guard.expr if guard.polarity else 'not (' + guard.expr + ')'}")
+        line = f"when {guard.expr if guard.polarity else 'not (' + guard.expr + ')'}"
+        if isinstance(guard.value, dict) and set(guard.value) == {"unknown"}:  # a branch taken without knowing
+            line += f"  [not known: {guard.value['unknown']}; this path takes it {'true' if guard.polarity else 'false'}]"
+        lines.append(line)
     return lines
 
 
