@@ -319,22 +319,23 @@ def summarize(rows: list[Row], out) -> None:
 
 
 def shown_figure(rows: list[Row], group: str = "") -> str:
-    """'established cause named by the verdict's block (...) in N of M reproduced [group] cases (P%)'."""
+    """'established cause named in the verdict's block (...) in N of M reproduced [group] cases (P%)'."""
+    return (f"established cause named in the verdict's block (a raise's Cause or Also decisive, an override's line) "
+            f"in {_count(rows, lambda r: r.shown, group)}")
+
+
+def _count(rows: list[Row], hit, group: str) -> str:
+    """'N of M reproduced [group] cases (P%)': the reproduced rows for which ``hit`` holds."""
     reproduced = [r for r in rows if r.reproduces]
-    hits = sum(1 for r in reproduced if r.shown)
+    hits = sum(1 for r in reproduced if hit(r))
     share = 100.0 * hits / len(reproduced) if reproduced else 0.0
     which = f"reproduced {group} cases" if group else "reproduced cases"
-    return (f"established cause named in the verdict's block (a raise's Cause or Also decisive, an override's line) "
-            f"in {hits} of {len(reproduced)} {which} ({share:.0f}%)")
+    return f"{hits} of {len(reproduced)} {which} ({share:.0f}%)"
 
 
 def figure(rows: list[Row], group: str = "") -> str:
     """'first cause = established cause in N of M reproduced [group] cases (P%)' for these rows."""
-    reproduced = [r for r in rows if r.reproduces]
-    hits = sum(1 for r in reproduced if r.match)
-    share = 100.0 * hits / len(reproduced) if reproduced else 0.0
-    which = f"reproduced {group} cases" if group else "reproduced cases"
-    line = f"first cause = established cause in {hits} of {len(reproduced)} {which} ({share:.0f}%)"
+    line = f"first cause = established cause in {_count(rows, lambda r: r.match, group)}"
     if group:
         line += f"; {len(rows)} {group} cases in all"
     return line

@@ -586,10 +586,11 @@ def bound_changes(explanation: Explanation, guards) -> list[Change]:
             if not isinstance(node.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
                 continue
             left, right = node.left, node.comparators[0]
-            if isinstance(left, ast.Attribute) and literal(right)[0]:
-                name, bound = left.attr, literal(right)[1]
-            elif isinstance(right, ast.Attribute) and literal(left)[0]:
-                name, bound = right.attr, literal(left)[1]
+            (left_found, left_value), (right_found, right_value) = literal(left), literal(right)
+            if isinstance(left, ast.Attribute) and right_found:
+                name, bound = left.attr, right_value
+            elif isinstance(right, ast.Attribute) and left_found:
+                name, bound = right.attr, left_value
             else:
                 continue
             if not isinstance(bound, int) or isinstance(bound, bool):

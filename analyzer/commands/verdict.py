@@ -2107,9 +2107,11 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     # a switch another outcome of what the engine cannot know leaves otherwise (no model config: the path that took
     # ``model_arch in [...]``) is no fact of this launch: said apart, with what it depends on
     alternatives = explanation.trace.alternatives
-    switched, open_switches = [], []
+    switched, open_switches, reasons = [], [], []
     for override in switched_features(explanation):
-        unknown = unknown_guard(deciding_write(override))
+        unknown = unknown_reason(deciding_write(override))
+        if unknown is not None:
+            reasons.append(unknown)
         (open_switches if unknown is not None or any(override.field in a.final for a in alternatives) else switched).append(override)
     verdict = Verdict("resolves", "", target="launch")
     for override in given[:3] + switched[:SHOWN_SWITCHES]:
@@ -2119,7 +2121,6 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
               + ", ".join(f"{o.field} {o.before!r} -> {o.after!r}" for o in switched[:SHOWN_SWITCHES])
               + ("" if len(switched) <= SHOWN_SWITCHES else ", ...") + "." if switched else "")
     if open_switches:
-        reasons = [g.value["unknown"] for g in map(unknown_guard, map(deciding_write, open_switches)) if g is not None]
         depends = ("; ".join(dict.fromkeys(reasons[:2])) if reasons else
                    open_inputs(explanation, [a for a in alternatives if any(o.field in a.final for o in open_switches)]))
         turned += (f" Whether it switches {', '.join(o.field for o in open_switches[:SHOWN_SWITCHES])}"
@@ -2144,12 +2145,12 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
     return verdict
 
 
-def unknown_guard(write: Event | None) -> GuardValue | None:
-    """The first condition of ``write`` whose value the engine could not know (it took a branch of it without knowing:
-    a model config without the attribute, a call it does not model), else None."""
+def unknown_reason(write: Event | None) -> str | None:
+    """Why the engine could not know the first condition of ``write`` it took a branch of without knowing (a model
+    config without the attribute, a call it does not model), else None."""
     if write is None:
         return None
-    return next((g for g in write.guards if isinstance(g.value, dict) and set(g.value) == {"unknown"}), None)
+    return next((reason for reason in (g.unknown_reason() for g in write.guards) if reason is not None), None)
 
 
 def open_inputs(explanation: Explanation, alternatives) -> str:

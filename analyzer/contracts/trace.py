@@ -188,6 +188,12 @@ class GuardValue:
     def where(self) -> tuple[str, int]:
         return (self.file, self.line)
 
+    def unknown_reason(self) -> str | None:
+        """Why the engine could not know this condition's value, where it took a branch of it without knowing
+        (the value is encoded as ``{"unknown": reason}``); else None."""
+        value = self.value
+        return value["unknown"] if isinstance(value, dict) and set(value) == {"unknown"} else None
+
 
 @dataclass
 class Event:

@@ -298,6 +298,10 @@ class Interpreter:
         except Exception:
             return True
 
+    def only_logs(self, value: Any, stmt: ast.If) -> bool:
+        """``stmt`` tests code the evaluator does not model (in resolution) and its branches only log a message."""
+        return value.__class__ is Unknown and value.kind != "input" and self.world.phase != START_UP and _if_only_logs(stmt)
+
     def log_only_condition(self, value: Unknown, stmt: ast.If, frame: Frame) -> bool:
         """A condition on code the evaluator does not model whose branches only log a message (``_if_only_logs``):
         taken as false like any such condition, but noted as what it is, not as an assumption the prediction rests
@@ -544,17 +548,14 @@ class Interpreter:
             terms: list = []
             start = len(self.world.events)
             value = self.eval_terms(stmt.test, frame, terms)
-            if value.__class__ is Unknown and value.kind != "input" and self.world.phase != START_UP and _if_only_logs(stmt):
-                taken = self.log_only_condition(value, stmt, frame)
-            else:
-                taken = self.truth(value, stmt.test, frame)
+            taken = self.log_only_condition(value, stmt, frame) if self.only_logs(value, stmt) else self.truth(value, stmt.test, frame)
             guard = GuardValue(_source(stmt.test), taken, encode_value(value), frame.module.rel, stmt.lineno, frame.qualname)
             self.world.observe(frame, stmt, guard.expr, taken, value, guard, terms, start)
         else:
             value = self.eval(stmt.test, frame)
             if value.__class__ is bool:  # (``truth`` of a bool)
                 taken = value
-            elif value.__class__ is Unknown and value.kind != "input" and self.world.phase != START_UP and _if_only_logs(stmt):
+            elif self.only_logs(value, stmt):
                 taken = self.log_only_condition(value, stmt, frame)
             else:
                 taken = self.truth(value, stmt.test, frame)

@@ -34,8 +34,9 @@ def _guards(event: Event, limit: int = 6) -> list[str]:
     guards = [g for g in event.guards if not g.expr.startswith(("for ", "except "))]
     for guard in guards[-limit:]:
         line = f"when {guard.expr if guard.polarity else 'not (' + guard.expr + ')'}"
-        if isinstance(guard.value, dict) and set(guard.value) == {"unknown"}:  # a branch taken without knowing
-            line += f"  [not known: {guard.value['unknown']}; this path takes it {'true' if guard.polarity else 'false'}]"
+        unknown = guard.unknown_reason()
+        if unknown is not None:  # a branch taken without knowing
+            line += f"  [not known: {unknown}; this path takes it {'true' if guard.polarity else 'false'}]"
         lines.append(line)
     return lines
 
