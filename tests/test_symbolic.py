@@ -486,3 +486,42 @@ def test_a_method_read_through_a_view_is_the_server_args_own(tree, monkeypatch):
                                     args="--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algorithm EAGLE"))
     assert e.model.architecture == "Qwen3_5MoeForConditionalGeneration"
     assert bound_to_views == [] and len(built) == 1
+
+
+CLASS_CONSTANT = '''
+"""A miniature ServerArgs written for sgtrace's tests: a class-body constant that is no field, read through the record."""
+
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    model_arch: str = "LlamaForCausalLM"
+
+    SUPPORTED_ARCHITECTURES = ("Qwen3ForCausalLM", "DeepseekV4ForCausalLM")
+
+    def __post_init__(self):
+        if self.model_arch not in self.SUPPORTED_ARCHITECTURES:
+            raise ValueError(f"{self.model_arch} is not supported. Supported: {list(self.SUPPORTED_ARCHITECTURES)}.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--model-arch", type=str, default="LlamaForCausalLM")
+'''
+
+
+def test_a_class_constant_of_server_args_is_read_through_the_record(tmp_path):
+    # 0.5.23's handle_language_model_only reads ``server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`` (a tuple in the class
+    # body, no field): Python finds it on the class; the engine had no value for it
+    from conftest import PREPARE_SERVER_ARGS, miniature_tree
+
+    tree = sources.resolve(str(miniature_tree(tmp_path, CLASS_CONSTANT + PREPARE_SERVER_ARGS)))
+    pair = (tree, extract_uncached(tree))
+    trace = run(pair, {"model_path": "/m", "model_arch": "LlamaForCausalLM"})
+    assert trace.error is not None and trace.error.message == (
+        "LlamaForCausalLM is not supported. Supported: ['Qwen3ForCausalLM', 'DeepseekV4ForCausalLM'].")
+    assert not trace.alternatives  # decided, not branched on an unknown
+    assert run(pair, {"model_path": "/m", "model_arch": "Qwen3ForCausalLM"}).error is None

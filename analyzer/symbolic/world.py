@@ -821,6 +821,14 @@ class World:
             return FunctionRef(module.rel, f"ServerArgs.{attr}")
         return None
 
+    def _server_args_constant(self, attr: str, node, frame) -> Any:
+        """A class-body constant of ``ServerArgs`` that is no field (``LANGUAGE_MODEL_ONLY_ARCHITECTURES = (...)``), read
+        through an instance as Python reads it; MISSING where the class body has none."""
+        module = self.program.module("sglang/srt/server_args.py")
+        if module is None or "ServerArgs" not in module.classes:
+            return MISSING
+        return self._own_class_attribute(ClassRef(module.rel, "ServerArgs"), module, attr, node, frame, MISSING)
+
     def _bind_or_property(self, ref: FunctionRef, receiver: Any, frame, node) -> Any:
         found = self.program.function(ref.id)
         if found is None:
@@ -854,6 +862,9 @@ class World:
             return self._bind_or_property(method, record, frame, node)
         if attr == "__class__":
             return ClassRef("sglang/srt/server_args.py", "ServerArgs")
+        constant = self._server_args_constant(attr, node, frame)
+        if constant is not MISSING:
+            return constant
         raise AttrMissing(f"'ServerArgs' object has no attribute '{attr}'")
 
     def _config_attribute(self, config: ConfigObj, attr: str) -> Any:
