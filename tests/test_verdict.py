@@ -1330,3 +1330,46 @@ def test_a_switch_on_a_branch_taken_without_knowing_is_said_to_depend_on_it(tmp_
     main(["explain", "--sglang", str(tree), "--args", "--model-path /slow/m"])
     out = capsys.readouterr().out
     assert "when not (is_sm100_supported() is True)  [not known: " in out and "this path takes it false]" in out
+
+
+@pytest.mark.network
+def test_an_allow_list_imported_inside_a_helper_with_keyword_only_parameters_names_the_model():
+    """pr30915 (0.5.19): handle_layernorm_sp passes ``architecture=architectures[0] ...`` to validate_layernorm_sp,
+    whose keyword-only parameter the check reads against SP_SUPPORTED_ARCHITECTURES, imported inside it from
+    layers/layernorm_sp.py. The model is traced through the keyword and tried with the list's own architecture."""
+    explanation = explain(ExplainRequest(sglang="0.5.19", profile="h100", model_config="Llama-3.1-8B-Instruct",
+                                         args="--model-path meta-llama/Llama-3.1-8B-Instruct --tp 2 --enable-layernorm-sp"))
+    verdict = verdict_of(explanation)
+    model = [c for c in verdict.causes if c.role == "model"]
+    assert [(c.value, c.alternative, c.condition) for c in model] == [
+        ("LlamaForCausalLM", "Qwen3ForCausalLM", "architecture not in SP_SUPPORTED_ARCHITECTURES")]
+    from analyzer.views.explain import render
+    text = render(explanation, verdict=verdict)
+    listed = text.split("architecture not in SP_SUPPORTED_ARCHITECTURES\n", 1)[1].splitlines()[0]
+    assert listed.strip() == "<- model LlamaForCausalLM"
+
+
+def test_a_constant_list_is_followed_through_an_import_at_the_top_or_inside_the_function(tmp_path):
+    from analyzer.commands.verdict import module_strings
+    from analyzer.symbolic.program import Program
+
+    package = tmp_path / "sglang" / "srt"
+    (package / "layers").mkdir(parents=True)
+    for folder in (tmp_path / "sglang", package, package / "layers"):
+        (folder / "__init__.py").write_text("")
+    (package / "layers" / "allowed.py").write_text('ALLOWED = frozenset({"Qwen3ForCausalLM", "LlamaForCausalLM"})\n')
+    (package / "layers" / "again.py").write_text("from .allowed import ALLOWED as KNOWN\n")
+    (package / "check.py").write_text(
+        "from sglang.srt.layers.again import KNOWN\n\n"
+        "def check(*, architecture):\n"
+        "    from .layers.allowed import ALLOWED\n"
+        "    if architecture not in ALLOWED:\n"
+        "        raise ValueError(architecture)\n")
+    program = Program(tmp_path)
+    module = program.module("sglang/srt/check.py")
+    check = module.functions["check"]
+    assert module_strings(program, module, "ALLOWED", check) == ["Qwen3ForCausalLM", "LlamaForCausalLM"]  # inside the function
+    assert module_strings(program, module, "KNOWN") == ["Qwen3ForCausalLM", "LlamaForCausalLM"]  # two modules away, renamed
+    assert module_strings(program, module, "ALLOWED") == []  # not imported at the top: only the function has it
+    assert module_strings(program, module, "KNOWN", hops=1) == []  # past the hops it follows
+

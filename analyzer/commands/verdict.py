@@ -40,8 +40,9 @@ from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from ..memory.fit import WeightsFit, weights_fit
 from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
-from ..symbolic import RunHooks, evaluate, runs_start_up
+from ..symbolic import SERVER_ARGS, RunHooks, evaluate, runs_start_up
 from ..symbolic.interp import contains_unknown
+from ..extract.parse import resolve_relative
 from ..symbolic.program import shared_program
 from ..contracts.trace import (
     RESOLUTION,
@@ -70,6 +71,14 @@ MAX_ALTERNATIVES = 4  # values tried for one input
 TRUTHY = {"1", "true", "yes", "on"}
 # a neutral architecture for the model counterfactual: SGLang's plainest dense decoder
 NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
+# architectures a condition names, tried for the model: those with the model's own head first (``...ForConditionalGeneration``
+# for a multimodal one), whose config is likelier to hold what their code reads of it
+NAMED_ARCHITECTURES = 2
+
+
+def _head_kind(architecture: str) -> str:
+    """What follows ``For`` in an architecture's class name (``CausalLM``, ``ConditionalGeneration``)."""
+    return architecture.rpartition("For")[2]
 
 
 @plain_dataclass
@@ -102,6 +111,9 @@ class Cause:
     # SGLang filled the value in from what the node is (``device = get_device()``): changing it means running
     # on another kind of device, which ranks last (``another_device``)
     node_device: bool = False
+    # the model, named in SGLang's message, fails a list of the architectures a feature supports (``model_arch not in
+    # [...]``): the feature is what you asked for, and your model not being on its list is why it raises
+    off_the_list: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -336,10 +348,14 @@ def argument_sources(explanation: Explanation, function_id: str, name: str) -> l
     found = program.function(function_id)
     if found is None:
         return []
-    params = [a.arg for a in found[1].args.args]
-    if name not in params:
+    spec = found[1].args
+    params = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+    if name in params:
+        position = params.index(name) - (1 if params and params[0] in ("self", "cls") else 0)
+    elif name in (a.arg for a in spec.kwonlyargs):
+        position = -1  # keyword-only (``def validate(*, architecture)``): passed by keyword alone
+    else:
         return []
-    position = params.index(name) - (1 if params and params[0] in ("self", "cls") else 0)
     out: list[str] = []
     for call in explanation.extraction.callers(function_id):
         if not call.location.line:
@@ -773,14 +789,17 @@ def _allows_none(tree: ast.AST, name: str) -> bool:
 ARCHITECTURE = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z]+$")
 
 
-def architecture_names(explanation: Explanation, expr: str, file: str, program) -> list[str]:
+def architecture_names(explanation: Explanation, expr: str, file: str, program, function: str = "") -> list[str]:
     """Architecture class names a condition compares the model with: literals in it, and in the
-    module-level lists the functions it calls compare with (``model_arch in _EXTRA_BUFFER_ARCHS``)."""
+    module-level lists the functions it calls compare with (``model_arch in _EXTRA_BUFFER_ARCHS``), a list
+    imported from another module included (``from sglang.srt.layers.layernorm_sp import SP_SUPPORTED_ARCHITECTURES``
+    inside the condition's function)."""
     tree = _parse(expr)
     if tree is None:
         return []
     names: list[str] = []
-    bodies: list[tuple[ast.AST, Any]] = [(tree, program.module(file) if file else None)]
+    own = program.function(f"{file}::{function}") if file and function else None
+    bodies: list[tuple[ast.AST, Any, Any]] = [(tree, program.module(file) if file else None, own[1] if own else None)]
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
@@ -788,27 +807,64 @@ def architecture_names(explanation: Explanation, expr: str, file: str, program) 
             helper = function_named(explanation.extraction, name, file) if name else None
             found = program.function(helper.id) if helper is not None else None
             if found is not None:
-                bodies.append((found[1], found[0]))
-    for body, module in bodies:
+                bodies.append((found[1], found[0], found[1]))
+    for body, module, definition in bodies:
         for node in ast.walk(body):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 names.append(node.value)
             elif isinstance(node, ast.Name) and module is not None and node.id.isupper():
-                names.extend(module_strings(module, node.id))
+                names.extend(module_strings(program, module, node.id, definition))
+            elif (isinstance(node, ast.Attribute) and node.attr.isupper() and isinstance(node.value, ast.Name)
+                  and node.value.id in RECEIVERS):
+                names.extend(server_args_strings(program, node.attr))  # ``server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES``
     return [n for n in dict.fromkeys(names) if ARCHITECTURE.match(n)]
 
 
-def module_strings(module, name: str) -> list[str]:
-    """The string constants of a module-level ``NAME = [...]`` / ``{...}`` / ``frozenset({...})``."""
-    tree = getattr(module, "tree", None)
-    if tree is None:
-        return []
-    for stmt in tree.body:
+def server_args_strings(program, name: str) -> list[str]:
+    """The string constants of a class-body ``NAME = (...)`` of ``ServerArgs``, read through the record."""
+    module = program.module(SERVER_ARGS)
+    owner = module.classes.get("ServerArgs") if module is not None else None
+    return _assigned_strings(owner.body, name) if owner is not None else []
+
+
+def _assigned_strings(body: list[ast.stmt], name: str) -> list[str] | None:
+    """The string constants of the last ``NAME = ...`` among ``body``'s statements; None where none assigns it."""
+    found = None
+    for stmt in body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if any(isinstance(t, ast.Name) and t.id == name for t in targets) and stmt.value is not None:
-                return [n.value for n in ast.walk(stmt.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return []
+                found = [n.value for n in ast.walk(stmt.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return found
+
+
+IMPORT_HOPS = 2  # ``from x import NAME`` followed this many modules deep for a constant
+
+
+def module_strings(program, module, name: str, definition: ast.AST | None = None, hops: int = IMPORT_HOPS) -> list[str]:
+    """The string constants of a module-level ``NAME = [...]`` / ``{...}`` / ``frozenset({...})``, where ``NAME``
+    is defined in ``module`` or imported into it (at its top level, or inside ``definition``, the function that
+    reads it) from another module of the tree."""
+    tree = getattr(module, "tree", None)
+    if tree is None:
+        return []
+    found = _assigned_strings(tree.body, name)
+    if found is not None:
+        return found
+    if hops <= 0:
+        return []
+    source = module.imports.get(name)
+    for node in ast.walk(definition) if definition is not None else ():
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    target = (resolve_relative(module.dotted, module.is_package, node.level, node.module) if node.level
+                              else node.module or "")
+                    source = (target, alias.name)
+    if source is None or source[1] is None:
+        return []
+    other = program.module_dotted(source[0])
+    return module_strings(program, other, source[1], None, hops - 1) if other is not None else []
 
 
 def env_alternatives(inp: Input) -> list[Any]:
@@ -954,7 +1010,18 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
         if quotes_value(inp, message):
             return True
         return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
+    if inp.kind == "model":
+        return isinstance(inp.value, str) and bool(inp.value) and inp.value in message  # ``got LlamaForCausalLM``
     return inp.name.lower() in text
+
+
+ALLOW_LIST_TEST = re.compile(r"\bnot\s+in\b|\bnot\s+any\(")
+
+
+def off_the_list(cause: Cause) -> bool:
+    """A model cause SGLang's message names whose condition tests the architecture's absence from a list
+    (``architecture not in SP_SUPPORTED_ARCHITECTURES``, ``not any(a in ... for a in architectures)``)."""
+    return cause.kind == "model" and cause.mentioned and ALLOW_LIST_TEST.search(cause.condition) is not None
 
 
 QUOTED = re.compile(r"[`'\"]([^`'\"\s]{1,40})[`'\"]")
@@ -1010,8 +1077,10 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
             return nearest_elsewhere(inp.name, inp.value, explanation.profile)
         return [type(inp.value)(inp.value // 2 if isinstance(inp.value, int) else inp.value / 2), inp.value * 2]
     if inp.kind == "model":
-        named = [n for n in architecture_names(explanation, guard.expr, guard.file, program) if n != inp.value]
-        return (named[:1] + [NEUTRAL_ARCHITECTURE] if inp.value != NEUTRAL_ARCHITECTURE else named[:1])
+        named = [n for n in architecture_names(explanation, guard.expr, guard.file, program, guard.function) if n != inp.value]
+        named.sort(key=lambda name: _head_kind(name) != _head_kind(str(inp.value)))
+        return (named[:NAMED_ARCHITECTURES] + [NEUTRAL_ARCHITECTURE] if inp.value != NEUTRAL_ARCHITECTURE
+                else named[:NAMED_ARCHITECTURES])
     return []
 
 
@@ -1188,6 +1257,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].node_device = fills_in_the_device(explanation, inp)
             causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
+            causes[inp.key].off_the_list = off_the_list(causes[inp.key])
             continue
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
             # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
@@ -1273,13 +1343,18 @@ def ordering_causes(explanation: Explanation, error: Event, runner: Runner, excl
 CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
 
 
-def effective_rank(role: str, named: bool = False, drops: bool = False, prescribed: bool = False) -> float:
+def effective_rank(role: str, named: bool = False, drops: bool = False, prescribed: bool = False,
+                   listed: bool = False) -> float:
     """A role's place; among what the operator controls, an input SGLang's own message names comes
     first (the message is SGLang's diagnosis), and before it the one whose avoiding value the message
     names (``only compatible with NGRAM``: SGLang's own prescription). A flag of yours whose only way out is to leave it
     out comes after your other flags and env vars, unless the message names it: it is what you
     asked for, and the outcome follows from it together with the choice that really decided;
-    it still comes before the hardware and the model, which you cannot change."""
+    it still comes before the hardware and the model, which you cannot change. The model comes before your flags where
+    the message names it and it is absent from the list of architectures a feature supports (``off_the_list``): the
+    flag asked for the feature, the model is why the feature refuses."""
+    if listed:
+        return ROLES.index("user-flag") - 0.6
     if prescribed and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.75  # the message names the very value that avoids it
     if named and role in CONTROLLED:
@@ -1298,7 +1373,7 @@ def rank_key(cause: Cause) -> tuple:
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
     return (not cause.own, another_device(cause), cause.effect, not cause.undid_flag,
-            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed), not_this_machine(cause),
+            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list), not_this_machine(cause),
             not cause.mentioned, cause.role != "default")
 
 

@@ -99,7 +99,9 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
     for step in shown:
         guard = step.guard
         lines.append(f"    [{'true' if guard.polarity else 'false'}] {guard.expr}")
-        for word in step.inputs:
+        # what extraction read in the condition; where it read nothing (a parameter), the inputs the verdict traced to it
+        words = step.inputs or [verdict_view.short_input(c) for c in (verdict.causes if verdict else []) if c.condition == guard.expr]
+        for word in words:
             lines.append(f"        <- {word}")
     if hidden:
         lines.append(f"    ({hidden} other condition(s) on the way: no change of one of their inputs that the engine tried avoids the raise; --all shows them)")
