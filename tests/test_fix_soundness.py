@@ -127,3 +127,36 @@ def test_a_condition_the_engine_cannot_evaluate_that_only_logs_leaves_a_fix_veri
     assert any(any(ch.text().endswith("--mode c") for ch in c.changes) for c in report.plausible)
     verdict = verdict_of(explanation)
     assert verdict.fix == "--mode b" and verdict.fix_verified
+
+
+NAMED_TWICE = '''
+"""A miniature ServerArgs written for sgtrace's fix tests: the message and the condition name the same value."""
+
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    dtype: str = "auto"
+
+    def __post_init__(self):
+        if self.dtype not in ["bfloat16"]:
+            raise NotImplementedError(f"--dtype {self.dtype} is not supported here; use --dtype bfloat16")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--dtype", type=str, choices=["auto", "float16", "bfloat16"], default="auto")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_change_the_message_and_a_condition_both_name_is_tried_and_listed_once(tmp_path):
+    tree = miniature_tree(tmp_path, NAMED_TWICE)
+    request = ExplainRequest(sglang=str(tree), args="--model-path /m --dtype float16", profile="h100")
+    report = find_fixes(request, explain(request))
+    listed = [tuple(ch.text() for ch in c.changes) for c in report.fixes + report.trade_offs + report.plausible + report.rejected]
+    assert ("+ --dtype bfloat16",) in listed
+    assert len(listed) == len(set(listed)), listed

@@ -782,7 +782,11 @@ def find_fixes(request: ExplainRequest, explanation: Explanation, message: str |
     together = ordering_changes(explanation) if error is not None else []
     if len(together) > 1 and _key(together) not in known:
         first.insert(0, together)  # what SGLang writes later, all of one statement, stated before the check
-    candidates = first + candidates + extra
+    # once each: the message's value and a condition's may be the same change (``+ --dtype bfloat16`` listed twice)
+    unique: dict[frozenset, list[Change]] = {}
+    for changes in first + candidates + extra:
+        unique.setdefault(_key(changes), changes)
+    candidates = list(unique.values())
     for changes in candidates[:MAX_CANDIDATES + len(first) + len(extra)]:
         if not report.file(verify(request, explanation, changes, names, later)):
             report.rejected.append(report.last)
