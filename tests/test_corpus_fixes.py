@@ -108,6 +108,8 @@ FIRST_FIX_MISSES = {
     "pr4767-deepep-auto-mode-rejects-dp-attention": "held-out, as it arrived: the tool offers --deepep-mode normal alone; the record gives low_latency first (normal needs --disable-cuda-graph too)",
     "pr22253-language-only-without-encoder-urls-rejected": "held-out, as it arrived: the tool offers leaving out --language-only; the record gives --encoder-urls with the encoder servers' URLs",
     "pr24054-adaptive-spec-off-for-eagle-topk-gt-1": "held-out, as it arrived: the tool proposes no change to keep --speculative-adaptive; the record sets --speculative-eagle-topk 1",
+    "pr18973-ssl-certfile-without-keyfile-rejected": "held-out, as it arrived: the tool offers leaving out --ssl-certfile; the record gives --ssl-keyfile with the certificate's private key",
+    "pr38439-tensor-dump-folder-disables-decode-cuda-graph": "held-out, as it arrived: the tool offers leaving out --debug-tensor-dump-output-folder; the record's answer is none on 0.5.23 (graph-mode dumps are what the open PR adds)",
     "pr8215-remote-instance-load-format-falls-back-to-auto": "held-out, as it arrived: the tool proposes nothing to keep --load-format remote_instance (the group ports, a JSON list, are offered no value); the record gives the ports",
     "issue2808-multinode-dp-attention-rejected": "held-out, as it arrived: the tool offers --nnodes 1 (the assertion reads it); the record drops --enable-dp-attention to keep both nodes",
     "issue3750-dp-attention-forces-dp-equal-tp": "held-out, as it arrived: the record's answer is none (with DP attention the DP size is the TP size on 0.4.0); the tool offers leaving out --enable-dp-attention, which keeps your --dp-size",
