@@ -1373,3 +1373,34 @@ def test_a_constant_list_is_followed_through_an_import_at_the_top_or_inside_the_
     assert module_strings(program, module, "ALLOWED") == []  # not imported at the top: only the function has it
     assert module_strings(program, module, "KNOWN", hops=1) == []  # past the hops it follows
 
+
+ENV_SET = MINIATURE_HEADER + '''
+from sglang.srt.environ import envs
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    disable_overlap_schedule: bool = False
+
+    def __post_init__(self):
+        if envs.SGLANG_MAMBA_TRACK.get() != 256:
+            self.disable_overlap_schedule = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--disable-overlap-schedule", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_env_var_you_set_is_tried_unset(tmp_path):
+    # pr14032's guard (0.5.7): ``envs.SGLANG_EMBEDDINGS_SPARSE_HEAD.is_set()`` holds for any value, "1" included; only
+    # leaving the variable unset undoes the switch (before, only the other truth, "1", was tried: no cause at all)
+    tree = miniature_tree(tmp_path, ENV_SET)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m", profile="h100", env=["SGLANG_MAMBA_TRACK=64"]))
+    verdict = verdict_of(explanation, "disable_overlap_schedule")
+    assert [(c.field, c.role, c.alternative) for c in verdict.causes] == [("SGLANG_MAMBA_TRACK", "env", None)]
+    from analyzer.views.verdict import cause_effect
+    assert "with SGLANG_MAMBA_TRACK unset" in cause_effect(verdict.causes[0])

@@ -148,6 +148,8 @@ def _keep_fix(explanation: Explanation, override: Override, runner: Runner) -> K
         for alternative in _values(explanation, cause, override):
             if found.tried >= MAX_TRIED + 2 or runner.exhausted():
                 break
+            if cause.kind == "env" and alternative is None:
+                continue  # leaving an env var unset: the verdict's cause, no env a KeepFix sets
             probe = Cause(**{**cause.__dict__, "alternative": alternative})
             text = change_text(explanation, probe) if cause.kind == "field" else None
             if cause.kind == "field" and text is None:

@@ -868,8 +868,9 @@ def module_strings(program, module, name: str, definition: ast.AST | None = None
 
 
 def env_alternatives(inp: Input) -> list[Any]:
+    """The other truth of an env var, then, for one you set, leaving it unset (``envs.X.is_set()`` is true for "0")."""
     current = (inp.value or "").strip().lower()
-    return ["0"] if current in TRUTHY else ["1"]
+    return (["0"] if current in TRUTHY else ["1"]) + ([None] if inp.value is not None else [])
 
 
 # -- running the engine again ------------------------------------------------------------------------------
@@ -1527,8 +1528,8 @@ def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: l
     """``find_fix``'s run of one cause's alternative (with SGLang's advice first, when the message gives env): the fix
     and its cost when it resolves with nothing assumed that the prediction did not; else None."""
     text = change_text(explanation, cause)
-    if text is None:
-        return None
+    if text is None or (cause.kind == "env" and cause.alternative is None):
+        return None  # (an env var left unset is a cause, not a fix the Fix line and ``fix_env`` can state)
     change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
     for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
         if runner.exhausted():

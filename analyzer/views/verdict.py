@@ -95,6 +95,8 @@ def _with(cause: Cause) -> str:
     switch of theirs whose alternative is off) is left out."""
     if cause.role == "user-flag" and (cause.alternative is None or (cause.alternative is False and cause.value is True)):
         return f"without {cause.flag or '--' + cause.field.replace('_', '-')}"
+    if cause.kind == "env" and cause.alternative is None:
+        return f"with {cause.field} unset"
     stand_in = _stand_in(cause.alternative)
     if stand_in is not None:
         return f"with a value of yours there ({stand_in})"
