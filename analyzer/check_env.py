@@ -58,7 +58,7 @@ DRIVER_CUDA = ((580, "13.0"), (575, "12.9"), (570, "12.8"), (565, "12.7"), (560,
                (545, "12.3"), (535, "12.2"), (530, "12.1"), (525, "12.0"), (520, "11.8"), (515, "11.7"), (510, "11.6"))
 # What check_env does not print, taken from the built-in profile of the same GPU.
 MODEL_FACTS = ("memory_per_gpu_mib", "smi_memory_mib", "multiprocessor_count", "gcn_arch_name", "host_arch",
-               "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric")
+               "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric", "xpu_fp64")
 
 _LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_., ()\-]*?)\s*:\s?(.*)$")
 _CAPABILITY = re.compile(r"^(\d+)\.(\d+)$")
@@ -252,7 +252,7 @@ def toml_text(profile) -> str:
     tables: dict[str, dict] = {}
     order = ("name", "description", "vendor", "runtime", "gpu_name", "compute_capability", "gcn_arch_name", "memory_per_gpu_mib",
              "smi_memory_mib", "gpu_count", "multiprocessor_count", "driver_version", "cuda_version", "torch_cuda_version",
-             "hip_version", "host_arch", "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric", "notes")
+             "hip_version", "host_arch", "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric", "xpu_fp64", "notes")
     for key in order:
         value = getattr(profile, key)
         if key == "compute_capability" and value is not None:

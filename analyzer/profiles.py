@@ -96,6 +96,7 @@ class Profile:
     numa_node_memory_mib: int | None = None  # the smallest node's MemTotal in /sys/devices/system/node/node*/meminfo, MiB
     sgl_kernel_amx_ops: bool | None = None  # hasattr(torch.ops.sgl_kernel, "convert_weight_packed")
     mnnvl_fabric: bool | None = None  # NVLink fabric registration (GB200-class racks)
+    xpu_fp64: bool | None = None  # torch.xpu.get_device_properties().has_fp64 (an Intel GPU with XMX: PVC, LNL, BMG)
     packages: Mapping[str, bool] = field(default_factory=dict)  # importlib find_spec answers
     files: Mapping[str, str] = field(default_factory=dict)  # absolute path -> file | dir | other | missing (analyzer.node_files)
     probes: Mapping[str, Any] = field(default_factory=dict)  # explicit answers
@@ -251,6 +252,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "numa_node_memory_mib": (int,),
     "sgl_kernel_amx_ops": (bool,),
     "mnnvl_fabric": (bool,),
+    "xpu_fp64": (bool,),
     "packages": (dict,),
     "files": (dict,),
     "probes": (dict,),

@@ -119,7 +119,7 @@ ulimit soft: 1024
 
 # what the node's GPU model fixes; check_env prints some of them, the built-in profile of that GPU the rest
 GPU_FACTS = ("vendor", "runtime", "gpu_name", "compute_capability", "gcn_arch_name", "memory_per_gpu_mib", "smi_memory_mib",
-             "gpu_count", "multiprocessor_count", "host_arch", "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric",
+             "gpu_count", "multiprocessor_count", "host_arch", "host_amx_tile", "sgl_kernel_amx_ops", "mnnvl_fabric", "xpu_fp64",
              "host_memory_mib", "numa_nodes", "numa_node_memory_mib")
 # what the node's software gives: the paste's own values
 STACK_FACTS = ("driver_version", "cuda_version", "torch_cuda_version", "hip_version", "musa_version")

@@ -440,3 +440,13 @@ def test_cpu_host_memory_is_the_smallest_numa_node():
 def test_an_npu_node_without_npus_is_refused(tmp_path):
     with pytest.raises(SgtraceError, match="gpu_count = 0 with runtime = 'npu'"):
         load_profile(str(write(tmp_path, 'name = "n"\nvendor = "huawei"\nruntime = "npu"\ngpu_count = 0\n')))
+
+
+def test_xmx_support_is_the_intel_gpus_fp64(tmp_path):
+    # SGLang's xpu_has_xmx_support(): is_xpu() and torch.xpu.get_device_properties().has_fp64. A Max 1550 (PVC) has it,
+    # so 0.5.11's intel_xpu -> triton fallback does not fire; any other node answers False; an Intel GPU whose profile
+    # does not say is not known (before, the engine took the call's torch.xpu read as unknown on every node)
+    assert load_profile("intel-max-1550").probe("xpu_has_xmx_support") is True
+    assert load_profile("h100").probe("xpu_has_xmx_support") is False
+    arc = load_profile(write(tmp_path, 'name = "arc"\nvendor = "intel"\nruntime = "xpu"\ngpu_name = "Intel(R) Arc(TM) A770"\n'))
+    assert is_unknown(arc.probe("xpu_has_xmx_support"))

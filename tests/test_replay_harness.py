@@ -943,3 +943,16 @@ def test_a_cache_filled_on_first_use_is_left_for_sglang_to_fill():
     lazy, sentinels = harness._lazy_caches(text, {"_UNSET": unset, "LIMIT": 4})
     assert lazy == {"_lazy"}
     assert sentinels == {"_cache": unset}  # LIMIT is a module name too, but nothing compares _plain with it
+
+
+def test_an_emulated_intel_gpu_answers_fp64_from_the_profile():
+    # SGLang's xpu_has_xmx_support() reads torch.xpu.get_device_properties().has_fp64: the emulated node answers the
+    # profile's xpu_fp64 (a Max 1550: True), and leaves the attribute out where the profile does not say
+    import types
+
+    prof = {"name": "intel-max-1550", "runtime": "xpu", "gpu_name": "Intel(R) Data Center GPU Max 1550", "gpu_count": 8,
+            "memory_per_gpu_mib": 131072, "xpu_fp64": True}
+    xpu = harness._accelerator_namespace(prof, None, "xpu", types.SimpleNamespace())
+    assert xpu.get_device_properties().has_fp64 is True and xpu.get_device_name() == "Intel(R) Data Center GPU Max 1550"
+    unsaid = harness._accelerator_namespace({**prof, "xpu_fp64": None}, None, "xpu", types.SimpleNamespace())
+    assert not hasattr(unsaid.get_device_properties(), "has_fp64")

@@ -363,6 +363,14 @@ def _amx_support(a: Ask) -> bool:
     return a.all_of(lambda: a.fact("host_amx_tile"), lambda: a.fact("sgl_kernel_amx_ops"))
 
 
+def _xmx_support(a: Ask) -> bool:
+    """SGLang's ``xpu_has_xmx_support()``: on an Intel GPU, ``torch.xpu.get_device_properties().has_fp64`` (SGLang's
+    comment: only PVC/LNL/BMG support FP64, the parts with XMX); False on any other node."""
+    if a.fact("runtime") != "xpu":
+        return False
+    return bool(a.fact("xpu_fp64"))
+
+
 def _mnnvl_fabric(a: Ask) -> bool:
     if not a.ask("torch.cuda.is_available"):
         return False
@@ -563,6 +571,9 @@ _SPECS: tuple[ProbeSpec, ...] = (
     ProbeSpec("cpu_has_amx_support", ("cpu_has_amx_support", "get_platform().has_amx"),
               "AMX tiles on the host CPU and sgl_kernel's CPU op convert_weight_packed",
               _amx_support, ("host_amx_tile", "sgl_kernel_amx_ops")),
+    ProbeSpec("xpu_has_xmx_support", ("xpu_has_xmx_support",),
+              "is_xpu() and torch.xpu.get_device_properties().has_fp64 (only PVC/LNL/BMG, the parts with XMX); else False",
+              _xmx_support, ("runtime", "xpu_fp64")),
     ProbeSpec("is_mnnvl_fabric_device", ("is_mnnvl_fabric_device",),
               "torch.cuda available and (device name has GB200/GB300, or NVLink fabric registered)",
               _mnnvl_fabric, ("gpu_name", "mnnvl_fabric")),

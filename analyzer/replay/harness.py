@@ -1333,6 +1333,8 @@ def _accelerator_namespace(prof, rec, runtime, namespace, props=None):
     name = prof.get("gpu_name") or runtime.upper()
     if props is None:
         props = types.SimpleNamespace(name=name, total_memory=total, type=runtime)
+        if runtime == "xpu" and prof.get("xpu_fp64") is not None:
+            props.has_fp64 = bool(prof["xpu_fp64"])  # SGLang's xpu_has_xmx_support() reads it
     answers = {
         "is_available": lambda *a, **k: True,
         "device_count": lambda *a, **k: count,
