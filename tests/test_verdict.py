@@ -1374,6 +1374,21 @@ def test_a_constant_list_is_followed_through_an_import_at_the_top_or_inside_the_
     assert module_strings(program, module, "KNOWN", hops=1) == []  # past the hops it follows
 
 
+def test_a_constant_list_of_server_args_is_read_from_its_class_body(tmp_path):
+    from analyzer.commands.verdict import server_args_strings
+    from analyzer.symbolic.program import Program
+
+    package = tmp_path / "sglang" / "srt"
+    package.mkdir(parents=True)
+    (package / "server_args.py").write_text(
+        "class ServerArgs:\n"
+        "    LANGUAGE_MODEL_ONLY_ARCHITECTURES = ('DeepseekV4ForCausalLM', 'Cosmos3ForConditionalGeneration')\n")
+    program = Program(tmp_path)
+    assert server_args_strings(program, "LANGUAGE_MODEL_ONLY_ARCHITECTURES") == [
+        "DeepseekV4ForCausalLM", "Cosmos3ForConditionalGeneration"]
+    assert server_args_strings(program, "NOT_DECLARED") == []  # an upper-case name the class does not assign
+
+
 ENV_SET = MINIATURE_HEADER + '''
 from sglang.srt.environ import envs
 

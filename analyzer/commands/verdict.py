@@ -824,7 +824,7 @@ def server_args_strings(program, name: str) -> list[str]:
     """The string constants of a class-body ``NAME = (...)`` of ``ServerArgs``, read through the record."""
     module = program.module(SERVER_ARGS)
     owner = module.classes.get("ServerArgs") if module is not None else None
-    return _assigned_strings(owner.body, name) if owner is not None else []
+    return (_assigned_strings(owner.body, name) or []) if owner is not None else []
 
 
 def _assigned_strings(body: list[ast.stmt], name: str) -> list[str] | None:
