@@ -1419,3 +1419,35 @@ def test_an_env_var_you_set_is_tried_unset(tmp_path):
     assert [(c.field, c.role, c.alternative) for c in verdict.causes] == [("SGLANG_MAMBA_TRACK", "env", None)]
     from analyzer.views.verdict import cause_effect
     assert "with SGLANG_MAMBA_TRACK unset" in cause_effect(verdict.causes[0])
+
+
+PAIRED_FILES = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    certfile: Optional[str] = None
+    keyfile: Optional[str] = None
+
+    def __post_init__(self):
+        if self.certfile and not self.keyfile:
+            raise ValueError("--certfile requires --keyfile to be specified as well.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--certfile", type=str, default=None)
+        parser.add_argument("--keyfile", type=str, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_free_form_value_a_condition_tests_for_truth_is_tried_with_the_operators_own(tmp_path):
+    # pr18973's check (0.5.10's _handle_ssl_validation): ``certfile and not keyfile``. The unset keyfile is tried with a
+    # stand-in for the operator's own path, as ``keyfile is None`` was; named by the message alike, the default you left
+    # comes before the flag you gave (before, only leaving your --certfile out was tried)
+    verdict = verdict_of(explained(miniature_tree(tmp_path, PAIRED_FILES), "--model-path /m --certfile /etc/tls/server.crt"))
+    assert [(c.field, c.role, c.alternative) for c in verdict.causes] == [
+        ("keyfile", "default", "KEYFILE"), ("certfile", "user-flag", None)]
+    from analyzer.commands.verdict import StandIn
+    assert isinstance(verdict.causes[0].alternative, StandIn)
+

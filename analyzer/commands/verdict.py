@@ -654,14 +654,21 @@ def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
 
 
 def none_tested(tree: ast.AST | None, name: str) -> bool:
-    """The condition asks whether the field is None (``x is None``, ``x is not None``)."""
+    """The condition asks whether the field is set: ``x is None``, ``x is not None``, or its truth (``not x``, ``a and x``,
+    ``x`` alone: ``self.ssl_certfile and not self.ssl_keyfile``)."""
     if tree is None:
         return False
+    if _is_field(getattr(tree, "body", None), name):
+        return True
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             sides = (node.left, node.comparators[0])
             if any(_is_field(a, name) and isinstance(b, ast.Constant) and b.value is None for a, b in (sides, sides[::-1])):
                 return True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and _is_field(node.operand, name):
+            return True
+        if isinstance(node, ast.BoolOp) and any(_is_field(value, name) for value in node.values):
+            return True
     return False
 
 
