@@ -50,14 +50,15 @@ from .controls import printable
 from .errors import SgtraceError
 from .extract.parse import parse_python
 from .knowledge import env_values
+from .knowledge.receivers import SERVER_ARGS_CLASS, SERVER_ARGS_FILE
 from .contracts.extraction import NOT_LITERAL, Extraction, Flag
 from .safe_read import MAX_SOURCE_BYTES, read_text
 from .plain_dataclass import plain_dataclass
 
 PROG = "sglang serve"
 SUPPRESS = argparse.SUPPRESS
-ACTION_FILES = ("sglang/srt/arg_groups/argparse_actions.py", "sglang/srt/server_args.py")
-FROM_CLI_ARGS = "sglang/srt/server_args.py::ServerArgs.from_cli_args"
+ACTION_FILES = ("sglang/srt/arg_groups/argparse_actions.py", SERVER_ARGS_FILE)
+FROM_CLI_ARGS = f"{SERVER_ARGS_FILE}::{SERVER_ARGS_CLASS}.from_cli_args"
 MAX_SUGGESTIONS = 3
 
 

@@ -23,8 +23,7 @@ from typing import Callable
 from .errors import SgtraceError
 from .safe_read import MAX_INPUT_BYTES, MAX_SOURCE_BYTES, read_text
 from .plain_dataclass import plain_dataclass
-
-SERVER_ARGS = "sglang/srt/server_args.py"
+from .knowledge.receivers import SERVER_ARGS_FILE as SERVER_ARGS
 
 
 def _text(root: Path, rel: str, limit: int = MAX_SOURCE_BYTES) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..contracts.extraction import Call, Guard
+from ..knowledge.receivers import SERVER_ARGS_FILE
 from .parse import ImportedName, KindTable, ModuleIndex, SourceIndex, code_of, collect_imports, walk
 from .scan import FunctionContext
 
@@ -93,7 +94,7 @@ class CallResolver:
                     return f"{module.rel}::{qual}"
                 return None
             if base in self.ctx.scope.receivers:  # server_args.method() from another module
-                sa_module = self.index.light("sglang/srt/server_args.py")
+                sa_module = self.index.light(SERVER_ARGS_FILE)
                 for cls in self.server_args_classes:
                     if sa_module and f"{cls}.{attr}" in sa_module.functions:
                         return f"{sa_module.rel}::{cls}.{attr}"

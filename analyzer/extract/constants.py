@@ -44,6 +44,7 @@ from typing import Any, Mapping
 import libcst as cst
 
 from ..contracts.extraction import NOT_LITERAL, Location
+from ..knowledge.receivers import SERVER_ARGS_FILE
 from .parse import ImportedName, ModuleIndex, SourceIndex, TopLevelLines, code_of, collect_imports, module_to_rel, parse_source
 
 # Internal marker; converted to ``NOT_LITERAL`` at the public boundary so that a
@@ -179,7 +180,7 @@ def call_kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 # Modules that declare the record are parsed whole (every statement is read);
 # any other module only lends a constant or a class, read statement by statement.
-WHOLE_MODULES = ("sglang/srt/server_args.py", "sglang/srt/arg_groups/", "sglang/srt/environ.py")
+WHOLE_MODULES = (SERVER_ARGS_FILE, "sglang/srt/arg_groups/", "sglang/srt/environ.py")
 
 
 class _LazyMembers(Mapping):

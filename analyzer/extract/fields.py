@@ -35,10 +35,11 @@ import libcst as cst
 
 from ..contracts.extraction import NOT_LITERAL, FieldDecl
 from ..knowledge.eras import era_of_tree
+from ..knowledge.receivers import SERVER_ARGS_FILE
 from .constants import FIELD_FUNCS, Ctx, Evaluator, ModuleView, call_kwarg, class_body_bindings, is_call_to, is_literal
 from .parse import ModuleIndex, SourceIndex, code_of
 
-SERVER_ARGS = "sglang/srt/server_args.py"
+SERVER_ARGS = SERVER_ARGS_FILE
 FIELD_ORDER = "sglang.srt.arg_groups.field_order"
 RECORD_CLASS = "ServerArgs"
 ANNOTATED_HEADS = ("A", "Annotated", "typing.Annotated", "typing_extensions.Annotated")

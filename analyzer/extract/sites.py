@@ -21,8 +21,8 @@ from .parse import ModuleIndex, SourceIndex, code_of
 from .reads import ReadScope, literal_string, reads_of
 from .scan import FunctionContext, StatementWalker, nested_functions
 from ..knowledge.kinds import SiteKind
+from ..knowledge.receivers import SERVER_ARGS_FILE
 
-SERVER_ARGS_FILE = "sglang/srt/server_args.py"
 SERVER_ARGS_CLASSES = {"ServerArgs"}
 RESOLUTION_DIRS = ("sglang/srt/arg_groups/",)
 OVERRIDE_DECORATORS = {

@@ -3,7 +3,7 @@
 Every SGLang identifier the analyzer relies on is named in one of these modules, and only there:
 
 * ``probes``: hardware probes (the names, the rule that answers each on a node, the recognizers).
-* ``receivers``: the names that hold the server-args record, and the calls that return a view of it.
+* ``receivers``: the names that hold the server-args record, the module and class it is, and the calls that return a view of it.
 * ``log_levels``: SGLang's logging calls and the level of the message each logs.
 * ``defaults``: the default values that ask SGLang to pick (``auto``).
 * ``flag_help``: what a flag's help says it is for (a testing bypass is no fix).

@@ -1,8 +1,12 @@
-"""The names that hold SGLang's server-args record, and the calls that return a view of it."""
+"""The names that hold SGLang's server-args record, where its class lives, and the calls that return a view of it."""
 
 from __future__ import annotations
 
 import re
+
+# The module of ``class ServerArgs`` (relative to the tree's root), and the class.
+SERVER_ARGS_FILE = "sglang/srt/server_args.py"
+SERVER_ARGS_CLASS = "ServerArgs"
 
 # Names that hold the record in a condition's text: ``self.x``, ``server_args.x``, ``cfg.x`` ...
 RECEIVERS = frozenset({"self", "server_args", "cfg", "view", "args", "sa"})

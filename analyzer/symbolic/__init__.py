@@ -23,8 +23,7 @@ from .objects import FunctionRef, Instance, Record
 from .program import Program, shared_program
 from .startup_world import StartUpWorld
 from .world import _snapshot as snapshot
-
-SERVER_ARGS = "sglang/srt/server_args.py"
+from ..knowledge.receivers import SERVER_ARGS_FILE as SERVER_ARGS
 ENGINE_CHECK_ENTRY = "ServerArgs.check_server_args"  # called by the engine after prepare_server_args
 
 

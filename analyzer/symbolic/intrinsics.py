@@ -26,6 +26,7 @@ from typing import Any
 from .. import hfconfig
 from ..errors import SgtraceError
 from ..knowledge.log_levels import LOGGER_METHODS
+from ..knowledge.receivers import SERVER_ARGS_CLASS, SERVER_ARGS_FILE
 from ..safe_read import read_file
 from ..contracts.trace import SiteRef, Unknown
 from . import modeldir
@@ -786,7 +787,7 @@ def _instance_of(world, value, kind):
     if is_plain_value(value):
         return False
     if isinstance(value, (Record, View)):
-        value = Instance(ClassRef("sglang/srt/server_args.py", "ServerArgs"))
+        value = Instance(ClassRef(SERVER_ARGS_FILE, SERVER_ARGS_CLASS))
     if isinstance(value, ConfigObj):
         return _config_instance_of(world, value, kind, name)
     if isinstance(value, Instance):
@@ -889,7 +890,7 @@ def _len(interp, args, kwargs, node, frame):
 
 def _type(interp, args, kwargs, node, frame):
     if args and isinstance(args[0], (Record, View)):
-        return ClassRef("sglang/srt/server_args.py", "ServerArgs")
+        return ClassRef(SERVER_ARGS_FILE, SERVER_ARGS_CLASS)
     if args and isinstance(args[0], Instance):
         return args[0].cls
     if args and is_plain_value(args[0]):
@@ -1075,7 +1076,7 @@ _ANNOTATED = ClassRef("<typing>", "Annotated")
 def _server_args_class(world, value) -> bool:
     cls = value.cls if isinstance(value, Instance) else value
     return isinstance(value, Record) or (isinstance(cls, ClassRef) and cls.name == "ServerArgs"
-                                         and cls.module_rel == "sglang/srt/server_args.py")
+                                         and cls.module_rel == SERVER_ARGS_FILE)
 
 
 def _declared_fields(world) -> list:

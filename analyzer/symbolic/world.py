@@ -22,6 +22,7 @@ from .. import hfconfig
 from ..knowledge import env_values
 from ..knowledge.kinds import EventKind
 from ..knowledge.probes import PROBES, Raises
+from ..knowledge.receivers import SERVER_ARGS_CLASS, SERVER_ARGS_FILE
 from ..contracts.extraction import NOT_LITERAL, Extraction
 from ..contracts.trace import RESOLUTION, START_UP, Event, SiteRef, Unknown, encode_value, value_at_path
 from . import intrinsics, memo, modeldir
@@ -816,7 +817,7 @@ class World:
         return Unknown(f"attribute {attr} of {type(obj).__name__}")
 
     def _server_args_method(self, attr: str) -> FunctionRef | None:
-        module = self.program.module("sglang/srt/server_args.py")
+        module = self.program.module(SERVER_ARGS_FILE)
         if module is not None and f"ServerArgs.{attr}" in module.functions:
             return FunctionRef(module.rel, f"ServerArgs.{attr}")
         return None
@@ -824,7 +825,7 @@ class World:
     def _server_args_constant(self, attr: str, node, frame) -> Any:
         """A class-body constant of ``ServerArgs`` that is no field (``LANGUAGE_MODEL_ONLY_ARCHITECTURES = (...)``), read
         through an instance as Python reads it; MISSING where the class body has none."""
-        module = self.program.module("sglang/srt/server_args.py")
+        module = self.program.module(SERVER_ARGS_FILE)
         if module is None or "ServerArgs" not in module.classes:
             return MISSING
         return self._own_class_attribute(ClassRef(module.rel, "ServerArgs"), module, attr, node, frame, MISSING)
@@ -861,7 +862,7 @@ class World:
         if method is not None:
             return self._bind_or_property(method, record, frame, node)
         if attr == "__class__":
-            return ClassRef("sglang/srt/server_args.py", "ServerArgs")
+            return ClassRef(SERVER_ARGS_FILE, SERVER_ARGS_CLASS)
         constant = self._server_args_constant(attr, node, frame)
         if constant is not MISSING:
             return constant
