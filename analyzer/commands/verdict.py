@@ -43,7 +43,7 @@ from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
 from ..symbolic import SERVER_ARGS, RunHooks, evaluate, runs_start_up
 from ..symbolic.interp import contains_unknown
 from ..extract.parse import resolve_relative
-from ..symbolic.program import shared_program
+from ..symbolic.program import class_body_value, shared_program
 from ..contracts.trace import (
     RESOLUTION,
     START_UP,
@@ -831,18 +831,12 @@ def server_args_strings(program, name: str) -> list[str]:
     """The string constants of a class-body ``NAME = (...)`` of ``ServerArgs``, read through the record."""
     module = program.module(SERVER_ARGS)
     owner = module.classes.get("ServerArgs") if module is not None else None
-    return (_assigned_strings(owner.body, name) or []) if owner is not None else []
+    return _strings(class_body_value(owner, name)) if owner is not None else []
 
 
-def _assigned_strings(body: list[ast.stmt], name: str) -> list[str] | None:
-    """The string constants of the last ``NAME = ...`` among ``body``'s statements; None where none assigns it."""
-    found = None
-    for stmt in body:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets) and stmt.value is not None:
-                found = [n.value for n in ast.walk(stmt.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return found
+def _strings(value: ast.AST | None) -> list[str]:
+    """The string constants in an expression (a list, tuple, set or ``frozenset({...})`` of architectures)."""
+    return [n.value for n in ast.walk(value) if isinstance(n, ast.Constant) and isinstance(n.value, str)] if value is not None else []
 
 
 IMPORT_HOPS = 2  # ``from x import NAME`` followed this many modules deep for a constant
@@ -852,12 +846,10 @@ def module_strings(program, module, name: str, definition: ast.AST | None = None
     """The string constants of a module-level ``NAME = [...]`` / ``{...}`` / ``frozenset({...})``, where ``NAME``
     is defined in ``module`` or imported into it (at its top level, or inside ``definition``, the function that
     reads it) from another module of the tree."""
-    tree = getattr(module, "tree", None)
-    if tree is None:
+    if module is None:
         return []
-    found = _assigned_strings(tree.body, name)
-    if found is not None:
-        return found
+    if name in module.assignments:  # the engine's own reading of the module's top level (the last assignment wins)
+        return _strings(module.assignments[name])
     if hops <= 0:
         return []
     source = module.imports.get(name)

@@ -15,6 +15,7 @@ import ast
 import bisect
 import os
 import re
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -521,3 +522,24 @@ def _bound_names(target: ast.AST) -> list[str]:
     if isinstance(target, (ast.Tuple, ast.List)):
         return [e.id for e in target.elts if isinstance(e, ast.Name)]
     return []
+
+
+def class_body_value(node_cls: ast.ClassDef, attr: str) -> ast.expr | None:
+    """The expression a class body assigns to ``attr`` (the last assignment wins), or None."""
+    values = _BODY_VALUES.get(node_cls)
+    if values is None:
+        # every name the body assigns, walked once per class (ServerArgs' body is 500 statements, read by name)
+        values = {}
+        for stmt in node_cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:  # (an annotation alone leaves an earlier value)
+                    values[stmt.target.id] = stmt.value
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        values[target.id] = stmt.value
+        _BODY_VALUES[node_cls] = values
+    return values.get(attr)
+
+
+_BODY_VALUES: weakref.WeakKeyDictionary[ast.ClassDef, dict[str, ast.expr]] = weakref.WeakKeyDictionary()

@@ -15,7 +15,6 @@ import ast
 import copy
 import json
 import math
-import weakref
 from typing import Any, Callable
 
 from .. import hfconfig
@@ -54,7 +53,7 @@ from .objects import (
     View,
     is_sub_config,
 )
-from .program import Module, Program
+from .program import Module, Program, class_body_value
 from .runtime_context import RUNTIME_CONTEXT
 
 LEAF_MODULE_PREFIXES = ("sglang/srt/utils", "sglang/srt/platforms", "sglang/srt/runtime_context", "sglang/srt/hardware_backend")
@@ -929,7 +928,7 @@ class World:
                 return self._bind_or_property(FunctionRef(cls.module_rel, qual), bound, frame, node)
             return FunctionRef(cls.module_rel, qual)
         node_cls = module.classes.get(cls.name)
-        target = _class_body_value(node_cls, attr) if node_cls is not None else None
+        target = class_body_value(node_cls, attr) if node_cls is not None else None
         if target is None:
             return MISSING
         if _is_enum_class(node_cls):
@@ -1279,25 +1278,6 @@ def _snapshot(value: Any) -> Any:
     return value
 
 
-def _class_body_value(node_cls: ast.ClassDef, attr: str) -> ast.expr | None:
-    """The expression a class body assigns to ``attr`` (the last assignment wins), or None."""
-    values = _BODY_VALUES.get(node_cls)
-    if values is None:
-        # every name the body assigns, walked once per class (ServerArgs' body is 500 statements, read by name)
-        values = {}
-        for stmt in node_cls.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                if stmt.value is not None:  # (an annotation alone leaves an earlier value)
-                    values[stmt.target.id] = stmt.value
-            elif isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    if isinstance(target, ast.Name):
-                        values[target.id] = stmt.value
-        _BODY_VALUES[node_cls] = values
-    return values.get(attr)
-
-
-_BODY_VALUES: weakref.WeakKeyDictionary[ast.ClassDef, dict[str, ast.expr]] = weakref.WeakKeyDictionary()
 
 
 class _ClassNamespace(dict):
