@@ -173,6 +173,22 @@ def test_fix_write_patches_the_unit_and_keeps_a_backup(capsys, fixtures_dir, tmp
     assert code == 0
 
 
+@pytest.mark.network
+def test_fix_says_first_which_failure_its_fixes_avoid(capsys, fixtures_dir):
+    """``sgtrace fix`` alone opens on the failure (where SGLang raises it, then its message), not on a blank line;
+    with --error, on the error given."""
+    launch = ["--sglang", "0.5.11", "--profile", "rtx-pro-6000-blackwell", "--service", str(fixtures_dir / "inputs" / "p1.service")]
+    code, out, _ = run(capsys, "fix", *launch)
+    assert code == 0
+    first, second, third = out.splitlines()[:3]
+    assert first == ("Fixes for SGLang 0.5.11: resolution raises ValueError at sglang/srt/server_args.py:2453 "
+                     "in ServerArgs._handle_mamba_radix_cache:")
+    assert second.startswith("  Speculative decoding for Qwen3_5MoeForConditionalGeneration is not compatible with radix cache")
+    assert third.startswith("Fix 1 (")
+    code, out, _ = run(capsys, "fix", *launch, "--error", "ValueError: mamba no_buffer\x1b[31m is not compatible")
+    assert out.splitlines()[:2] == ["Fixes for the error you gave to SGLang 0.5.11:", "  ValueError: mamba no_buffer\\x1b[31m is not compatible"]
+
+
 P1_FLAGS = ("--model-path /models/Qwen3.5-122B-A10B --tp 4 --speculative-algo NEXTN --speculative-num-steps 3 "
             "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4")
 

@@ -10,6 +10,7 @@ from ..commands.explain import explain
 from ..commands.keep_fix import keep_fixes, keep_lines
 from ..render import dumps
 from ..schemas import stamp
+from ..views.diagnose import fix_subject
 from .fixing import compute_fixes, fix_fields, fixes_json, later_keeps, print_fixes, replay_keeps
 from .options import FixReplay, build_request, check_replay_options, echo, explain_inputs, replay_target_options, snapshot_for_write
 from .replaying import replay_place
@@ -61,6 +62,6 @@ def fix_cmd(sglang_spec, env_items, model_config, profile_name, error_text, writ
     if as_json:
         echo(dumps(stamp("fix", {"resolves": False, **fixes_json(explanation, report)})))
     else:
-        print_fixes(request, explanation, write_patch, report, snap=snap)
+        print_fixes(request, explanation, write_patch, report, snap=snap, subject=fix_subject(explanation, message))
     if not report.fixes:
         raise click.exceptions.Exit(EXIT_RESOLUTION_RAISES)

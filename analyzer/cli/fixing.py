@@ -34,9 +34,11 @@ def fixes_json(explanation, report) -> dict:
             "later_release": report.later.to_dict() if report.later is not None else None}
 
 
-def print_fixes(request, explanation, write_patch: bool, report=None, snap=None, replay_with: FixReplay | None = None) -> None:
+def print_fixes(request, explanation, write_patch: bool, report=None, snap=None, replay_with: FixReplay | None = None,
+                subject: str | None = None) -> None:
+    """The fixes, after a blank line (below explain's or diagnose's output), or after ``subject`` (``sgtrace fix`` alone)."""
     report = report or compute_fixes(request, explanation, replay_with=replay_with)
-    echo("")
+    echo(subject if subject is not None else "")
     echo(render_fixes(explanation, report, snap=snap), nl=False)
     if write_patch:
         if not report.fixes:

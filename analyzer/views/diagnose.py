@@ -7,6 +7,7 @@ import shlex
 from ..commands.diagnose import Diagnosis
 from ..commands.explain import Explanation
 from ..commands.fix import FixReport, command_line, file_patch, unified_diff
+from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP
 from .verdict import diagnosis_block, node_file_line
 
 MAX_MATCHES = 4
@@ -108,6 +109,31 @@ def render_diagnosis(diagnosis: Diagnosis, verdict=None, fix_command: str = "sgt
             lines.append(f"    {producer.description}:")
             lines.append(f"      {shlex.join(producer.argv)}")
     return "\n".join(lines) + "\n"
+
+
+MAX_SUBJECT_MESSAGE = 160  # characters of the message's first line shown under the subject
+
+
+def fix_subject(explanation: Explanation, message: str | None = None) -> str:
+    """``sgtrace fix``'s first lines: the failure its fixes avoid (the error given with --error, else the predicted one),
+    then the first line of its message."""
+    version = f"SGLang {explanation.tree.version}"
+    error = explanation.trace.error
+    if message is not None:
+        what = f"the error you gave to {version}"
+        text = message
+    elif error is not None:
+        phase = getattr(error, "phase", RESOLUTION)
+        stage = ("start-up raises" if phase == START_UP else "the engine's start-up check raises" if phase == ENGINE_CHECK
+                 else "resolution raises")
+        what = f"{version}: {stage} {error.exc_type} at {error.site.short()} in {error.site.function}"
+        text = error.message
+    else:
+        return f"{version} accepts this launch as given."
+    first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+    if len(first) > MAX_SUBJECT_MESSAGE:
+        first = first[:MAX_SUBJECT_MESSAGE - 3] + "..."
+    return f"Fixes for {what}" + (f":\n  {first}" if first else ".")
 
 
 def render_fixes(explanation: Explanation, report: FixReport, show_patch: bool = True, snap=None) -> str:
