@@ -52,6 +52,7 @@ LAZY_FIELDS = tuple(name for name in ast.FunctionDef._fields if name != "name")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.M)
 _DEF_LINE = re.compile(rb"(async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(")
 _PARSE_FAILURES = (SourceProblem, SyntaxError, ValueError, RecursionError, MemoryError)
+_BLANK = [b""]
 
 
 _ABSENT = object()
@@ -193,7 +194,8 @@ def region_name(lines: list[bytes], first: int, def_line: int, last: int, column
         if number == def_line or (number < def_line and char == b"@") or char in (b")", b"]", b"}"):
             continue
         return None
-    for line in lines[last:]:
+    for index in range(last, len(lines)):  # (an index, not ``lines[last:]``: a copy of the rest of the file per definition)
+        line = lines[index]
         text = line.lstrip(b" \t")
         if text and not text.startswith(b"#"):
             return found.group(2) if len(line) - len(text) <= column else None
@@ -245,8 +247,7 @@ def _skeleton(source: bytes, rel: str, key: str, regions) -> ast.Module | None:
         name = region_name(lines, first, def_line, last, column)
         if name is None:
             return None
-        for index in range(first - 1, last):
-            kept[index] = b""
+        kept[first - 1:last] = _BLANK * (last - first + 1)
         kept[def_line - 1] = head[:column] + (b"async def " if head[column:column + 5] == b"async" else b"def ") + name + b"():pass"
         wanted[def_line] = (first, last, end_col, name.decode("ascii"))
     try:
