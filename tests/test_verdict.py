@@ -1451,3 +1451,113 @@ def test_a_free_form_value_a_condition_tests_for_truth_is_tried_with_the_operato
     from analyzer.commands.verdict import StandIn
     assert isinstance(verdict.causes[0].alternative, StandIn)
 
+
+# twenty checks the launch passes before the one it fails, each testing a default it could be given otherwise: their
+# conditions are on the raise's way, and each default is tried before a fix is
+MANY_CHECKS = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_watermark: bool = False
+    enable_custom_logit_processor: bool = False
+    limit_0: int = 1
+    limit_1: int = 2
+    limit_2: int = 3
+    limit_3: int = 4
+    limit_4: int = 5
+    limit_5: int = 6
+    limit_6: int = 7
+    limit_7: int = 8
+    limit_8: int = 9
+    limit_9: int = 10
+    limit_10: int = 11
+    limit_11: int = 12
+    limit_12: int = 13
+    limit_13: int = 14
+    limit_14: int = 15
+    limit_15: int = 16
+    limit_16: int = 17
+    limit_17: int = 18
+    limit_18: int = 19
+    limit_19: int = 20
+
+    def __post_init__(self):
+        if self.limit_0 < 0:
+            raise ValueError('--limit-0 must be positive')
+        if self.limit_1 < 0:
+            raise ValueError('--limit-1 must be positive')
+        if self.limit_2 < 0:
+            raise ValueError('--limit-2 must be positive')
+        if self.limit_3 < 0:
+            raise ValueError('--limit-3 must be positive')
+        if self.limit_4 < 0:
+            raise ValueError('--limit-4 must be positive')
+        if self.limit_5 < 0:
+            raise ValueError('--limit-5 must be positive')
+        if self.limit_6 < 0:
+            raise ValueError('--limit-6 must be positive')
+        if self.limit_7 < 0:
+            raise ValueError('--limit-7 must be positive')
+        if self.limit_8 < 0:
+            raise ValueError('--limit-8 must be positive')
+        if self.limit_9 < 0:
+            raise ValueError('--limit-9 must be positive')
+        if self.limit_10 < 0:
+            raise ValueError('--limit-10 must be positive')
+        if self.limit_11 < 0:
+            raise ValueError('--limit-11 must be positive')
+        if self.limit_12 < 0:
+            raise ValueError('--limit-12 must be positive')
+        if self.limit_13 < 0:
+            raise ValueError('--limit-13 must be positive')
+        if self.limit_14 < 0:
+            raise ValueError('--limit-14 must be positive')
+        if self.limit_15 < 0:
+            raise ValueError('--limit-15 must be positive')
+        if self.limit_16 < 0:
+            raise ValueError('--limit-16 must be positive')
+        if self.limit_17 < 0:
+            raise ValueError('--limit-17 must be positive')
+        if self.limit_18 < 0:
+            raise ValueError('--limit-18 must be positive')
+        if self.limit_19 < 0:
+            raise ValueError('--limit-19 must be positive')
+        if self.enable_watermark and self.enable_custom_logit_processor:
+            raise ValueError("--enable-watermark is incompatible with --enable-custom-logit-processor")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-watermark", action="store_true")
+        parser.add_argument("--enable-custom-logit-processor", action="store_true")
+        parser.add_argument('--limit-0', type=int, default=1)
+        parser.add_argument('--limit-1', type=int, default=2)
+        parser.add_argument('--limit-2', type=int, default=3)
+        parser.add_argument('--limit-3', type=int, default=4)
+        parser.add_argument('--limit-4', type=int, default=5)
+        parser.add_argument('--limit-5', type=int, default=6)
+        parser.add_argument('--limit-6', type=int, default=7)
+        parser.add_argument('--limit-7', type=int, default=8)
+        parser.add_argument('--limit-8', type=int, default=9)
+        parser.add_argument('--limit-9', type=int, default=10)
+        parser.add_argument('--limit-10', type=int, default=11)
+        parser.add_argument('--limit-11', type=int, default=12)
+        parser.add_argument('--limit-12', type=int, default=13)
+        parser.add_argument('--limit-13', type=int, default=14)
+        parser.add_argument('--limit-14', type=int, default=15)
+        parser.add_argument('--limit-15', type=int, default=16)
+        parser.add_argument('--limit-16', type=int, default=17)
+        parser.add_argument('--limit-17', type=int, default=18)
+        parser.add_argument('--limit-18', type=int, default=19)
+        parser.add_argument('--limit-19', type=int, default=20)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_search_of_the_checks_on_the_way_leaves_runs_for_the_fix(tmp_path):
+    # pr37577's shape (0.5.22's check_server_args): the conditions of the checks passed before the raise used up every
+    # run of the budget, and the Fix line said "none verified" while the Cause said "without it, it does not raise"
+    verdict = verdict_of(explained(miniature_tree(tmp_path, MANY_CHECKS), "--model-path /m --enable-watermark --enable-custom-logit-processor"))
+    assert {c.field for c in verdict.causes[:2]} == {"enable_custom_logit_processor", "enable_watermark"}
+    assert verdict.fix_verified and verdict.fix_trade_off
+    assert verdict.fix in ("without --enable-custom-logit-processor", "without --enable-watermark")

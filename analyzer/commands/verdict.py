@@ -24,6 +24,7 @@ names comes first.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import re
 import shlex
@@ -67,6 +68,7 @@ from ..plain_dataclass import plain_dataclass
 # (hardware, model), and last the declared defaults, which are the same for every operator.
 ROLES = ("ordering", "sglang-default", "user-flag", "env", "hardware", "model", "default", "node")
 MAX_RUNS = 24  # engine runs for one outcome (each 5-20 ms)
+FIX_RUNS = 4  # of them, kept for a raise's fix: its first cause's change, with SGLang's advice and alone, and one more
 MAX_ALTERNATIVES = 4  # values tried for one input
 TRUTHY = {"1", "true", "yes", "on"}
 # a neutral architecture for the model counterfactual: SGLang's plainest dense decoder
@@ -911,11 +913,31 @@ class Runner:
     def exhausted(self) -> bool:
         return self.runs >= self.budget
 
+    @contextlib.contextmanager
+    def keeping(self, runs: int):
+        """Inside the block, the budget ends ``runs`` early: those are kept for what comes after it (a raise's fix,
+        tried once its causes are known, after a search of the conditions on the way that can use every run)."""
+        self.budget -= runs
+        try:
+            yield
+        finally:
+            self.budget += runs
+
     def skips_start_up(self) -> bool:
         """Whether these runs stop before the start-up the engine would run for a launch that resolves
         (``Verdict.fix_skips_start_up``)."""
         e = self.explanation
         return not self.start_up and runs_start_up(self.program, e.extraction, e.model)
+
+    @staticmethod
+    def _key(changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None, stop_unless=None,
+             engine_checks: bool = True, max_paths: int = 8) -> tuple:
+        return (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after, stop_unless,
+                engine_checks, max_paths)
+
+    def has_run(self, changes: list[Change], **options) -> bool:
+        """Whether ``run(changes, **options)`` was made already: its answer costs no run of the budget."""
+        return self._key(changes, **options) in self._cache
 
     def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None,
             stop_unless=None, engine_checks: bool = True, max_paths: int = 8) -> tuple[Trace, Any]:
@@ -923,8 +945,7 @@ class Runner:
         at the end of resolution (a question about resolution's own order needs no more);
         ``max_paths=1`` where only the first path is read (the hooks watch that one only)."""
 
-        key = (tuple(c.key() for c in changes), tuple(sorted(track)), tuple(sorted(pass_sites)), stop_after, stop_unless,
-               engine_checks, max_paths)
+        key = self._key(changes, track, pass_sites, stop_after, stop_unless, engine_checks, max_paths)
         if key in self._cache:
             return self._cache[key]
         e = self.explanation
@@ -1531,8 +1552,8 @@ def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: l
         return None  # (an env var left unset is a cause, not a fix the Fix line and ``fix_env`` can state)
     change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
     for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
-        if runner.exhausted():
-            return None
+        if runner.exhausted() and not runner.has_run([change, *extra]):
+            return None  # (a run made already, for a cause or another check's order, still answers)
         trace, _ = runner.run([change, *extra])
         if not resolves(trace) and (cause.mentioned or cause.prescribed) and not runner.exhausted():
             # SGLang's advice taken, the next check asks for one more flag (``Please set --chunked-prefill-size -1
@@ -1624,9 +1645,10 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
         # error is not yet a fix: find_fix asks that the launch resolve)
         return not raises_at(t, where)
 
-    causes = find_causes(explanation, candidates, avoided, runner, message=error.message or "",
-                         stop_after=f"{error.site.file}::{error.site.function}", hints=hints, phase=error.phase)
-    causes += ordering_causes(explanation, error, runner, exclude=set())
+    with runner.keeping(FIX_RUNS):
+        causes = find_causes(explanation, candidates, avoided, runner, message=error.message or "",
+                             stop_after=f"{error.site.file}::{error.site.function}", hints=hints, phase=error.phase)
+        causes += ordering_causes(explanation, error, runner, exclude=set())
     # what the engine could not see of the node comes first: the prediction itself hangs on it
     causes = node_file_causes(explanation, runner, avoided) + rank(causes)
     fix, fix_env, verified, trade_off = find_fix(explanation, causes, runner, error.message or "")
