@@ -483,16 +483,24 @@ def device_kind(profile: "Profile") -> tuple:
     return tuple(encode_value(profile.probe(name)) for name in _DEVICE_KIND)
 
 
-def answers_elsewhere(name: str, kind: tuple | None = None) -> tuple:
+MAINSTREAM_RUNTIME = "cuda"  # the runtime SGLang's code is written for first; a check of the kind of device elsewhere is news
+
+
+def answers_on_runtime(name: str, runtime: str) -> tuple:
+    """What the built-in profiles of ``runtime`` ("cuda", "rocm" ...) answer probe ``name``, each answer once."""
+    return answers_elsewhere(name, runtime=runtime)
+
+
+def answers_elsewhere(name: str, kind: tuple | None = None, runtime: str | None = None) -> tuple:
     """What the built-in profiles answer probe ``name`` (the nodes sgtrace knows), each answer once, in the
     profiles' order; an answer a profile does not know is left out. ``kind``: only the profiles of that kind of
-    device (``device_kind``). Read once a process."""
-    key = (name, kind)
+    device (``device_kind``); ``runtime``: only those of that runtime. Read once a process."""
+    key = (name, kind, runtime)
     found = _ANSWERS_ELSEWHERE.get(key)
     if found is None:
         out: list[Any] = []
         for profile in list_profiles():
-            if profile.native or (kind is not None and device_kind(profile) != kind):
+            if profile.native or (kind is not None and device_kind(profile) != kind) or (runtime is not None and profile.runtime != runtime):
                 continue
             answer = profile.probe(name)
             if not isinstance(answer, (Unknown, Raises)) and answer is not None and answer not in out:

@@ -1561,3 +1561,45 @@ def test_the_search_of_the_checks_on_the_way_leaves_runs_for_the_fix(tmp_path):
     assert {c.field for c in verdict.causes[:2]} == {"enable_custom_logit_processor", "enable_watermark"}
     assert verdict.fix_verified and verdict.fix_trade_off
     assert verdict.fix in ("without --enable-custom-logit-processor", "without --enable-watermark")
+
+
+ROCM_REFUSES = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import is_cuda, is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    transport: str = "auto"
+    enable_graph: bool = False
+    disable_cuda_graph: bool = False
+
+    def __post_init__(self):
+        if self.transport == "cuda_ipc" and not is_cuda():
+            raise ValueError("--transport 'cuda_ipc' requires CUDA; use 'shm' on this platform")
+        if self.enable_graph and is_hip():
+            self.disable_cuda_graph = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--transport", type=str, choices=["auto", "shm", "cuda_ipc"], default="auto")
+        parser.add_argument("--enable-graph", action="store_true")
+        parser.add_argument("--disable-cuda-graph", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_on_an_amd_node_the_kind_of_device_comes_before_the_flags(tmp_path):
+    # pr33747 and pr15560's shape: a check of the kind of device that answers on an AMD GPU otherwise than on a CUDA
+    # node (is_cuda() false, is_hip() true) is the node being AMD, and comes first, before your flag, named by the
+    # message or not; on an H100 the same launch does not raise, and is_hip() false there is another kind of device
+    tree = miniature_tree(tmp_path, ROCM_REFUSES)
+    verdict = verdict_of(explained(tree, "--model-path /m --transport cuda_ipc", profile="mi300x"))
+    assert [(c.field, c.kind, c.alternative) for c in verdict.causes[:2]] == [("is_cuda", "probe", True), ("transport", "field", "auto")]
+    verdict = verdict_of(explained(tree, "--model-path /m --enable-graph", profile="mi300x"), "disable_cuda_graph")
+    assert [(c.field, c.kind) for c in verdict.causes[:2]] == [("is_hip", "probe"), ("enable_graph", "field")]

@@ -32,7 +32,7 @@ from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
-from ..profiles import answers_elsewhere, device_kind
+from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, answers_on_runtime, device_kind
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.intent import decode_node, dropped_cost, set_cost
@@ -113,6 +113,8 @@ class Cause:
     # SGLang filled the value in from what the node is (``device = get_device()``): changing it means running
     # on another kind of device, which ranks last (``another_device``)
     node_device: bool = False
+    # a probe of the kind of device that answers here otherwise than on a CUDA node (``its_own_kind``): before your flags
+    node_kind: bool = False
     # the model, named in SGLang's message, fails a list of the architectures a feature supports (``model_arch not in
     # [...]``): the feature is what you asked for, and your model not being on its list is why it raises
     off_the_list: bool = False
@@ -1277,6 +1279,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].node_device = fills_in_the_device(explanation, inp)
+            causes[inp.key].node_kind = its_own_kind(explanation, inp)
             causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
             causes[inp.key].off_the_list = off_the_list(causes[inp.key])
             continue
@@ -1365,7 +1368,7 @@ CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
 
 
 def effective_rank(role: str, named: bool = False, drops: bool = False, prescribed: bool = False,
-                   listed: bool = False) -> float:
+                   listed: bool = False, node_kind: bool = False) -> float:
     """A role's place; among what the operator controls, an input SGLang's own message names comes
     first (the message is SGLang's diagnosis), and before it the one whose avoiding value the message
     names (``only compatible with NGRAM``: SGLang's own prescription). A flag of yours whose only way out is to leave it
@@ -1373,11 +1376,15 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
     asked for, and the outcome follows from it together with the choice that really decided;
     it still comes before the hardware and the model, which you cannot change. The model comes before your flags where
     the message names it and it is absent from the list of architectures a feature supports (``off_the_list``): the
-    flag asked for the feature, the model is why the feature refuses."""
+    flag asked for the feature, the model is why the feature refuses. The kind of device of a node that is not a
+    CUDA one (``its_own_kind``) comes before your flags, named or not: SGLang's code is written for CUDA first, and
+    the feature refuses because the node is AMD, an Intel GPU or a CPU (``not is_cuda()`` for ``cuda_ipc`` on ROCm)."""
     if listed:
         return ROLES.index("user-flag") - 0.6
     if prescribed and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.75  # the message names the very value that avoids it
+    if node_kind:
+        return ROLES.index("user-flag") - 0.55
     if named and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.5
     if drops:
@@ -1394,7 +1401,8 @@ def rank_key(cause: Cause) -> tuple:
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
     return (not cause.own, another_device(cause), cause.effect, not cause.undid_flag,
-            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list), not_this_machine(cause),
+            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list, cause.node_kind),
+            not_this_machine(cause),
             not cause.mentioned, cause.role != "default")
 
 
@@ -1404,11 +1412,27 @@ def not_this_machine(cause: Cause) -> bool:
     return cause.kind == "probe" and cause.alternative is True
 
 
+def its_own_kind(explanation: Explanation, inp: Input) -> bool:
+    """A probe of the kind of device that answers on this node otherwise than on a CUDA one (``is_hip()`` true on an AMD
+    GPU, ``is_cuda()`` false there; not ``is_npu()``, false on both): SGLang's code is written for CUDA first, and such a
+    check is the node being AMD, an Intel GPU or a CPU."""
+    if inp.kind != "probe":
+        return False
+    name = inp.name.removesuffix("()")
+    spec = PROBES.get(name)
+    profile = explanation.profile
+    return (spec is not None and spec.device_kind and profile is not None
+            and getattr(profile, "runtime", None) not in (None, MAINSTREAM_RUNTIME)
+            and encode_value(inp.value) not in [encode_value(a) for a in answers_on_runtime(name, MAINSTREAM_RUNTIME)])
+
+
 def another_device(cause: Cause) -> bool:
     """The cause is that this machine is not some other kind of device: a probe of the kind of device that
     answered false, or the device SGLang filled in from the node (``node_device``)."""
     if cause.node_device:
         return True
+    if cause.node_kind:
+        return False
     if cause.kind != "probe" or cause.alternative is not True:
         return False
     spec = PROBES.get(cause.field)
