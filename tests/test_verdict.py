@@ -1603,3 +1603,28 @@ def test_on_an_amd_node_the_kind_of_device_comes_before_the_flags(tmp_path):
     assert [(c.field, c.kind, c.alternative) for c in verdict.causes[:2]] == [("is_cuda", "probe", True), ("transport", "field", "auto")]
     verdict = verdict_of(explained(tree, "--model-path /m --enable-graph", profile="mi300x"), "disable_cuda_graph")
     assert [(c.field, c.kind) for c in verdict.causes[:2]] == [("is_hip", "probe"), ("enable_graph", "field")]
+
+
+def test_a_probe_read_through_the_platform_a_local_holds_is_a_cause(tmp_path):
+    # pr38293's shape (0.5.20's validate_prefill_cp_platform): ``platform = get_platform()``, then
+    # ``cfg.x and (platform.is_hip or platform.is_npu)``. The condition's text names no probe call; the local holds
+    # the platform, and its attributes are the probes the engine answered (``platform.is_hip``, true on an MI300X)
+    import shutil
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "sites" / "era_b", root, ignore=shutil.ignore_patterns("__pycache__"))
+    overrides = root / "sglang" / "srt" / "arg_groups" / "overrides.py"
+    overrides.write_text(overrides.read_text().replace('''def handle_page_size(server_args):
+    cfg = resolving_view(server_args)
+''', '''def handle_page_size(server_args):
+    cfg = resolving_view(server_args)
+    platform = get_platform()
+    if cfg.speculative_algorithm is not None and (platform.is_hip or platform.is_npu):
+        raise ValueError("Speculative decoding on HIP/NPU is not supported yet.")
+'''))
+    runtime = root / "sglang" / "srt" / "runtime_context.py"
+    runtime.write_text(runtime.read_text().replace("    is_sm100 = False\n", "    is_sm100 = False\n    is_hip = False\n    is_npu = False\n"))
+    explanation = explained(root, "--speculative-algorithm EAGLE", profile="mi300x")
+    assert "HIP/NPU" in explanation.trace.error.message
+    verdict = verdict_of(explanation)
+    assert [(c.field, c.kind, c.value, c.alternative) for c in verdict.causes[:2]] == [
+        ("platform.is_hip", "probe", True, False), ("speculative_algorithm", "field", "EAGLE", None)]

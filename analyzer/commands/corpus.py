@@ -57,6 +57,7 @@ from typing import Any
 
 from . import verdict
 from ..errors import SgtraceError
+from ..knowledge.probes import PLATFORM_FACTS
 from .explain import ExplainRequest, explain, override_of
 from ..safe_read import read_utf8
 from ..contracts.trace import target_value
@@ -258,12 +259,18 @@ def shown_causes(case: Case, explanation, verdict) -> list:
 
 
 def matches(case: Case, cause: Any) -> bool:
-    if cause is None or cause.field != case.cause_field:
+    if cause is None or cause_name(cause) != case.cause_field:
         return False
     if case.cause_function:
         site = cause.site
         return site is not None and site.function == case.cause_function
     return True
+
+
+def cause_name(cause: Any) -> str:
+    """The input a cause names; a probe by the function it stands for (0.5.19's ``get_platform().is_hip``, the alias
+    ``platform.is_hip``, is ``is_hip``: the same reading of the node)."""
+    return PLATFORM_FACTS.get(cause.field, cause.field) if getattr(cause, "kind", "") == "probe" else cause.field
 
 
 def describe(cause: Any) -> str:

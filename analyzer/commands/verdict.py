@@ -422,10 +422,30 @@ def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -
             model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
 
     read([guard.expr, *local])
+    probes.extend(held_probes(explanation, guard))
     if not names and f"{guard.file}::{guard.function}" not in extraction.functions:
         # start-up code whose condition reads no field the way resolution's code does: where its values come from
         read(startup_sources(explanation, guard, local))
     return inputs_named(explanation, names, env_names, probes, model, limit, any_probe=True)
+
+
+# a probe SGLang reads as an attribute of what a call returns (``get_platform().is_hip``), by that spelling: the
+# engine answers it as the alias (``platform.is_hip``), which PROBES lists after the function it stands for
+PROBE_ATTRIBUTES = {spelling: spec.name for spec in PROBES.values() for spelling in spec.sglang if "()." in spelling}
+
+
+def held_probes(explanation: Explanation, guard: GuardValue) -> list[str]:
+    """The probes a condition reads as attributes of a local that holds the call they belong to (0.5.20's
+    ``platform = get_platform()``, then ``platform.is_hip or platform.is_npu``), or of the call itself."""
+    table = (shared_program(explanation.tree.root, refresh=False).local_assignments(f"{guard.file}::{guard.function}")
+             if guard.file and guard.function else {})
+    found = [name for spelling, name in PROBE_ATTRIBUTES.items() if spelling in guard.expr.replace(" ", "")]
+    for holder, attribute in ATTRIBUTE_READ.findall(guard.expr):
+        held = assigned_before(table, holder, guard.line) if holder in table else None
+        name = PROBE_ATTRIBUTES.get(f"{held.replace(' ', '')}.{attribute}") if held is not None else None
+        if name is not None:
+            found.append(name)
+    return found
 
 
 VIEW_OF_RECORD = re.compile(r"\b(?:%s)\(\s*(\w+)\s*\)" % "|".join(map(re.escape, VIEW_CALLS)))
@@ -1188,8 +1208,11 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     track = {c.guard.where() for c in candidates if c.guard is not None}
     causes: dict[tuple, Cause] = {}
 
-    def order(c: Candidate) -> float:
-        return effective_rank(c.inp.role, mentioned(c.inp, message, explanation.extraction))
+    def order(c: Candidate) -> tuple:
+        # as the causes will rank: a probe that could only say "were this another kind of device" (``is_npu()`` false
+        # on a GPU) comes after every role, and is tried last (it would rank last, and a run spent on it is not spent
+        # on a value SGLang wrote whatever you pass, tried after the others)
+        return (not_another_kind(explanation, c.inp) is False, effective_rank(c.inp.role, mentioned(c.inp, message, explanation.extraction)))
 
     pending = sorted(candidates, key=order)
     stepped_back: set[tuple] = set()
@@ -1201,14 +1224,18 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             pinned_later = []
             continue
         candidate = pending.pop(0)
-        inp, guard = candidate.inp, candidate.guard
         rank_ = order(candidate)
+        if rank_[0] and pinned_later:  # the values SGLang writes whatever you pass come before another kind of device
+            pending = [c for c in pinned_later if c.inp.name not in explained] + [candidate, *pending]
+            pinned_later = []
+            continue
+        inp, guard = candidate.inp, candidate.guard
         if inp.key in causes:
             continue
         if len(causes) >= SHOWN_CAUSES and candidate.pin:
             continue
-        best = (candidate.own is None, False, 0, not (candidate.via is not None and undoes_named_flag(explanation, candidate.via, message)),
-                rank_)
+        best = (candidate.own is None, rank_[0], 0, not (candidate.via is not None and undoes_named_flag(explanation, candidate.via, message)),
+                rank_[1])
         if len(causes) >= SHOWN_CAUSES and best > max(rank_key(c)[:5] for c in causes.values()):
             break  # nothing left could rank among the causes shown
         named = mentioned(inp, message, explanation.extraction)
@@ -1424,6 +1451,15 @@ def its_own_kind(explanation: Explanation, inp: Input) -> bool:
     return (spec is not None and spec.device_kind and profile is not None
             and getattr(profile, "runtime", None) not in (None, MAINSTREAM_RUNTIME)
             and encode_value(inp.value) not in [encode_value(a) for a in answers_on_runtime(name, MAINSTREAM_RUNTIME)])
+
+
+def not_another_kind(explanation: Explanation, inp: Input) -> bool:
+    """False for a probe of the kind of device that answers false here as on a CUDA node (``is_npu()`` on a GPU): what
+    it could change is the node being another kind of device (``another_device``); True for any other input."""
+    if inp.kind != "probe" or inp.value is not False:
+        return True
+    spec = PROBES.get(inp.name.removesuffix("()"))
+    return not (spec is not None and spec.device_kind and not its_own_kind(explanation, inp))
 
 
 def another_device(cause: Cause) -> bool:

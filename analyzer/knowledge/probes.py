@@ -608,7 +608,7 @@ def _alias_specs() -> tuple[ProbeSpec, ...]:
     by_name = {spec.name: spec for spec in _SPECS}
     return tuple(
         ProbeSpec(alias, (f"get_platform().{alias.split('.', 1)[1]}",), f"same as {target}",
-                  _alias(target), by_name[target].facts)
+                  _alias(target), by_name[target].facts, device_kind=by_name[target].device_kind)
         for alias, target in PLATFORM_FACTS.items()
     )
 
