@@ -1628,3 +1628,90 @@ def test_a_probe_read_through_the_platform_a_local_holds_is_a_cause(tmp_path):
     verdict = verdict_of(explanation)
     assert [(c.field, c.kind, c.value, c.alternative) for c in verdict.causes[:2]] == [
         ("platform.is_hip", "probe", True, False), ("speculative_algorithm", "field", "EAGLE", None)]
+
+
+NODE_FILLS_THE_DEVICE = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import get_device
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    device: Optional[str] = None
+    graph_compiler: str = "inductor"
+
+    def __post_init__(self):
+        if self.device is None:
+            self.device = get_device()
+        if self.device == "npu":
+            if self.graph_compiler != "eager":
+                self.graph_compiler = "eager"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--device", type=str, default=None)
+        parser.add_argument("--graph-compiler", type=str, default="inductor")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_device_you_give_a_node_of_another_kind_is_the_node_kind(tmp_path):
+    # pr12287's shape (0.5.9's _handle_npu_backends): ``--device npu`` on an Ascend node, the value SGLang's own fill
+    # (``get_device()``) gives there. Left out, SGLang fills the same; given as a CUDA node's fill gives ('cuda'), the
+    # rewrite does not happen: the node's kind, before the other inputs; on an H100 nothing is rewritten
+    tree = miniature_tree(tmp_path, NODE_FILLS_THE_DEVICE)
+    utils = tree / "sglang" / "srt" / "utils" / "__init__.py"
+    utils.write_text(utils.read_text() + "\n\ndef get_device():\n    return 'cuda'\n")
+    verdict = verdict_of(explained(tree, "--model-path /m --device npu --graph-compiler inductor", profile="ascend-910b"), "graph_compiler")
+    top = verdict.causes[0]
+    assert (top.field, top.value, top.alternative, top.node_kind) == ("device", "npu", "cuda", True)
+    explanation = explained(tree, "--model-path /m --graph-compiler inductor", profile="h100")
+    assert [o.field for o in explanation.overrides] == ["device"]  # filled from the node; the compiler is kept
+
+
+XMX_FALLBACK = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import get_device, xpu_has_xmx_support
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    device: Optional[str] = None
+    attention_backend: Optional[str] = None
+
+    def __post_init__(self):
+        if self.device is None:
+            self.device = get_device()
+        if self.attention_backend == "intel_xpu" and self.device == "xpu" and not xpu_has_xmx_support():
+            self.attention_backend = "triton"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--device", type=str, default=None)
+        parser.add_argument("--attention-backend", type=str, default=None)
+
+''' + PREPARE_SERVER_ARGS
+ARC_A770 = str(Path(__file__).parent / "cases" / "profiles" / "arc-a770.toml")
+
+
+def test_what_sets_the_node_apart_from_others_of_its_kind_comes_before_its_kind(tmp_path):
+    # pr10656's shape (0.5.9): intel_xpu falls back to triton on an Intel GPU without XMX. The Arc A770 answers
+    # xpu_has_xmx_support() false where the built-in Max 1550 answers true: that comes first, then the node's kind
+    # (your --device xpu, what get_device() fills there)
+    tree = miniature_tree(tmp_path, XMX_FALLBACK)
+    utils = tree / "sglang" / "srt" / "utils" / "__init__.py"
+    utils.write_text(utils.read_text() + "\n\ndef xpu_has_xmx_support():\n    return False\n\n\ndef get_device():\n    return 'cuda'\n")
+    verdict = verdict_of(explained(tree, "--model-path /m --device xpu --attention-backend intel_xpu", profile=ARC_A770),
+                         "attention_backend")
+    assert [(c.field, c.node_capability, c.node_kind) for c in verdict.causes] == [
+        ("xpu_has_xmx_support", True, False), ("device", False, True)]

@@ -285,11 +285,12 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
     """The verdict's causes of the raise (``analyzer.commands.verdict``; ``causes`` where the caller has them) as
     command-line changes: each cause's input set to the value whose run avoided the raise (an ordering cause: the
     value SGLang itself writes later). Hardware, model and node causes are no command-line change, nor is the
-    device SGLang filled in from the node (``Cause.node_device``): giving another one is running elsewhere."""
+    device SGLang filled in from the node, nor the node's own kind (``Cause.runs_elsewhere``): giving another one is
+    running elsewhere."""
 
     changes = []
     for cause in (causes if causes is not None else verdict_of(explanation).causes):
-        if cause.node_device:
+        if cause.runs_elsewhere:
             continue
         if cause.kind == "env" and cause.alternative is not None:
             changes.append(Change("set-env", cause.field, str(cause.alternative), f"verdict: {cause.condition}"))

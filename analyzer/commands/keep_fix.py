@@ -143,8 +143,8 @@ def _keep_fix(explanation: Explanation, override: Override, runner: Runner) -> K
             break
         if cause.role == "sglang-default" and cause.field == override.field:
             continue  # the rule itself (SGLang's write): no input of yours
-        if cause.kind not in ("field", "env"):
-            continue  # hardware and the model are not changed on a command line
+        if cause.kind not in ("field", "env") or cause.runs_elsewhere:
+            continue  # hardware, the model and the node's kind of device are not changed on a command line
         for alternative in _values(explanation, cause, override):
             if found.tried >= MAX_TRIED + 2 or runner.exhausted():
                 break

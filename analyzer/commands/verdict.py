@@ -36,7 +36,7 @@ from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, answers_on_runtime
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.intent import decode_node, dropped_cost, set_cost
-from ..knowledge.kinds import EventKind
+from ..knowledge.kinds import EventKind, SiteKind
 from ..knowledge.probes import PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from ..memory.fit import WeightsFit, weights_fit
@@ -113,11 +113,22 @@ class Cause:
     # SGLang filled the value in from what the node is (``device = get_device()``): changing it means running
     # on another kind of device, which ranks last (``another_device``)
     node_device: bool = False
-    # a probe of the kind of device that answers here otherwise than on a CUDA node (``its_own_kind``): before your flags
+    # the node's own kind of device, on a node that is not a CUDA one: a probe of the kind of device that answers here
+    # otherwise than on a CUDA node (``its_own_kind``), or a field that holds what SGLang fills from it (your
+    # ``--device npu`` on an Ascend node, ``kind_elsewhere``): before your flags, and never a fix
     node_kind: bool = False
+    # on such a node, a probe of what it can do that decided (``xpu_has_xmx_support()`` false on an Arc A770,
+    # ``node_capability``): before its kind, the more particular reason
+    node_capability: bool = False
     # the model, named in SGLang's message, fails a list of the architectures a feature supports (``model_arch not in
     # [...]``): the feature is what you asked for, and your model not being on its list is why it raises
     off_the_list: bool = False
+
+    @property
+    def runs_elsewhere(self) -> bool:
+        """Its alternative is another kind of node (SGLang's fill from the node, or the node's own kind): a cause, no
+        change to a command line."""
+        return self.node_device or self.node_kind
 
     def to_dict(self) -> dict:
         return {
@@ -1110,7 +1121,9 @@ def why_of(inp: Input, guard: GuardValue | None, explanation: Explanation, value
 
 def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, program) -> list[Any]:
     if inp.kind == "field":
-        return field_alternatives(explanation, inp, guard, program)
+        elsewhere = kind_elsewhere(explanation, inp)
+        found = field_alternatives(explanation, inp, guard, program)
+        return found if elsewhere is None else [elsewhere, *(v for v in found if not same_value(v, elsewhere))]
     if inp.kind == "env":
         return env_alternatives(inp)
     if inp.kind == "probe":
@@ -1306,7 +1319,9 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
             causes[inp.key].node_device = fills_in_the_device(explanation, inp)
-            causes[inp.key].node_kind = its_own_kind(explanation, inp)
+            elsewhere = kind_elsewhere(explanation, inp)
+            causes[inp.key].node_kind = its_own_kind(explanation, inp) or (elsewhere is not None and same_value(alternative, elsewhere))
+            causes[inp.key].node_capability = node_capability(explanation, inp)
             causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
             causes[inp.key].off_the_list = off_the_list(causes[inp.key])
             continue
@@ -1395,7 +1410,7 @@ CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
 
 
 def effective_rank(role: str, named: bool = False, drops: bool = False, prescribed: bool = False,
-                   listed: bool = False, node_kind: bool = False) -> float:
+                   listed: bool = False, node_kind: bool = False, node_capability: bool = False) -> float:
     """A role's place; among what the operator controls, an input SGLang's own message names comes
     first (the message is SGLang's diagnosis), and before it the one whose avoiding value the message
     names (``only compatible with NGRAM``: SGLang's own prescription). A flag of yours whose only way out is to leave it
@@ -1410,6 +1425,8 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
         return ROLES.index("user-flag") - 0.6
     if prescribed and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.75  # the message names the very value that avoids it
+    if node_capability:
+        return ROLES.index("user-flag") - 0.57
     if node_kind:
         return ROLES.index("user-flag") - 0.55
     if named and role in CONTROLLED:
@@ -1428,7 +1445,8 @@ def rank_key(cause: Cause) -> tuple:
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
     return (not cause.own, another_device(cause), cause.effect, not cause.undid_flag,
-            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list, cause.node_kind),
+            effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list, cause.node_kind,
+                           cause.node_capability),
             not_this_machine(cause),
             not cause.mentioned, cause.role != "default")
 
@@ -1453,6 +1471,21 @@ def its_own_kind(explanation: Explanation, inp: Input) -> bool:
             and encode_value(inp.value) not in [encode_value(a) for a in answers_on_runtime(name, MAINSTREAM_RUNTIME)])
 
 
+def node_capability(explanation: Explanation, inp: Input) -> bool:
+    """A probe of what the node can do (not of its kind of device), on a node that is not a CUDA one, that another
+    built-in node of the same runtime answers otherwise: what sets this node apart from others of its kind (an Arc
+    A770 without XMX among Intel GPUs; not ``is_hopper_with_cuda_12_3()``, false on every AMD GPU)."""
+    if inp.kind != "probe":
+        return False
+    name = inp.name.removesuffix("()")
+    spec = PROBES.get(name)
+    profile = explanation.profile
+    runtime = getattr(profile, "runtime", None)
+    if spec is None or spec.device_kind or runtime in (None, MAINSTREAM_RUNTIME):
+        return False
+    return any(not same_value(answer, inp.value) for answer in answers_on_runtime(name, runtime))
+
+
 def not_another_kind(explanation: Explanation, inp: Input) -> bool:
     """False for a probe of the kind of device that answers false here as on a CUDA node (``is_npu()`` on a GPU): what
     it could change is the node being another kind of device (``another_device``); True for any other input."""
@@ -1460,6 +1493,27 @@ def not_another_kind(explanation: Explanation, inp: Input) -> bool:
         return True
     spec = PROBES.get(inp.name.removesuffix("()"))
     return not (spec is not None and spec.device_kind and not its_own_kind(explanation, inp))
+
+
+def kind_elsewhere(explanation: Explanation, inp: Input) -> Any:
+    """For a field SGLang fills from the kind of device alone (``self.device = get_device()``), holding on a node that
+    is not a CUDA one the value that fill gives there (your ``--device npu`` on an Ascend node, or the fill itself):
+    the value the fill gives on a CUDA node (``'cuda'``), else None. Changing it is the node being of that kind."""
+    profile = explanation.profile
+    if inp.kind != "field" or profile is None or getattr(profile, "runtime", None) in (None, MAINSTREAM_RUNTIME):
+        return None
+    for site in explanation.extraction.sites_for(inp.name, SiteKind.WRITE):
+        probes = [p.removesuffix("()") for p in site.value_reads.probes]
+        if (len(probes) != 1 or site.value_reads.fields or site.value_reads.env or site.value_reads.model
+                or not getattr(PROBES.get(probes[0]), "device_kind", False)):
+            continue
+        here = profile.probe(probes[0])
+        if not same_value(here, inp.value):
+            continue
+        mainstream = [a for a in answers_on_runtime(probes[0], MAINSTREAM_RUNTIME) if not same_value(a, here)]
+        if mainstream:
+            return mainstream[0]
+    return None
 
 
 def another_device(cause: Cause) -> bool:
@@ -1565,7 +1619,7 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
     hinted = [Change("env", name, value) for name, value in ENV_HINT.findall(message or "") if explanation.env.get(name) != value]
     found: tuple | None = None  # the best verified fix that gives up a flag or moves other resolved values, and its cost
     for cause in causes:
-        if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env"):
+        if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env") or cause.runs_elsewhere:
             continue
         if cause.role == "user-flag" and not (cause.mentioned or cause.prescribed):
             continue
@@ -2241,7 +2295,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         summary = f"{label}: {override.before!r} -> {override.after!r}: {rule.why}."
         causes = [rule]
     fix = None
-    if override.given and causes and causes[0] is not rule:
+    if override.given and causes and causes[0] is not rule and not causes[0].runs_elsewhere:
         fix = change_text(explanation, causes[0])
     return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs)
 
