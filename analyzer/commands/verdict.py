@@ -1225,7 +1225,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
         # as the causes will rank: a probe that could only say "were this another kind of device" (``is_npu()`` false
         # on a GPU) comes after every role, and is tried last (it would rank last, and a run spent on it is not spent
         # on a value SGLang wrote whatever you pass, tried after the others)
-        return (not_another_kind(explanation, c.inp) is False, effective_rank(c.inp.role, mentioned(c.inp, message, explanation.extraction)))
+        return (not not_another_kind(explanation, c.inp), effective_rank(c.inp.role, mentioned(c.inp, message, explanation.extraction)))
 
     pending = sorted(candidates, key=order)
     stepped_back: set[tuple] = set()
@@ -1419,8 +1419,10 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
     it still comes before the hardware and the model, which you cannot change. The model comes before your flags where
     the message names it and it is absent from the list of architectures a feature supports (``off_the_list``): the
     flag asked for the feature, the model is why the feature refuses. The kind of device of a node that is not a
-    CUDA one (``its_own_kind``) comes before your flags, named or not: SGLang's code is written for CUDA first, and
-    the feature refuses because the node is AMD, an Intel GPU or a CPU (``not is_cuda()`` for ``cuda_ipc`` on ROCm)."""
+    CUDA one (``Cause.node_kind``) comes before your flags, named or not: SGLang's code is written for CUDA first, and
+    the feature refuses because the node is AMD, an Intel GPU or a CPU (``not is_cuda()`` for ``cuda_ipc`` on ROCm);
+    what sets such a node apart from others of its kind (``Cause.node_capability``: no XMX on an Arc A770) comes
+    before its kind."""
     if listed:
         return ROLES.index("user-flag") - 0.6
     if prescribed and role in CONTROLLED:
