@@ -1715,3 +1715,51 @@ def test_what_sets_the_node_apart_from_others_of_its_kind_comes_before_its_kind(
                          "attention_backend")
     assert [(c.field, c.node_capability, c.node_kind) for c in verdict.causes] == [
         ("xpu_has_xmx_support", True, False), ("device", False, True)]
+
+
+LEFT_OUT_OR_NEXT = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    model_impl: str = "auto"
+    port: int = 30000
+    grpc_port: Optional[int] = None
+
+    def __post_init__(self):
+        if self.model_impl == "mindspore":
+            assert is_hip(), "MindSpore model impl is only supported on this accelerator."
+        if self.grpc_port == self.port:
+            raise ValueError(f"--grpc-port ({self.grpc_port}) must differ from --port ({self.port})")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--model-impl", type=str, default="auto", help="Which implementation of the model to use.")
+        parser.add_argument("--port", type=int, default=30000)
+        parser.add_argument("--grpc-port", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_value_you_gave_with_nothing_else_to_try_is_tried_left_out(tmp_path):
+    # pr9234's shape (0.5.9's check_server_args): ``model_impl == 'mindspore'``, a free-form string whose help names no
+    # value and whose default is 'auto'. No value was tried for it, and the verdict named the hardware alone
+    tree = miniature_tree(tmp_path, LEFT_OUT_OR_NEXT)
+    verdict = verdict_of(explained(tree, "--model-path /m --model-impl mindspore"))
+    assert [(c.field, c.value, c.alternative) for c in verdict.causes[:1]] == [("model_impl", "mindspore", "auto")]
+
+
+def test_an_integer_held_equal_to_another_field_is_tried_next_to_it(tmp_path):
+    # pr23508's shape (0.5.21's check_server_args): ``grpc_port == port``. Leaving --grpc-port out was the only value
+    # tried, so a default the same condition reads came first; a port next to yours is what the check asks for
+    tree = miniature_tree(tmp_path, LEFT_OUT_OR_NEXT)
+    verdict = verdict_of(explained(tree, "--model-path /m --port 30000 --grpc-port 30000"))
+    assert (verdict.causes[0].field, verdict.causes[0].alternative) == ("grpc_port", 30001)
+    assert verdict.fix == "--grpc-port 30001"

@@ -723,6 +723,20 @@ def value_stand_in(flag) -> Any:
     return word if flag.nargs is None else None
 
 
+def equals_a_field(tree: ast.AST | None, name: str) -> bool:
+    """The condition compares the field by ``==`` with another field of the record (``cfg.grpc_port == cfg.port``)."""
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+            left, right = node.left, node.comparators[0]
+            for side, other in ((left, right), (right, left)):
+                if (_is_field(side, name) and isinstance(other, ast.Attribute) and not _is_field(other, name)
+                        and isinstance(other.value, ast.Name) and other.value.id in RECEIVERS):
+                    return True
+    return False
+
+
 def equals_current(tree: ast.AST | None, name: str, current: Any) -> bool:
     """The condition compares the field by ``==``/``!=`` with a constant equal to its value (``dp_size == 1`` with
     dp_size 1): the literal is no other value to try."""
@@ -802,6 +816,17 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
         for value in (current + 1, current - 1, current * 2):
             if value > 0:
                 add(value)
+    if (isinstance(current, int) and not isinstance(current, bool) and all(o is None for o in out)
+            and equals_a_field(tree, inp.name)):
+        # an integer the condition holds equal to another field (``grpc_port == port``): a value next to it first,
+        # before leaving your flag out (``--grpc-port 30001``, as the check asks)
+        out[:0] = [value for value in (current + 1, current - 1) if value > 0]
+    if (not out and inp.role == "user-flag" and guard.line and declared is not None and declared.default is not None
+            and declared.default != NOT_LITERAL_VALUE and not same_value(declared.default, current)):
+        # nothing else known to try for a value of yours a condition tests (``model_impl == 'mindspore'``, a free-form
+        # string whose default is 'auto'): your flag left out, the field at its declared default. Not for an input
+        # of a computed value (no condition): any value there moves it
+        out.append(declared.default)
     return out[:MAX_ALTERNATIVES]
 
 
