@@ -1601,6 +1601,8 @@ def test_on_an_amd_node_the_kind_of_device_comes_before_the_flags(tmp_path):
     tree = miniature_tree(tmp_path, ROCM_REFUSES)
     verdict = verdict_of(explained(tree, "--model-path /m --transport cuda_ipc", profile="mi300x"))
     assert [(c.field, c.kind, c.alternative) for c in verdict.causes[:2]] == [("is_cuda", "probe", True), ("transport", "field", "auto")]
+    from analyzer.views.verdict import cause_headline
+    assert cause_headline(verdict.causes[0]) == "this node's kind of device: is_cuda() = False on this profile"
     verdict = verdict_of(explained(tree, "--model-path /m --enable-graph", profile="mi300x"), "disable_cuda_graph")
     assert [(c.field, c.kind) for c in verdict.causes[:2]] == [("is_hip", "probe"), ("enable_graph", "field")]
 
@@ -1715,6 +1717,10 @@ def test_what_sets_the_node_apart_from_others_of_its_kind_comes_before_its_kind(
                          "attention_backend")
     assert [(c.field, c.node_capability, c.node_kind) for c in verdict.causes] == [
         ("xpu_has_xmx_support", True, False), ("device", False, True)]
+    from analyzer.views.verdict import cause_headline
+    assert [cause_headline(c) for c in verdict.causes] == [
+        "what sets this node apart from others of its kind: xpu_has_xmx_support() = False on this profile",
+        "your --device 'xpu', this node's kind of device"]
 
 
 LEFT_OUT_OR_NEXT = '''

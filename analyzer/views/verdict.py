@@ -40,13 +40,18 @@ def cause_headline(cause: Cause) -> str:
     if cause.role == "ordering":
         return f"{cause.field} is set to {short(cause.alternative)} by SGLang only later, at {where}, after this check"
     if cause.role == "user-flag":
-        return _your_flag(cause)
+        return _your_flag(cause) + (", this node's kind of device" if getattr(cause, "node_kind", False) else "")
     if cause.role == "default":
         return f"{cause.field} = {short(cause.value)}, the default (you did not set it)"
     if cause.role == "env":
         return f"env {cause.field} = {short(cause.value) if cause.value is not None else 'unset'}"
     if cause.role == "hardware":
-        return f"{cause.field}() = {short(cause.value)} on this profile"
+        reading = f"{cause.field}() = {short(cause.value)} on this profile"
+        if getattr(cause, "node_capability", False):
+            return f"what sets this node apart from others of its kind: {reading}"
+        if getattr(cause, "node_kind", False):
+            return f"this node's kind of device: {reading}"
+        return reading
     if cause.role == "node":
         return f"{cause.field} on the node, which sgtrace cannot see: taken as missing"
     return f"the model's architecture {cause.value}"
