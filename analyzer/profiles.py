@@ -486,11 +486,6 @@ def device_kind(profile: "Profile") -> tuple:
 MAINSTREAM_RUNTIME = "cuda"  # the runtime SGLang's code is written for first; a check of the kind of device elsewhere is news
 
 
-def answers_on_runtime(name: str, runtime: str) -> tuple:
-    """What the built-in profiles of ``runtime`` ("cuda", "rocm" ...) answer probe ``name``, each answer once."""
-    return answers_elsewhere(name, runtime=runtime)
-
-
 def answers_elsewhere(name: str, kind: tuple | None = None, runtime: str | None = None) -> tuple:
     """What the built-in profiles answer probe ``name`` (the nodes sgtrace knows), each answer once, in the
     profiles' order; an answer a profile does not know is left out. ``kind``: only the profiles of that kind of

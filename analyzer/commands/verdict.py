@@ -32,7 +32,7 @@ from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
-from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, answers_on_runtime, device_kind
+from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, device_kind
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.intent import decode_node, dropped_cost, set_cost
@@ -1484,33 +1484,37 @@ def not_this_machine(cause: Cause) -> bool:
     return cause.kind == "probe" and cause.alternative is True
 
 
+def _off_mainstream(explanation: Explanation) -> str | None:
+    """The node's runtime where it is not the one SGLang's code is written for first (``rocm``, ``xpu``, ``npu``,
+    ``cpu``); None on a CUDA node or without a profile."""
+    runtime = getattr(explanation.profile, "runtime", None)
+    return None if runtime in (None, MAINSTREAM_RUNTIME) else runtime
+
+
 def its_own_kind(explanation: Explanation, inp: Input) -> bool:
     """A probe of the kind of device that answers on this node otherwise than on a CUDA one (``is_hip()`` true on an AMD
     GPU, ``is_cuda()`` false there; not ``is_npu()``, false on both): SGLang's code is written for CUDA first, and such a
     check is the node being AMD, an Intel GPU or a CPU."""
-    if inp.kind != "probe":
+    if inp.kind != "probe" or _off_mainstream(explanation) is None:
         return False
     name = inp.name.removesuffix("()")
     spec = PROBES.get(name)
-    profile = explanation.profile
-    return (spec is not None and spec.device_kind and profile is not None
-            and getattr(profile, "runtime", None) not in (None, MAINSTREAM_RUNTIME)
-            and encode_value(inp.value) not in [encode_value(a) for a in answers_on_runtime(name, MAINSTREAM_RUNTIME)])
+    return (spec is not None and spec.device_kind
+            and not any(same_value(a, inp.value) for a in answers_elsewhere(name, runtime=MAINSTREAM_RUNTIME)))
 
 
 def node_capability(explanation: Explanation, inp: Input) -> bool:
     """A probe of what the node can do (not of its kind of device), on a node that is not a CUDA one, that another
     built-in node of the same runtime answers otherwise: what sets this node apart from others of its kind (an Arc
     A770 without XMX among Intel GPUs; not ``is_hopper_with_cuda_12_3()``, false on every AMD GPU)."""
-    if inp.kind != "probe":
+    runtime = _off_mainstream(explanation)
+    if inp.kind != "probe" or runtime is None:
         return False
     name = inp.name.removesuffix("()")
     spec = PROBES.get(name)
-    profile = explanation.profile
-    runtime = getattr(profile, "runtime", None)
-    if spec is None or spec.device_kind or runtime in (None, MAINSTREAM_RUNTIME):
+    if spec is None or spec.device_kind:
         return False
-    return any(not same_value(answer, inp.value) for answer in answers_on_runtime(name, runtime))
+    return any(not same_value(answer, inp.value) for answer in answers_elsewhere(name, runtime=runtime))
 
 
 def not_another_kind(explanation: Explanation, inp: Input) -> bool:
@@ -1526,9 +1530,9 @@ def kind_elsewhere(explanation: Explanation, inp: Input) -> Any:
     """For a field SGLang fills from the kind of device alone (``self.device = get_device()``), holding on a node that
     is not a CUDA one the value that fill gives there (your ``--device npu`` on an Ascend node, or the fill itself):
     the value the fill gives on a CUDA node (``'cuda'``), else None. Changing it is the node being of that kind."""
-    profile = explanation.profile
-    if inp.kind != "field" or profile is None or getattr(profile, "runtime", None) in (None, MAINSTREAM_RUNTIME):
+    if inp.kind != "field" or _off_mainstream(explanation) is None:
         return None
+    profile = explanation.profile
     for site in explanation.extraction.sites_for(inp.name, SiteKind.WRITE):
         probes = [p.removesuffix("()") for p in site.value_reads.probes]
         if (len(probes) != 1 or site.value_reads.fields or site.value_reads.env or site.value_reads.model
@@ -1537,7 +1541,7 @@ def kind_elsewhere(explanation: Explanation, inp: Input) -> Any:
         here = profile.probe(probes[0])
         if not same_value(here, inp.value):
             continue
-        mainstream = [a for a in answers_on_runtime(probes[0], MAINSTREAM_RUNTIME) if not same_value(a, here)]
+        mainstream = [a for a in answers_elsewhere(probes[0], runtime=MAINSTREAM_RUNTIME) if not same_value(a, here)]
         if mainstream:
             return mainstream[0]
     return None
