@@ -1769,3 +1769,66 @@ def test_an_integer_held_equal_to_another_field_is_tried_next_to_it(tmp_path):
     verdict = verdict_of(explained(tree, "--model-path /m --port 30000 --grpc-port 30000"))
     assert (verdict.causes[0].field, verdict.causes[0].alternative) == ("grpc_port", 30001)
     assert verdict.fix == "--grpc-port 30001"
+
+
+FOLDED_FLAG = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class PhaseConfig:
+    backend: str = "full"
+
+
+@dataclasses.dataclass
+class GraphConfig:
+    prefill: PhaseConfig = dataclasses.field(default_factory=PhaseConfig)
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    device: Optional[str] = None
+    graph_backend_prefill: Optional[str] = None
+    graph_config: Optional[GraphConfig] = None
+
+    def __post_init__(self):
+        self._parse_graph_config()
+        self._handle_xpu()
+
+    def _parse_graph_config(self):
+        config = GraphConfig()
+        if self.graph_backend_prefill is not None:
+            config.prefill.backend = self.graph_backend_prefill
+        self.graph_config = config
+
+    def _handle_xpu(self):
+        if self.device == "xpu" and self.graph_config.prefill.backend != "tc_piecewise":
+            self.graph_config.prefill.backend = "disabled"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--device", type=str, default=None)
+        parser.add_argument("--graph-backend-prefill", type=str, default=None,
+                            choices=["full", "breakable", "tc_piecewise", "disabled"])
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_flag_folded_into_an_object_and_changed_there_is_an_override_of_yours(tmp_path):
+    # pr30273's shape (0.5.16): --cuda-graph-backend-prefill is folded into cuda_graph_config.prefill.backend, which
+    # _handle_xpu_backends sets to 'disabled'. The flag's own field keeps 'breakable', and explain said "SGLang kept
+    # every argument you gave"
+    tree = miniature_tree(tmp_path, FOLDED_FLAG)
+    explanation = explained(tree, "--model-path /m --device xpu --graph-backend-prefill breakable")
+    given = [(o.field, o.flag, o.before, o.after) for o in explanation.overrides if o.given]
+    assert given == [("graph_config.prefill.backend", "--graph-backend-prefill", "breakable", "disabled")]
+    verdict = verdict_of(explanation)
+    assert verdict.summary.startswith("Resolves; SGLang changed 1 of your arguments.")
+    assert [sub.causes[0].field for _, sub in verdict.overrides] == ["device"]
+    # the value SGLang keeps, or a node it does not rewrite on: nothing of yours changed
+    for args in ("--device xpu --graph-backend-prefill tc_piecewise", "--device cuda --graph-backend-prefill breakable"):
+        assert not [o for o in explained(tree, f"--model-path /m {args}").overrides if o.given]

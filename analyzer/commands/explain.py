@@ -334,8 +334,63 @@ def silent_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Overr
         if same_value(before, after):
             continue
         out.append(Override(name, given, before, after, writes, parsed.given_flags.get(name) if given else None))
+    out += folded_overrides(trace, extraction, parsed)
     out.sort(key=lambda o: (not o.given, trace.events.index(o.writes[0])))
     return out
+
+
+def folded_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Override]:
+    """Values of yours SGLang folded into an object and then changed there: ``--cuda-graph-backend-prefill breakable``
+    becomes ``cuda_graph_config.prefill.backend`` when SGLang builds the object, and a later write of that attribute
+    (``= 'disabled'`` on an Intel GPU) overrides your flag though the flag's own field keeps its value.
+
+    An attribute holds your value when the write that built (or edited) the object put exactly that value there and
+    the function that wrote it reads your flag's field; a plain True/False or None is too common to tell apart.
+    Each such attribute whose final value differs is an override of your flag, named by the attribute."""
+    out: list[Override] = []
+    seen: set[str] = set()
+    for field_name, value in parsed.given.items():
+        if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue
+        for event in trace.events:
+            if event.kind != EventKind.WRITE or not event.field or event.field == field_name or not isinstance(event.new, dict):
+                continue
+            if not _reads_field(extraction, event, field_name):
+                continue
+            for path in _paths_holding(event.new, value):
+                if value_at_path(event.old, path) == (True, value):
+                    continue  # already there before this write
+                name = f"{event.field}.{path}"
+                after = target_value(trace.final, name)
+                if name in seen or isinstance(after, Unknown) or same_value(after, value):
+                    continue
+                writes = trace.writes(name)
+                if writes and writes[-1] is not event:
+                    seen.add(name)
+                    out.append(Override(name, True, value, after, writes, parsed.given_flags.get(field_name)))
+    return out
+
+
+def _reads_field(extraction: Extraction, event: Event, field_name: str) -> bool:
+    """Whether the function that made ``event`` reads ``field_name`` in its body (the extraction's reads)."""
+    function = extraction.functions.get(f"{event.site.file}::{event.site.function}")
+    return function is not None and field_name in function.reads.fields
+
+
+def _paths_holding(value: Any, wanted: Any, prefix: str = "", depth: int = 0) -> list[str]:
+    """The attribute paths of an object (as a dict) whose value is ``wanted`` (of its type: 1 is not 1.0 or True)."""
+    found: list[str] = []
+    if depth > 8:
+        return found
+    for key, inner in value.items():
+        if not isinstance(key, str):
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(inner, dict):
+            found += _paths_holding(inner, wanted, path + ".", depth + 1)
+        elif type(inner) is type(wanted) and inner == wanted:
+            found.append(path)
+    return found
 
 
 def override_of(explanation: Explanation, name: str) -> Override | None:

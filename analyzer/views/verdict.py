@@ -186,8 +186,9 @@ def _unless_node(verdict: Verdict) -> str:
 
 
 def shown_change(override, top=None) -> tuple[str, Any, Any]:
-    if "." in override.field:  # an attribute asked for by name: its own values
-        return override.field, override.before, override.after
+    if "." in override.field:  # an attribute (asked for by name, or holding a flag of yours): its own values
+        label = f"{override.flag} ({override.field})" if override.flag else override.field
+        return label, override.before, override.after
     return _shown_change(override, top)
 
 
