@@ -1832,3 +1832,64 @@ def test_a_flag_folded_into_an_object_and_changed_there_is_an_override_of_yours(
     # the value SGLang keeps, or a node it does not rewrite on: nothing of yours changed
     for args in ("--device xpu --graph-backend-prefill tc_piecewise", "--device cuda --graph-backend-prefill breakable"):
         assert not [o for o in explained(tree, f"--model-path /m {args}").overrides if o.given]
+
+
+CHOICES = '''
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    tokenizer_path: Optional[str] = None
+    enable_fastmla: bool = False
+    attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    chunked_prefill_size: Optional[int] = None
+
+    def __post_init__(self):
+        if self.model_path.lower() in ["none", "dummy"]:
+            return
+        if self.tokenizer_path is None:
+            self.tokenizer_path = self.model_path
+        if self.attention_backend is None:
+            if is_hip():
+                self.attention_backend = "aiter"
+            else:
+                self.attention_backend = "triton"
+        if self.enable_fastmla:
+            self.page_size = 64
+        elif self.attention_backend == "triton":
+            self.page_size = 32
+        if self.chunked_prefill_size is None:
+            self.chunked_prefill_size = 8192
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--tokenizer-path", type=str, default=None)
+        parser.add_argument("--enable-fastmla", action="store_true")
+        parser.add_argument("--attention-backend", type=str, default=None, choices=["aiter", "triton", "fa3"])
+        parser.add_argument("--page-size", type=int, default=None)
+        parser.add_argument("--chunked-prefill-size", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_settings_sglang_chose_for_you_are_on_the_verdict_block(tmp_path):
+    # pr4472's shape (0.4.5.post1): --enable-flashmla sets page_size to 64, a setting the operator left unset, so the
+    # verdict said "SGLang kept every argument you gave" and the page size was in the list of defaults below it. A
+    # choice a flag of yours decided comes first, then the node's; fills (the tokenizer path from the model path, a
+    # size when unset) are no choice, and the model-path check around the whole resolution is no reason
+    tree = miniature_tree(tmp_path, CHOICES)
+    verdict = verdict_of(explained(tree, "--model-path /m --enable-fastmla"))
+    assert [(o.field, o.after, sub.causes[0].field) for o, sub in verdict.overrides] == [
+        ("page_size", 64, "enable_fastmla"), ("attention_backend", "triton", "is_hip")]
+    assert verdict.summary.endswith("It chose 2 setting(s) you did not set.")
+    # a setting chosen on one the node chose is the node's choice too, in resolution order
+    verdict = verdict_of(explained(tree, "--model-path /m"))
+    assert [(o.field, o.after) for o, _ in verdict.overrides] == [("attention_backend", "triton"), ("page_size", 32)]

@@ -32,6 +32,7 @@ from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
+from . import guard_reads
 from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, device_kind
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
@@ -2332,6 +2333,47 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
 
 
 SHOWN_SWITCHES = 3  # features SGLang switched on its own that the verdict names, each with its cause
+SHOWN_CHOICES = 3  # settings SGLang chose for you that the verdict names, each with its cause
+RUNS_PER_LINE = MAX_RUNS // 2  # engine runs each of those lines may spend beyond the runs of the lines above it
+
+
+def chosen_defaults(explanation: Explanation) -> list[Override]:
+    """The settings you left to SGLang that it set to a value of this launch's own: not a True/False switch
+    (``switched_features``) and not a fill (``tokenizer_path`` from the model path, ``mem_fraction_static``
+    from the memory: their conditions read only the setting itself), but a choice on a condition that reads a
+    flag you gave, the model's config or the node, or a setting SGLang chose so before (``page_size`` after the
+    ``attention_backend`` the node chose). The choices a flag of yours decided come first, in resolution order.
+
+    A condition that more than half of these writes share (``if self.model_path.lower() not in ['none',
+    'dummy']``, around the whole resolution) is no reason to choose: it is left out of each one's reads."""
+    trace, extraction = explanation.trace, explanation.extraction
+    given = set(explanation.parsed.given)
+    defaults = [o for o in explanation.overrides if not o.given and not isinstance(o.after, Unknown)
+                and not (isinstance(o.before, bool) and isinstance(o.after, bool))]
+    deciding = [deciding_write(o) for o in defaults]
+    shared: dict[tuple[str, int], int] = {}
+    for write in deciding:
+        for place in {(g.file, g.line) for g in write.guards}:
+            shared[place] = shared.get(place, 0) + 1
+    common = {place for place, count in shared.items() if count > max(2, len(defaults) // 2)}
+    tier_of: dict[str, int] = {}  # 0: a flag of yours decided it; 1: the model or the node
+    ranked: list[tuple[int, int, Override]] = []
+    for override, write in zip(defaults, deciding):
+        fields: set[str] = set()
+        other = False
+        for guard in write.guards:
+            if (guard.file, guard.line) in common:
+                continue
+            reads = guard_reads.reads_of(guard)
+            fields.update(guard_reads.fields_read(extraction, reads))
+            other = other or bool(reads.probes or reads.model)
+        fields.discard(split_target(override.field)[0])
+        tiers = ([0] if fields & given else []) + ([1] if other else []) + [tier_of[f] for f in fields if f in tier_of]
+        if tiers:
+            tier_of[split_target(override.field)[0]] = min(tiers)
+            ranked.append((min(tiers), trace.events.index(write), override))
+    ranked.sort(key=lambda item: item[:2])
+    return [override for _, _, override in ranked]
 
 
 def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
@@ -2355,13 +2397,18 @@ def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:
         if unknown is not None:
             reasons.append(unknown)
         (open_switches if unknown is not None or any(override.field in a.final for a in alternatives) else switched).append(override)
+    chosen = chosen_defaults(explanation)
     verdict = Verdict("resolves", "", target="launch")
-    for override in given[:3] + switched[:SHOWN_SWITCHES]:
+    for override in given[:3] + switched[:SHOWN_SWITCHES] + chosen[:SHOWN_CHOICES]:
+        runner.budget = max(runner.budget, runner.runs + RUNS_PER_LINE)  # a line's causes are not left to the ones above it
         verdict.overrides.append((override, override_verdict(explanation, override, runner)))
     raising = [a for a in alternatives if a.error is not None]
     turned = (f" It switched {len(switched)} feature(s) you did not set: "
               + ", ".join(f"{o.field} {o.before!r} -> {o.after!r}" for o in switched[:SHOWN_SWITCHES])
-              + ("" if len(switched) <= SHOWN_SWITCHES else ", ...") + "." if switched else "")
+              + ("" if len(switched) <= SHOWN_SWITCHES else f" and {len(switched) - SHOWN_SWITCHES} more") + "." if switched else "")
+    if chosen:
+        turned += (f" It chose {len(chosen)} setting(s) you did not set"
+                   + (f", the first {SHOWN_CHOICES} below" if len(chosen) > SHOWN_CHOICES else "") + ".")
     if open_switches:
         depends = ("; ".join(dict.fromkeys(reasons[:2])) if reasons else
                    open_inputs(explanation, [a for a in alternatives if any(o.field in a.final for o in open_switches)]))
