@@ -34,6 +34,7 @@ from ..contracts.extraction import Flag
 from ..replay import envs
 from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
+from .device_values import values_of_another_kind
 from .later_release import LaterRelease
 from .verdict import MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, verdict_of
 
@@ -75,6 +76,7 @@ class Candidate:
     sglang_own: bool = False  # every change is a value SGLang itself writes there later in resolution
     message_default: bool = False  # every change leaves a flag out whose default (None) SGLang's message allows
     moved: int = 0  # the other resolved values it changes besides the ones it sets (``verdict.other_changes``)
+    elsewhere: str | None = None  # a value it sets that SGLang picks only on another kind of device (``device_values``)
 
     @property
     def size(self) -> int:
@@ -350,6 +352,9 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
         candidate.outcome = f"may raise {conditional[0].error.exc_type} depending on {conditional[0].condition[0]}"
     else:
         candidate.trade_off = trade_off_of(explanation, changes, result, names, later)
+        candidate.elsewhere = another_kind(explanation, changes, result)
+        if candidate.elsewhere is not None:  # resolves, and is no fix for this node: a trade-off, said last
+            candidate.trade_off = "; ".join(filter(None, (candidate.trade_off, candidate.elsewhere)))
         renamed = [c for c in changes if c.kind == "set-flag" and _renames(explanation, c, names)]
         if renamed:
             flag = _flag_of(explanation, renamed[0].option)
@@ -368,6 +373,20 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
 
 
 # -- intent: what a candidate gives up of what the user asked for (weights: knowledge.intent) ---------------
+
+
+def another_kind(explanation: Explanation, changes: list[Change], result: Explanation) -> str | None:
+    """In words, a value the changes set that SGLang writes to its setting only on another kind of device
+    (``aiter`` where ``is_hip()``, on a B200), else None."""
+    device = result.trace.final.get("device")
+    for change in changes:
+        flag = _flag_of(explanation, change.option) if change.kind == "set-flag" and change.value is not None else None
+        if flag is None:
+            continue
+        why = values_of_another_kind(explanation.extraction, explanation.profile, device, flag.dest).get(change.value)
+        if why is not None:
+            return f"SGLang picks {change.value} for {flag.primary} only where {why}, not on this node"
+    return None
 
 
 def _typed(change: Change) -> str:
@@ -457,7 +476,7 @@ def _names_default(explanation: Explanation, message: str, change: Change) -> bo
 
 
 def rank_key(candidate: Candidate, message: str, order: dict) -> tuple:
-    """By intent (what it gives up); then the values SGLang itself writes later (stated earlier, they change
+    """A value SGLang picks only on another kind of device last; then by intent (what it gives up); then the values SGLang itself writes later (stated earlier, they change
     nothing it would not do), then what the message asks for, all of it; then the fewest changes; then a flag
     left out whose default the message allows (``1 and None``: SGLang's own choice for the field over another
     value of yours); then the values SGLang's message names in its own order; then the fewest other resolved values
@@ -466,7 +485,7 @@ def rank_key(candidate: Candidate, message: str, order: dict) -> tuple:
     position = min((message.find(ch.value) for ch in candidate.changes
                     if ch.value and message and _named(message, ch, "") and not _sorted_list(message, ch.value)),
                    default=len(message or "") + 1)
-    return (candidate.cost, 0 if candidate.sglang_own else 1, 0 if full else 1, candidate.size,
+    return (1 if candidate.elsewhere else 0, candidate.cost, 0 if candidate.sglang_own else 1, 0 if full else 1, candidate.size,
             0 if candidate.message_default else 1, position, candidate.moved, order.get(id(candidate), 0))
 
 

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import guard_reads
+from .device_values import values_of_another_kind
 from .explain import Explanation, Override
 from ..extract.parse import ast_nodes
 from .fix import adjustments, siblings
@@ -269,7 +270,10 @@ def _values(explanation: Explanation, cause, override: Override) -> list:
                         and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, int)):
                     out.append(node.comparators[0].value)
         elif isinstance(cause.value, str) and flags and flags[0].choices:
-            others = [c for c in flags[0].choices if str(c) != cause.value]
+            # not a value SGLang picks only on another kind of device (``intel_amx``, the CPU's, for ``intel_xpu``)
+            elsewhere = values_of_another_kind(explanation.extraction, explanation.profile,
+                                               explanation.trace.final.get("device"), cause.field)
+            others = [c for c in flags[0].choices if str(c) != cause.value and c not in elsewhere]
             near = sorted(others, key=lambda c: -difflib.SequenceMatcher(None, str(c), cause.value).ratio())[:2]
             out += [Equivalent(c) for c in near if difflib.SequenceMatcher(None, str(c), cause.value).ratio() >= 0.7]
     if cause.kind == "field" and cause.role == "user-flag" and _unset_branch(explanation, override, cause.field):
