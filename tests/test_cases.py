@@ -132,6 +132,26 @@ def test_scorer_prints_all_and_heldout_figures():
     assert "held-out" not in out.getvalue()
 
 
+def test_scorer_counts_the_override_lines_explain_gives_unasked():
+    # an override case is scored as ``--field`` answers it; plain explain may give its field no line at all
+    def override_row(heldout: bool, unasked: bool | None) -> corpus.Row:
+        row = _row(heldout, True, True)
+        row.case = dataclasses.replace(row.case, kind="override")
+        row.unasked = unasked
+        return row
+
+    raise_row = _row(True, True, True)
+    raise_row.case = dataclasses.replace(raise_row.case, kind="raise")
+    rows = [override_row(False, True), override_row(False, None), override_row(True, False), override_row(True, True),
+            raise_row]
+    out = io.StringIO()
+    corpus.summarize(rows, out)
+    lines = out.getvalue().strip().splitlines()
+    unasked = "override cases explained without --field: the verdict block has a line for the field in "
+    assert lines[-2] == unasked + "3 of 4 reproduced override cases, with the established first cause in 2 (50%)"
+    assert lines[-1] == unasked + "2 of 2 reproduced held-out override cases, with the established first cause in 1 (50%)"
+
+
 def test_scorer_main_on_a_missing_folder(tmp_path, capsys):
     assert corpus.main([str(tmp_path / "nowhere")]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err

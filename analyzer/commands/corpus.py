@@ -38,6 +38,9 @@ figure "first cause = established cause in N of M reproduced cases (P%)"
 (``make corpus``), then the same figure for the held-out cases alone, then how often the
 established cause is among those the verdict's block names at all (a raise's Cause and
 "Also decisive" line, an override's own line: what the operator reads on the first screen).
+An override case is scored as ``explain --field FIELD`` answers it; the column "unasked" and
+the last figures say what plain ``explain`` shows: whether its verdict block has a line for
+the field ("no line" when not), with the established cause first.
 
 Held-out cases (``heldout = true``) measure how the verdict generalizes: each was
 chosen, and its ``[cause]`` written from what the maintainers or the reporter
@@ -258,6 +261,19 @@ def shown_causes(case: Case, explanation, verdict) -> list:
     return list(result.causes[:SHOWN_WITH_A_RAISE if case.kind == "raise" else 1])
 
 
+def unasked_line(case: Case, explanation) -> Any:
+    """The verdict of the line explain's verdict block gives the case's field when the launch is explained without
+    --field (what the operator reads first), None when the block has no line for it. A line for the object a field
+    holds (``cuda_graph_config``) counts for an attribute of it that one of its writes edits."""
+    result = verdict.verdict_of(explanation)
+    wanted = case.expect_field or ""
+    for override, line in result.overrides:
+        if override.field == wanted or (override.field == wanted.split(".")[0] and any(
+                w.path and f"{w.field}.{w.path}" == wanted for w in override.writes)):
+            return line
+    return None
+
+
 def matches(case: Case, cause: Any) -> bool:
     if cause is None or cause_name(cause) != case.cause_field:
         return False
@@ -288,6 +304,9 @@ class Row:
     cause: str
     match: bool | None  # None: no verdict (not reproduced)
     shown: bool | None = None  # the established cause is one the verdict's block names (``shown_causes``)
+    # an override case asked without --field (the first screen): None, the block has no line for its field;
+    # else whether that line's cause is the established one
+    unasked: bool | None = None
 
 
 def score(cases: list[Case], out=sys.stdout) -> list[Row]:
@@ -306,6 +325,9 @@ def score(cases: list[Case], out=sys.stdout) -> list[Row]:
             row.cause = describe(cause)
             row.match = matches(case, cause)
             row.shown = any(matches(case, c) for c in shown)
+            if case.kind == "override":
+                line = unasked_line(case, explanation)
+                row.unasked = None if line is None else matches(case, line.causes[0] if line.causes else None)
         rows.append(row)
     print_table(rows, out)
     summarize(rows, out)
@@ -323,6 +345,21 @@ def summarize(rows: list[Row], out) -> None:
     print(shown_figure(rows), file=out)
     if heldout:
         print(shown_figure(heldout, "held-out"), file=out)
+    print(unasked_figure(rows), file=out)
+    if heldout:
+        print(unasked_figure(heldout, "held-out"), file=out)
+
+
+def unasked_figure(rows: list[Row], group: str = "") -> str:
+    """'override cases explained without --field: the verdict block has a line for the field in L of M reproduced
+    [group] override cases, with the established first cause in N (P%)'."""
+    overrides = [r for r in rows if r.reproduces and r.case.kind == "override"]
+    listed = [r for r in overrides if r.unasked is not None]
+    hits = sum(1 for r in listed if r.unasked)
+    share = 100.0 * hits / len(overrides) if overrides else 0.0
+    which = f"reproduced {group} override cases" if group else "reproduced override cases"
+    return (f"override cases explained without --field: the verdict block has a line for the field in {len(listed)} of "
+            f"{len(overrides)} {which}, with the established first cause in {hits} ({share:.0f}%)")
 
 
 def shown_figure(rows: list[Row], group: str = "") -> str:
@@ -349,14 +386,16 @@ def figure(rows: list[Row], group: str = "") -> str:
 
 
 def print_table(rows: list[Row], out) -> None:
-    header = ("case", "release", "repro", "expected cause", "verdict's first cause", "shown", "match")
+    header = ("case", "release", "repro", "expected cause", "verdict's first cause", "shown", "match", "unasked")
     lines = [header]
     for r in rows:
         expected = f"{r.case.cause_field} ({r.case.cause_role})"
         match = "-" if r.match is None else ("yes" if r.match else "NO")
         shown = "-" if r.shown is None else ("yes" if r.shown else "NO")
         slug = f"{r.case.slug} [held-out]" if r.case.heldout else r.case.slug
-        lines.append((slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, shown, match))
+        unasked = ("-" if r.case.kind != "override" or not r.reproduces else "no line" if r.unasked is None
+                   else "yes" if r.unasked else "NO")
+        lines.append((slug, r.case.release, "yes" if r.reproduces else "no", expected, r.cause, shown, match, unasked))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip(), file=out)
