@@ -1839,7 +1839,7 @@ import argparse
 import dataclasses
 from typing import Optional
 
-from sglang.srt.utils import is_hip
+from sglang.srt.utils import is_sm100_supported
 
 
 @dataclasses.dataclass
@@ -1857,8 +1857,8 @@ class ServerArgs:
         if self.tokenizer_path is None:
             self.tokenizer_path = self.model_path
         if self.attention_backend is None:
-            if is_hip():
-                self.attention_backend = "aiter"
+            if is_sm100_supported():
+                self.attention_backend = "trtllm_mha"
             else:
                 self.attention_backend = "triton"
         if self.enable_fastmla:
@@ -1873,7 +1873,7 @@ class ServerArgs:
         parser.add_argument("--model-path", type=str, required=True)
         parser.add_argument("--tokenizer-path", type=str, default=None)
         parser.add_argument("--enable-fastmla", action="store_true")
-        parser.add_argument("--attention-backend", type=str, default=None, choices=["aiter", "triton", "fa3"])
+        parser.add_argument("--attention-backend", type=str, default=None, choices=["trtllm_mha", "triton", "fa3"])
         parser.add_argument("--page-size", type=int, default=None)
         parser.add_argument("--chunked-prefill-size", type=int, default=None)
 
@@ -1884,11 +1884,12 @@ def test_the_settings_sglang_chose_for_you_are_on_the_verdict_block(tmp_path):
     # pr4472's shape (0.4.5.post1): --enable-flashmla sets page_size to 64, a setting the operator left unset, so the
     # verdict said "SGLang kept every argument you gave" and the page size was in the list of defaults below it. A
     # choice a flag of yours decided comes first, then the node's; fills (the tokenizer path from the model path, a
-    # size when unset) are no choice, and the model-path check around the whole resolution is no reason
+    # size when unset) are no choice, and the model-path check around the whole resolution is no reason. On a CUDA
+    # node a check of the kind of device is no reason either (``not is_hip()`` says what every CUDA node says)
     tree = miniature_tree(tmp_path, CHOICES)
     verdict = verdict_of(explained(tree, "--model-path /m --enable-fastmla"))
     assert [(o.field, o.after, sub.causes[0].field) for o, sub in verdict.overrides] == [
-        ("page_size", 64, "enable_fastmla"), ("attention_backend", "triton", "is_hip")]
+        ("page_size", 64, "enable_fastmla"), ("attention_backend", "triton", "is_sm100_supported")]
     assert verdict.summary.endswith("It chose 2 setting(s) you did not set.")
     # a setting chosen on one the node chose is the node's choice too, in resolution order
     verdict = verdict_of(explained(tree, "--model-path /m"))

@@ -38,7 +38,7 @@ from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, s
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.intent import decode_node, dropped_cost, set_cost
 from ..knowledge.kinds import EventKind, SiteKind
-from ..knowledge.probes import PROBES
+from ..knowledge.probes import PLATFORM_FACTS, PROBES
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from ..memory.fit import WeightsFit, weights_fit
 from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
@@ -60,6 +60,7 @@ from ..contracts.trace import (
     same_value,
     split_target,
     target_value,
+    value_at_path,
 )
 from ..plain_dataclass import plain_dataclass
 
@@ -2337,25 +2338,55 @@ SHOWN_CHOICES = 3  # settings SGLang chose for you that the verdict names, each 
 RUNS_PER_LINE = MAX_RUNS // 2  # engine runs each of those lines may spend beyond the runs of the lines above it
 
 
+def _device_kind_probe(name: str) -> bool:
+    spec = PROBES.get(PLATFORM_FACTS.get(name, name).removesuffix("()"))
+    return spec is not None and spec.device_kind
+
+
+def _leaf_paths(value: dict, prefix: str = "", depth: int = 0) -> list[str]:
+    """The attribute paths of an object's values (as a dict), nested objects walked (``prefill.backend``)."""
+    found: list[str] = []
+    for key, inner in value.items():
+        if isinstance(key, str) and depth < 8:
+            found += _leaf_paths(inner, f"{prefix}{key}.", depth + 1) if isinstance(inner, dict) else [f"{prefix}{key}"]
+    return found
+
+
 def chosen_defaults(explanation: Explanation) -> list[Override]:
     """The settings you left to SGLang that it set to a value of this launch's own: not a True/False switch
-    (``switched_features``) and not a fill (``tokenizer_path`` from the model path, ``mem_fraction_static``
-    from the memory: their conditions read only the setting itself), but a choice on a condition that reads a
+    (``switched_features``) and not a fill (``tokenizer_path`` from the model path: its condition reads only the
+    setting itself), but a choice on a condition that reads a
     flag you gave, the model's config or the node, or a setting SGLang chose so before (``page_size`` after the
     ``attention_backend`` the node chose). The choices a flag of yours decided come first, in resolution order.
 
-    A condition that more than half of these writes share (``if self.model_path.lower() not in ['none',
-    'dummy']``, around the whole resolution) is no reason to choose: it is left out of each one's reads."""
+    An object SGLang builds (``cuda_graph_config``) counts by its attributes that changed after it was built
+    (``prefill.backend`` set to ``disabled`` under ``--pp-size 2``), but for one that holds a flag of yours
+    (an override of yours already). A condition that more than half of these writes share (``if
+    self.model_path.lower() not in ['none', 'dummy']``, around the whole resolution) is no reason to choose, nor,
+    on a CUDA node, a check of the kind of device (``not is_hip()``: what every CUDA node answers)."""
     trace, extraction = explanation.trace, explanation.extraction
     given = set(explanation.parsed.given)
-    defaults = [o for o in explanation.overrides if not o.given and not isinstance(o.after, Unknown)
+    defaults = [o for o in explanation.overrides if not o.given and not isinstance(o.after, (Unknown, dict))
                 and not (isinstance(o.before, bool) and isinstance(o.after, bool))]
+    yours = {o.field for o in explanation.overrides if o.given}  # a flag of yours folded in there (``folded_overrides``)
+    for whole in explanation.overrides:  # an object SGLang builds (``cuda_graph_config``): each attribute changed after
+        if whole.given or not isinstance(whole.after, dict) or not isinstance(whole.writes[0].new, dict):
+            continue
+        built = whole.writes[0].new
+        for path in _leaf_paths(whole.after):
+            if same_value(value_at_path(built, path)[1], value_at_path(whole.after, path)[1]):
+                continue
+            edit = override_of(explanation, f"{whole.field}.{path}")
+            if (edit is not None and edit.field not in yours and not isinstance(edit.after, (Unknown, dict, list))
+                    and not (isinstance(edit.before, bool) and isinstance(edit.after, bool))):
+                defaults.append(edit)
     deciding = [deciding_write(o) for o in defaults]
     shared: dict[tuple[str, int], int] = {}
     for write in deciding:
         for place in {(g.file, g.line) for g in write.guards}:
             shared[place] = shared.get(place, 0) + 1
     common = {place for place, count in shared.items() if count > max(2, len(defaults) // 2)}
+    mainstream = _off_mainstream(explanation) is None  # a CUDA node: a check of the kind of device there is no news
     tier_of: dict[str, int] = {}  # 0: a flag of yours decided it; 1: the model or the node
     ranked: list[tuple[int, int, Override]] = []
     for override, write in zip(defaults, deciding):
@@ -2366,7 +2397,7 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
                 continue
             reads = guard_reads.reads_of(guard)
             fields.update(guard_reads.fields_read(extraction, reads))
-            other = other or bool(reads.probes or reads.model)
+            other = other or bool(reads.model) or any(not (mainstream and _device_kind_probe(p)) for p in reads.probes)
         fields.discard(split_target(override.field)[0])
         tiers = ([0] if fields & given else []) + ([1] if other else []) + [tier_of[f] for f in fields if f in tier_of]
         if tiers:
