@@ -373,6 +373,8 @@ def folded_overrides(trace: Trace, extraction: Extraction, parsed) -> list[Overr
 
 def _reads_field(extraction: Extraction, event: Event, field_name: str) -> bool:
     """Whether the function that made ``event`` reads ``field_name`` in its body (the extraction's reads)."""
+    if event.site is None:
+        return False
     function = extraction.functions.get(f"{event.site.file}::{event.site.function}")
     return function is not None and field_name in function.reads.fields
 

@@ -476,7 +476,8 @@ def _names_default(explanation: Explanation, message: str, change: Change) -> bo
 
 
 def rank_key(candidate: Candidate, message: str, order: dict) -> tuple:
-    """A value SGLang picks only on another kind of device last; then by intent (what it gives up); then the values SGLang itself writes later (stated earlier, they change
+    """A value SGLang picks only on another kind of device last (``another_kind``); then by intent (what it gives
+    up); then the values SGLang itself writes later (stated earlier, they change
     nothing it would not do), then what the message asks for, all of it; then the fewest changes; then a flag
     left out whose default the message allows (``1 and None``: SGLang's own choice for the field over another
     value of yours); then the values SGLang's message names in its own order; then the fewest other resolved values
