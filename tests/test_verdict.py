@@ -1839,7 +1839,7 @@ import argparse
 import dataclasses
 from typing import Optional
 
-from sglang.srt.utils import is_sm100_supported
+from sglang.srt.utils import get_device_memory_capacity, is_sm100_supported
 
 
 @dataclasses.dataclass
@@ -1866,7 +1866,7 @@ class ServerArgs:
         elif self.attention_backend == "triton":
             self.page_size = 32
         if self.chunked_prefill_size is None:
-            self.chunked_prefill_size = 8192
+            self.chunked_prefill_size = 8192 if get_device_memory_capacity() > 60 * 1024 else 4096
 
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
@@ -1889,8 +1889,11 @@ def test_the_settings_sglang_chose_for_you_are_on_the_verdict_block(tmp_path):
     tree = miniature_tree(tmp_path, CHOICES)
     verdict = verdict_of(explained(tree, "--model-path /m --enable-fastmla"))
     assert [(o.field, o.after, sub.causes[0].field) for o, sub in verdict.overrides] == [
-        ("page_size", 64, "enable_fastmla"), ("attention_backend", "triton", "is_sm100_supported")]
-    assert verdict.summary.endswith("It chose 2 setting(s) you did not set.")
-    # a setting chosen on one the node chose is the node's choice too, in resolution order
+        ("page_size", 64, "enable_fastmla"), ("attention_backend", "triton", "is_sm100_supported"),
+        ("chunked_prefill_size", 8192, "get_device_memory_capacity")]
+    assert verdict.summary.endswith("It chose 3 setting(s) you did not set.")
+    # a setting chosen on one the node chose is the node's choice too, in resolution order; a value computed from
+    # the node (the GPU's memory) comes after the choices a condition made
     verdict = verdict_of(explained(tree, "--model-path /m"))
-    assert [(o.field, o.after) for o, _ in verdict.overrides] == [("attention_backend", "triton"), ("page_size", 32)]
+    assert [(o.field, o.after) for o, _ in verdict.overrides] == [
+        ("attention_backend", "triton"), ("page_size", 32), ("chunked_prefill_size", 8192)]

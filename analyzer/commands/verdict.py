@@ -2387,7 +2387,12 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
             shared[place] = shared.get(place, 0) + 1
     common = {place for place, count in shared.items() if count > max(2, len(defaults) // 2)}
     mainstream = _off_mainstream(explanation) is None  # a CUDA node: a check of the kind of device there is no news
-    tier_of: dict[str, int] = {}  # 0: a flag of yours decided it; 1: the model or the node
+
+    def news(reads) -> bool:  # the model's config, or a probe that sets this node apart
+        return bool(reads.model) or any(not (mainstream and _device_kind_probe(p)) for p in reads.probes)
+
+    written = {(s.location.file, s.location.line, s.field): s for s in extraction.sites if s.kind == SiteKind.WRITE}
+    tier_of: dict[str, int] = {}  # 0: a flag of yours decided it; 1: the model or the node; 2: the node's value, computed
     ranked: list[tuple[int, int, Override]] = []
     for override, write in zip(defaults, deciding):
         fields: set[str] = set()
@@ -2397,9 +2402,16 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
                 continue
             reads = guard_reads.reads_of(guard)
             fields.update(guard_reads.fields_read(extraction, reads))
-            other = other or bool(reads.model) or any(not (mainstream and _device_kind_probe(p)) for p in reads.probes)
+            other = other or news(reads)
         fields.discard(split_target(override.field)[0])
-        tiers = ([0] if fields & given else []) + ([1] if other else []) + [tier_of[f] for f in fields if f in tier_of]
+        # a value computed from the node or the model (``_get_default_attn_backend()``, the GPU's memory): after the
+        # choices a condition made
+        site = written.get((write.site.file, write.site.line, split_target(override.field)[0])) if write.site else None
+        computed = site is not None and (news(site.value_reads) or any(
+            news(f.reads) for name in site.value_reads.fields if name.endswith("()")
+            for f in extraction.functions.values() if f.qualname.endswith("." + name[:-2])))
+        tiers = (([0] if fields & given else []) + ([1] if other else []) + ([2] if computed else [])
+                 + [tier_of[f] for f in fields if f in tier_of])
         if tiers:
             tier_of[split_target(override.field)[0]] = min(tiers)
             ranked.append((min(tiers), trace.events.index(write), override))
