@@ -244,8 +244,8 @@ def _fixes_json(report: Report) -> dict | None:
         return None
     def plain(candidate) -> dict:
         data = asdict(dataclasses.replace(candidate, next_error=None, result=None))
-        for key in ("next_error", "result", "cost", "sglang_own", "message_default", "moved"):
-            data.pop(key, None)  # the search's own state (the runs, the ranking), not the report's
+        for key in ("next_error", "result", "cost", "sglang_own", "message_default", "moved", "elsewhere"):
+            data.pop(key, None)  # the search's own state (the runs, the ranking; ``trade_off`` says ``elsewhere``)
         return data
 
     return {
