@@ -2355,9 +2355,11 @@ def _leaf_paths(value: dict, prefix: str = "", depth: int = 0) -> list[str]:
 def chosen_defaults(explanation: Explanation) -> list[Override]:
     """The settings you left to SGLang that it set to a value of this launch's own: not a True/False switch
     (``switched_features``) and not a fill (``tokenizer_path`` from the model path: its condition reads only the
-    setting itself), but a choice on a condition that reads a
-    flag you gave, the model's config or the node, or a setting SGLang chose so before (``page_size`` after the
-    ``attention_backend`` the node chose). The choices a flag of yours decided come first, in resolution order.
+    setting itself), but a choice on a condition that reads a flag you gave, the model's config or the node, or a
+    setting SGLang chose so before (``page_size`` after the ``attention_backend`` the node chose); then a value
+    SGLang computes from the model or the node (``_get_default_attn_backend()``, from the GPU's memory). The
+    choices a flag of yours decided come first, then the model's and the node's, then the computed values, each
+    in resolution order.
 
     An object SGLang builds (``cuda_graph_config``) counts by its attributes that changed after it was built
     (``prefill.backend`` set to ``disabled`` under ``--pp-size 2``), but for one that holds a flag of yours
