@@ -16,9 +16,7 @@ from typing import Any
 
 from ..contracts.extraction import NOT_LITERAL, Site
 from ..knowledge.kinds import SiteKind
-from ..knowledge.probes import PLATFORM_FACTS, PROBES
-
-_DEVICE_KIND_PROBES = frozenset(name for name, spec in PROBES.items() if spec.device_kind)
+from ..knowledge.probes import PLATFORM_FACTS, is_device_kind
 
 
 def values_of_another_kind(extraction, profile, device: Any, field_name: str) -> dict[Any, str]:
@@ -91,10 +89,10 @@ def _probe_of(term: ast.expr) -> str | None:
     node = term.func if isinstance(term, ast.Call) and not term.args and not term.keywords else term
     if isinstance(node, ast.Name):
         name = node.id.lstrip("_")
-        return name if name in _DEVICE_KIND_PROBES else None
+        return name if is_device_kind(name) else None
     if isinstance(node, ast.Attribute):
-        if node.attr in _DEVICE_KIND_PROBES and not isinstance(term, ast.Call) and f"platform.{node.attr}" in PLATFORM_FACTS:
+        if is_device_kind(node.attr) and not isinstance(term, ast.Call) and f"platform.{node.attr}" in PLATFORM_FACTS:
             return PLATFORM_FACTS[f"platform.{node.attr}"]
-        if isinstance(term, ast.Call) and node.attr in _DEVICE_KIND_PROBES:
+        if isinstance(term, ast.Call) and is_device_kind(node.attr):
             return node.attr
     return None

@@ -26,7 +26,8 @@ from ..knowledge.kinds import EventKind
 from ..contracts.extraction import NOT_LITERAL, Extraction
 from ..session import Session
 from ..symbolic import evaluate
-from ..contracts.trace import Event, GuardValue, Trace, Unknown, same_value, split_target, target_value, value_at_path
+from ..contracts.trace import (Event, GuardValue, Trace, Unknown, leaf_paths, same_value, split_target, target_value,
+                               value_at_path)
 from ..plain_dataclass import plain_dataclass
 
 ENV_ATTR = re.compile(r"\benvs\.(\w+)")
@@ -379,20 +380,9 @@ def _reads_field(extraction: Extraction, event: Event, field_name: str) -> bool:
     return function is not None and field_name in function.reads.fields
 
 
-def _paths_holding(value: Any, wanted: Any, prefix: str = "", depth: int = 0) -> list[str]:
+def _paths_holding(value: dict[str, Any], wanted: Any) -> list[str]:
     """The attribute paths of an object (as a dict) whose value is ``wanted`` (of its type: 1 is not 1.0 or True)."""
-    found: list[str] = []
-    if depth > 8:
-        return found
-    for key, inner in value.items():
-        if not isinstance(key, str):
-            continue
-        path = f"{prefix}{key}"
-        if isinstance(inner, dict):
-            found += _paths_holding(inner, wanted, path + ".", depth + 1)
-        elif type(inner) is type(wanted) and inner == wanted:
-            found.append(path)
-    return found
+    return [path for path in leaf_paths(value) if type(found := value_at_path(value, path)[1]) is type(wanted) and found == wanted]
 
 
 def override_of(explanation: Explanation, name: str) -> Override | None:

@@ -38,7 +38,7 @@ from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, s
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.intent import decode_node, dropped_cost, set_cost
 from ..knowledge.kinds import EventKind, SiteKind
-from ..knowledge.probes import PLATFORM_FACTS, PROBES
+from ..knowledge.probes import PROBES, is_device_kind
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
 from ..memory.fit import WeightsFit, weights_fit
 from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
@@ -59,6 +59,7 @@ from ..contracts.trace import (
     new_assumptions,
     same_value,
     split_target,
+    leaf_paths,
     target_value,
     value_at_path,
 )
@@ -2338,20 +2339,6 @@ SHOWN_CHOICES = 3  # settings SGLang chose for you that the verdict names, each 
 RUNS_PER_LINE = MAX_RUNS // 2  # engine runs each of those lines may spend beyond the runs of the lines above it
 
 
-def _device_kind_probe(name: str) -> bool:
-    spec = PROBES.get(PLATFORM_FACTS.get(name, name).removesuffix("()"))
-    return spec is not None and spec.device_kind
-
-
-def _leaf_paths(value: dict, prefix: str = "", depth: int = 0) -> list[str]:
-    """The attribute paths of an object's values (as a dict), nested objects walked (``prefill.backend``)."""
-    found: list[str] = []
-    for key, inner in value.items():
-        if isinstance(key, str) and depth < 8:
-            found += _leaf_paths(inner, f"{prefix}{key}.", depth + 1) if isinstance(inner, dict) else [f"{prefix}{key}"]
-    return found
-
-
 def chosen_defaults(explanation: Explanation) -> list[Override]:
     """The settings you left to SGLang that it set to a value of this launch's own: not a True/False switch
     (``switched_features``) and not a fill (``tokenizer_path`` from the model path: its condition reads only the
@@ -2375,7 +2362,7 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
         if whole.given or not isinstance(whole.after, dict) or not isinstance(whole.writes[0].new, dict):
             continue
         built = whole.writes[0].new
-        for path in _leaf_paths(whole.after):
+        for path in leaf_paths(whole.after):
             if same_value(value_at_path(built, path)[1], value_at_path(whole.after, path)[1]):
                 continue
             edit = override_of(explanation, f"{whole.field}.{path}")
@@ -2391,7 +2378,7 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
     mainstream = _off_mainstream(explanation) is None  # a CUDA node: a check of the kind of device there is no news
 
     def news(reads) -> bool:  # the model's config, or a probe that sets this node apart
-        return bool(reads.model) or any(not (mainstream and _device_kind_probe(p)) for p in reads.probes)
+        return bool(reads.model) or any(not (mainstream and is_device_kind(p)) for p in reads.probes)
 
     written = {(s.location.file, s.location.line, s.field): s for s in extraction.sites if s.kind == SiteKind.WRITE}
     tier_of: dict[str, int] = {}  # 0: a flag of yours decided it; 1: the model or the node; 2: the node's value, computed

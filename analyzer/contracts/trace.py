@@ -228,6 +228,16 @@ def value_at_path(value: Any, path: str) -> tuple[bool, Any]:
     return True, value
 
 
+def leaf_paths(value: dict[str, Any], prefix: str = "", depth: int = 0) -> list[str]:
+    """The attribute paths of an object's values (objects as dicts, as events and final values hold them), nested
+    objects walked (``prefill.backend``); at most 8 levels down."""
+    found: list[str] = []
+    for key, inner in value.items():
+        if isinstance(key, str) and depth < 8:
+            found += leaf_paths(inner, f"{prefix}{key}.", depth + 1) if isinstance(inner, dict) else [f"{prefix}{key}"]
+    return found
+
+
 def split_target(name: str) -> tuple[str, str | None]:
     """``cuda_graph_config.prefill.backend`` -> (``cuda_graph_config``, ``prefill.backend``): a field, and an
     attribute path inside the object it holds (None: the field itself)."""

@@ -665,6 +665,13 @@ WRAP_SHAPE = (
 NOT_PROBES = frozenset({"get_bool_env_var"})
 
 
+def is_device_kind(name: str) -> bool:
+    """Whether probe ``name`` (``is_hip``, ``is_hip()``, the 0.5.19+ alias ``platform.is_hip``) tells one kind of
+    device from another rather than a capability."""
+    spec = PROBES.get(name.removesuffix("()"))
+    return spec is not None and spec.device_kind
+
+
 @functools.cache
 def _compiled(shape: str) -> re.Pattern[str]:
     """A shape compiled on its first use (most runs read no expression: compiling both at import was 1.5 ms
