@@ -96,12 +96,14 @@ def problem_notes(extraction: Extraction, limit: int = 5) -> list[str]:
     return notes
 
 
-def extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
+def extract_uncached(tree: SourceTree, content_hash: str | None = None, fork: bool = True) -> Extraction:
+    """The extraction of ``tree``, computed now; ``fork``: half the resolution files may be scanned
+    by a forked child where the machine allows it (the same extraction, sooner)."""
     with fewer_collections(), code_memo():
-        return _extract_uncached(tree, content_hash)
+        return _extract_uncached(tree, content_hash, fork)
 
 
-def _extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extraction:
+def _extract_uncached(tree: SourceTree, content_hash: str | None, fork: bool) -> Extraction:
     from .environ import extract_env  # a cache miss only: the passes import libcst (0.3 s)
     from .fields import SERVER_ARGS, detect_era, extract_fields  # a cache miss only
     from .flags import extract_flags  # a cache miss only
@@ -129,7 +131,7 @@ def _extract_uncached(tree: SourceTree, content_hash: str | None = None) -> Extr
         env_defaults=env_defaults,
         env_types=env_types,
     )
-    extract_sites(index, extraction)
+    extract_sites(index, extraction, fork)
     extraction.problems = list(index.problems)
-    extraction.files_scanned = sorted(index.modules)
+    extraction.files_scanned = index.files_parsed()
     return extraction

@@ -540,6 +540,26 @@ def _light_functions(tree: ast.Module) -> tuple[dict[str, tuple[int, int, int]],
     return functions, classes
 
 
+@dataclass
+class IndexMark:
+    """How much a ``SourceIndex`` had learned at one moment (``SourceIndex.mark``)."""
+
+    problems: int
+    failed: set[str]
+    light: set[str]
+    parsed: set[str]
+
+
+@dataclass
+class IndexLearned:
+    """What a ``SourceIndex`` learned after a mark: problems, files that failed, ``ast`` summaries, files parsed whole."""
+
+    problems: list[ParseProblem]
+    failed: set[str]
+    light: dict[str, LightModule | None]
+    parsed: set[str]
+
+
 class SourceIndex:
     """All modules of one tree: ``light`` (ast, for lookups), ``get`` (libcst, whole file), ``snippet`` (libcst, one function)."""
 
@@ -550,6 +570,33 @@ class SourceIndex:
         self._failed: set[str] = set()
         self._light: dict[str, LightModule | None] = {}
         self._snippets: dict[tuple[str, str], ModuleIndex | None] = {}
+        self.parsed_elsewhere: set[str] = set()  # parsed whole by another process of the same extraction
+
+    def files_parsed(self) -> list[str]:
+        """The files parsed whole, here or by another process of the same extraction."""
+        return sorted(set(self.modules) | self.parsed_elsewhere)
+
+    def mark(self) -> IndexMark:
+        """What the index knows now: ``learned_since`` gives what it learned after."""
+        return IndexMark(len(self.problems), set(self._failed), set(self._light), set(self.modules))
+
+    def learned_since(self, mark: IndexMark) -> IndexLearned:
+        return IndexLearned(
+            problems=self.problems[mark.problems:],
+            failed=self._failed - mark.failed,
+            light={rel: found for rel, found in self._light.items() if rel not in mark.light},
+            parsed=set(self.modules) - mark.parsed,
+        )
+
+    def adopt(self, learned: IndexLearned) -> None:
+        """What another process of the same extraction learned, after what this one did: a problem both
+        found is kept once, an ``ast`` summary both read is this process's."""
+        known = {(p.file, p.message) for p in self.problems}
+        self.problems.extend(p for p in learned.problems if (p.file, p.message) not in known)
+        self._failed |= learned.failed
+        for rel, found in learned.light.items():
+            self._light.setdefault(rel, found)
+        self.parsed_elsewhere |= learned.parsed - set(self.modules)
 
     def light(self, rel: str) -> LightModule | None:
         if rel in self._light:

@@ -20,6 +20,7 @@ from .idioms import calls_in, literal_value, recognize
 from .parse import ModuleIndex, SourceIndex, code_of
 from .reads import ReadScope, literal_string, reads_of
 from .scan import FunctionContext, StatementWalker, nested_functions
+from .split_scan import scan_files
 from ..knowledge.kinds import SiteKind
 from ..knowledge.receivers import SERVER_ARGS_FILE
 
@@ -248,10 +249,11 @@ class SiteExtractor:
         return f"{SERVER_ARGS_FILE}::ServerArgs.__post_init__"
 
 
-def extract_sites(index: SourceIndex, extraction: Extraction) -> None:
+def extract_sites(index: SourceIndex, extraction: Extraction, fork: bool = True) -> None:
+    """The sites, functions and calls of the resolution path; ``fork``: the resolution files may be
+    shared with a forked child (``split_scan``), which gives the same extraction."""
     extractor = SiteExtractor(index, extraction)
-    for rel in _resolution_files(index):
-        extractor.scan_module(rel)
+    scan_files(extractor, _resolution_files(index), fork)
     entry = extractor.entry_point()
     extraction.entry = entry
     if entry:
