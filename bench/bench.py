@@ -11,7 +11,8 @@ What it measures, each figure the median of several runs made in this one run:
   the same rounds, each as a multiple of that warm explain;
 - a batch of seeded random scenarios (real flags with random values x built-in
   models x built-in profiles) through the evaluator in one process, with one
-  shared ``Program`` per version: the cost per scenario, and how it grows with
+  shared ``Program`` per version and the garbage collector's policy of sgtrace's
+  own runs (``analyzer.collector``): the cost per scenario, and how it grows with
   the number of flags given;
 - the peak memory of each (the child's peak RSS, from ``wait4``).
 
@@ -254,6 +255,20 @@ def work_batch(spec: dict) -> dict:
     from analyzer import models as models_module
     from analyzer import profiles as profiles_module
     from analyzer import sources
+    try:
+        from analyzer.collector import rarely
+    except ImportError:  # an older sgtrace (a before/after comparison): the same policy
+        import contextlib
+        import gc
+
+        @contextlib.contextmanager
+        def rarely():
+            before = gc.get_threshold()
+            gc.set_threshold(200_000, 30, 30)
+            try:
+                yield
+            finally:
+                gc.set_threshold(*before)
     from analyzer.extract import extract
     from analyzer.symbolic import Program, evaluate
 
@@ -274,10 +289,11 @@ def work_batch(spec: dict) -> dict:
                 "raises": trace.error is not None, "events": len(trace.events), "alternatives": len(trace.alternatives),
                 "complete": trace.complete}
 
-    first = one(3)  # parses the SGLang modules the evaluator reads: the Program's one-time cost
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    batch = [one(rng.randint(1, 12)) for _ in range(spec["n"])]
-    growth = {str(k): [one(k, defaults=True) for _ in range(spec["per_k"])] for k in spec["ks"]}
+    with rarely():  # the collector as in every sgtrace run of many evaluations (``upgrade``, the console script)
+        first = one(3)  # parses the SGLang modules the evaluator reads: the Program's one-time cost
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        batch = [one(rng.randint(1, 12)) for _ in range(spec["n"])]
+        growth = {str(k): [one(k, defaults=True) for _ in range(spec["per_k"])] for k in spec["ks"]}
     return {"first": first, "batch": batch, "growth": growth, "pool": len(pool), "rss_after_first_mb": rss_before}
 
 

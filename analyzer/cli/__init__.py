@@ -17,7 +17,6 @@ Exit codes:
 from __future__ import annotations
 
 import codecs
-import gc
 import importlib
 import os
 import sys
@@ -25,6 +24,7 @@ import sys
 import click
 
 from .. import __version__, terminal
+from ..collector import collect_rarely
 from ..controls import printable
 from ..errors import EXIT_BAD_INPUT, SgtraceError
 from ..output import OutputError, PipeClosed, guard_stdout, say
@@ -171,9 +171,7 @@ def run() -> None:
     atomically and replays are children that were already waited for
     (``replay.process.run`` kills a replay's process group whenever its wait ends early).
     """
-    # One short process: collect the young generation rarely (mypy's main does the same);
-    # the cyclic collector otherwise walks the parsed modules again and again.
-    gc.set_threshold(200_000, 30, 30)
+    collect_rarely()  # one short process (analyzer.collector)
     code = main()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import multiprocessing
 import os
 import re
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import filepatch, models
+from .. import collector, filepatch, models
 from ..argv import parse_argv
 from .check import CheckResult, Expectation, Finding
 from .diff import (
@@ -281,12 +280,8 @@ def upgrade(requests: list, releases: list[str], progress=None, jobs: int | None
     the default thresholds the collector walked them again and again (P1 and P2 over 13
     releases: 49 s -> 20 s here)."""
 
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], 200_000), 30, 30)
-    try:
+    with collector.rarely():
         return _upgrade(requests, releases, progress, jobs)
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 def pieces(releases: list[str], jobs: int) -> list[list[str]]:

@@ -22,7 +22,8 @@ from .. import cache
 from ..contracts.extraction import Extraction
 from ..errors import SourceError
 from ..sources import SourceTree
-from .parse import code_memo, fewer_collections
+from ..collector import fewer_collections
+from .parse import code_memo
 
 # The passes (and libcst) are imported by ``extract_uncached`` only: a cache hit never needs them.
 

@@ -12,7 +12,6 @@ import bisect
 import contextlib
 import dataclasses
 import functools
-import gc
 import importlib
 import importlib.util
 import os
@@ -30,20 +29,6 @@ from ..plain_dataclass import plain_dataclass
 
 if TYPE_CHECKING:  # positions loads libcst, which a cache hit never needs
     from .positions import GeneratedModule
-
-
-@contextlib.contextmanager
-def fewer_collections():
-    """Parsing allocates millions of short-lived, acyclic nodes (libcst's and ``ast``'s):
-    with the default threshold (700) the cyclic collector runs thousands of times over a
-    growing heap, about a fifth of a cold extraction and half of the evaluator's parsing.
-    Raise the young-generation threshold while parsing; the previous one comes back after."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 100_000), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 # How deeply the code of one file may nest (syntax tree levels). SGLang's deepest file

@@ -41,7 +41,8 @@ import sys
 
 from ..cache import write_atomic
 from ..errors import SgtraceError
-from ..extract.parse import SourceProblem, fewer_collections, parse_python, parse_unchecked
+from ..collector import fewer_collections
+from ..extract.parse import SourceProblem, parse_python, parse_unchecked
 from ..safe_read import read_file
 from ..sources import cache_root
 

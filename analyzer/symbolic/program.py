@@ -22,7 +22,8 @@ from pathlib import Path
 from .class_functions import reads_only_its_class
 from .lazy_bodies import parse_module
 from .memo import CallMemo
-from ..extract.parse import SourceProblem, dotted_name, fewer_collections, module_to_rel, read_source, resolve_relative, ast_nodes
+from ..collector import fewer_collections
+from ..extract.parse import SourceProblem, dotted_name, module_to_rel, read_source, resolve_relative, ast_nodes
 
 
 @dataclass
