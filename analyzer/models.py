@@ -13,6 +13,7 @@ written; the symbolic engine holds it as that release's config classes load it
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import field
 from importlib import resources
@@ -108,6 +109,23 @@ def builtin_names() -> list[str]:
 def list_models() -> list[ModelInfo]:
     """Every built-in model, sorted by name."""
     return [load_model_config(name) for name in sorted(_builtin_files(), key=str.lower)]
+
+
+@functools.cache
+def _model_types() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for model in list_models():
+        model_type = model.config.get("model_type")
+        if isinstance(model_type, str):
+            found.setdefault(model.architecture, model_type)
+    return found
+
+
+def model_type_for(architecture: str) -> str | None:
+    """The ``model_type`` a built-in model with ``architecture`` declares (``LlamaForCausalLM``: ``llama``),
+    else None: what a config.json of that architecture says, which SGLang's loaders read as well (0.5.3 loads a
+    ``deepseek_v32`` config as ``DeepseekV3ForCausalLM`` whatever its ``architectures`` say)."""
+    return _model_types().get(architecture)
 
 
 def builtin_for_model_path(model_path: str) -> ModelInfo | None:

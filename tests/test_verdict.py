@@ -1897,3 +1897,20 @@ def test_the_settings_sglang_chose_for_you_are_on_the_verdict_block(tmp_path):
     verdict = verdict_of(explained(tree, "--model-path /m"))
     assert [(o.field, o.after) for o, _ in verdict.overrides] == [
         ("attention_backend", "triton"), ("page_size", 32), ("chunked_prefill_size", 8192)]
+
+
+@pytest.mark.network
+def test_another_model_is_tried_with_its_own_model_type():
+    """issue11358 (0.5.3): SGLang loads a ``deepseek_v32`` config.json as DeepseekV3ForCausalLM whatever its
+    ``architectures`` say, so trying LlamaForCausalLM in ``architectures`` alone changed nothing and the line for
+    the DP attention DeepSeek NSA forces named ``is_npu() = False``; with the ``model_type`` a Llama config has,
+    the model is the cause."""
+    from analyzer import models
+
+    assert models.model_type_for("LlamaForCausalLM") == "llama" and models.model_type_for("NoSuchForCausalLM") is None
+    explanation = explain(ExplainRequest(
+        sglang="0.5.3", profile=str(FIXTURES.parent / "tests" / "cases" / "profiles" / "h20.toml"),
+        model_config=str(FIXTURES.parent / "tests" / "cases" / "models" / "DeepSeek-V3.2-Exp.json"),
+        args="--model-path deepseek-ai/DeepSeek-V3.2-Exp --tp 8 --trust-remote-code"))
+    top = verdict_of(explanation, field="enable_dp_attention").causes[0]
+    assert (top.kind, top.field, top.alternative) == ("model", "architectures", "LlamaForCausalLM")

@@ -32,6 +32,7 @@ from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
+from ..models import model_type_for
 from . import guard_reads
 from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, device_kind
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
@@ -1033,6 +1034,9 @@ class Runner:
                 profile = dataclasses.replace(profile, files={**dict(profile.files), change.name: change.value})
             elif change.kind == "model" and model is not None:
                 config = {**model.config, "architectures": [change.value]}
+                model_type = model_type_for(change.value)  # another model: its type with its class
+                if model_type is not None:
+                    config["model_type"] = model_type
                 model = dataclasses.replace(model, architecture=change.value, config=config)
         hooks = RunHooks(track=track, pass_sites=pass_sites, stop_after=stop_after, stop_unless=stop_unless,
                          replace_writes=replace)
