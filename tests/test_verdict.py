@@ -1914,3 +1914,42 @@ def test_another_model_is_tried_with_its_own_model_type():
         args="--model-path deepseek-ai/DeepSeek-V3.2-Exp --tp 8 --trust-remote-code"))
     top = verdict_of(explanation, field="enable_dp_attention").causes[0]
     assert (top.kind, top.field, top.alternative) == ("model", "architectures", "LlamaForCausalLM")
+
+
+AUTO_CHOSEN = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    num_steps: Optional[int] = None
+    topk: Optional[int] = None
+    adaptive: bool = False
+    exact_verify: bool = False
+
+    def __post_init__(self):
+        if not self.adaptive and self.num_steps is None:
+            assert self.topk is None
+            self.num_steps, self.topk = 5, 4
+        if self.exact_verify and self.topk != 1:
+            raise ValueError("--exact-verify requires --topk=1.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--num-steps", type=int, default=None)
+        parser.add_argument("--topk", type=int, default=None)
+        parser.add_argument("--adaptive", action="store_true")
+        parser.add_argument("--exact-verify", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_value_sglang_chose_that_you_cannot_give_alone_is_the_cause(tmp_path):
+    # pr36516 (0.5.22): block verification turns rejection sampling on, which needs topk 1, and the automatic
+    # parameters chose topk 4 for a Llama target. Given as yours, --topk 1 alone trips SGLang's assert that the three
+    # are unset, so the change never reached the check, and the automatic choice was left untried: the verdict named
+    # your --exact-verify. SGLang's choice is the cause: had it written 1 there, nothing raises.
+    explanation = explained(miniature_tree(tmp_path, AUTO_CHOSEN), "--model-path /m --exact-verify")
+    assert explanation.trace.error.message == "--exact-verify requires --topk=1."
+    top = verdict_of(explanation).causes[0]
+    assert (top.field, top.role, top.value, top.alternative) == ("topk", "sglang-default", 4, 1)
+    assert "given as yours, it raises earlier" in top.why

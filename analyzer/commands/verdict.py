@@ -1207,6 +1207,9 @@ class Candidate:
     prefer: tuple = ()  # values tried first: the ones SGLang's message prescribes for this flag
     reached: SiteRef | None = None  # the raise a flag the message names reaches through its value (message_candidates)
     at: SiteRef | None = None  # an input of a written value itself: that write's site (value_candidates)
+    # pinned because the value given as yours raised before the condition was reached (SGLang's write presumes the
+    # field unset: ``assert cfg.speculative_eagle_topk is None`` before it chooses): where that raise was
+    refused_at: SiteRef | None = None
 
     @property
     def condition(self) -> str:
@@ -1262,16 +1265,18 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     pending = sorted(candidates, key=order)
     stepped_back: set[tuple] = set()
     pinned_later: list[Candidate] = []  # values SGLang writes whatever you pass, tried last
-    explained: set[str] = set()  # values SGLang wrote whose own conditions gave a cause
+    # values SGLang wrote whose own conditions gave a cause: what its write stores is not tried, unless you cannot give
+    # another value yourself (``refused_at``): then SGLang's choice there is the decision (the auto-chosen topk 4)
+    explained: set[str] = set()
     while pending or pinned_later:
         if not pending:
-            pending = [c for c in pinned_later if c.inp.name not in explained]
+            pending = [c for c in pinned_later if c.inp.name not in explained or c.refused_at is not None]
             pinned_later = []
             continue
         candidate = pending.pop(0)
         rank_ = order(candidate)
         if rank_[0] and pinned_later:  # the values SGLang writes whatever you pass come before another kind of device
-            pending = [c for c in pinned_later if c.inp.name not in explained] + [candidate, *pending]
+            pending = [c for c in pinned_later if c.inp.name not in explained or c.refused_at is not None] + [candidate, *pending]
             pinned_later = []
             continue
         inp, guard = candidate.inp, candidate.guard
@@ -1311,12 +1316,15 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                     found = (alternative, [c for c in changes[1:]], effect(trace, hooks) if effect is not None else 0, pinned)
                     break
                 if not turned:
+                    rewritten = any(same_value(w.new, inp.value) and w.site == inp.site for w in trace.writes(inp.name))
+                    refused = not rewritten and raised_before(trace, hooks, guard)
                     if (inp.role == "sglang-default" and not pinned and inp.site is not None and not repinned
-                            and any(same_value(w.new, inp.value) and w.site == inp.site for w in trace.writes(inp.name))):
+                            and (rewritten or refused)):
                         repinned = True
-                        # SGLang wrote its value again over yours: what its write stores, tried once the
-                        # conditions of that write (one step back) have had their turn
-                        pinned_later.append(dataclasses.replace(candidate, pin=True))
+                        # SGLang wrote its value again over yours, or refused yours before the condition: what its
+                        # write stores, tried once the conditions of that write (one step back) have had their turn
+                        pinned_later.append(dataclasses.replace(candidate, pin=True,
+                                                                refused_at=trace.error.site if refused else None))
                     break  # the message's env cannot flip what this input did not
             if found or runner.exhausted():
                 break
@@ -1338,7 +1346,10 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             if candidate.skipped is not None:
                 why += (f", so SGLang skips its write {candidate.skipped.field} = {candidate.skipped.value} at "
                         f"{candidate.skipped.location.short()}")
-            if was_pinned:
+            if was_pinned and candidate.refused_at is not None:
+                why += (f"; had SGLang written {alternative!r} there, the outcome would differ (given as yours, it raises "
+                        f"earlier, at {candidate.refused_at.short()} in {candidate.refused_at.function})")
+            elif was_pinned:
                 why += f"; SGLang writes it there whatever you pass (had it written {alternative!r}, the outcome would differ)"
             if extra:
                 why += " (together with " + ", ".join(f"{c.name}={c.value}" for c in extra) + ", as SGLang's message asks)"
@@ -1385,6 +1396,11 @@ def once_per_run(phase: str) -> bool:
     Not in start-up: the target's and the draft worker's model runners run the same code, and the draft's outcome
     (``self.is_draft_worker and draft_attn_backend``, ``create_trtllm_mla_backend``) comes second."""
     return phase != START_UP
+
+
+def raised_before(trace: Trace, hooks, guard: GuardValue | None) -> bool:
+    """The run raised without reaching the condition (another check, on the way to it, refused the change)."""
+    return trace.error is not None and trace.error.site is not None and guard is not None and not hooks.seen.get(guard.where())
 
 
 def sets_off(trace: Trace, guard: GuardValue | None) -> bool:
