@@ -1580,7 +1580,7 @@ class ServerArgs:
 
     def __post_init__(self):
         if self.transport == "cuda_ipc" and not is_cuda():
-            raise ValueError("--transport 'cuda_ipc' requires CUDA; use 'shm' on this platform")
+            raise ValueError("--transport 'cuda_ipc' requires CUDA.")
         if self.enable_graph and is_hip():
             self.disable_cuda_graph = True
 
@@ -1953,3 +1953,33 @@ def test_a_value_sglang_chose_that_you_cannot_give_alone_is_the_cause(tmp_path):
     top = verdict_of(explanation).causes[0]
     assert (top.field, top.role, top.value, top.alternative) == ("topk", "sglang-default", 4, 1)
     assert "given as yours, it raises earlier" in top.why
+
+
+REFUSED_CHOICE = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_cp: bool = False
+    cp_strategy: Optional[str] = None
+
+    def __post_init__(self):
+        if self.enable_cp and self.cp_strategy == "zigzag":
+            raise ValueError("This model does not support --cp-strategy zigzag; use interleave.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-cp", action="store_true")
+        parser.add_argument("--cp-strategy", type=str, default=None, choices=["zigzag", "interleave", "round_robin"])
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_other_choice_a_message_names_after_quoting_yours_is_its_prescription(tmp_path):
+    # pr36230 (0.5.22): "does not support --cp-strategy zigzag; use interleave." The value after the flag is the one
+    # refused (yours); the choice the message goes on to name is the advice, tried first: the strategy, not leaving out
+    # --enable-cp, is the cause, and the fix keeps context parallelism.
+    verdict = verdict_of(explained(miniature_tree(tmp_path, REFUSED_CHOICE), "--model-path /m --enable-cp --cp-strategy zigzag"))
+    top = verdict.causes[0]
+    assert (top.field, top.alternative, top.prescribed) == ("cp_strategy", "interleave", True)
+    assert verdict.fix == "--cp-strategy interleave" and not verdict.fix_trade_off

@@ -1881,13 +1881,23 @@ MESSAGE_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(?:[ =]+[`'\"]?([A-Za
 
 def message_values(explanation: Explanation, message: str) -> dict[str, Any]:
     """The value SGLang's message gives for each flag it names with one of the flag's choices (``Please use
-    --mamba-scheduler-strategy no_buffer``), by field."""
+    --mamba-scheduler-strategy no_buffer``), by field. Where the value after the flag is the one the launch has (the
+    message quotes what it refuses: ``does not support --cp-strategy zigzag; use interleave``), the one other choice
+    of the flag the message names, if there is exactly one."""
     out: dict[str, Any] = {}
+    values = explanation.parsed.values if explanation.parsed is not None else {}
     for option, value in MESSAGE_OPTION.findall(message or ""):
         flag = explanation.extraction.flag_for(option)
         value = value.rstrip(".:")
-        if flag is not None and flag.dest and value and flag.choices and value in flag.choices:
+        if flag is None or not flag.dest or not flag.choices:
+            continue
+        current = values.get(flag.dest)
+        if value and value in flag.choices and not same_value(value, current):
             out.setdefault(flag.dest, value)
+        elif value and same_value(value, current):
+            others = [c for c in flag.choices if isinstance(c, str) and not same_value(c, current) and names_value(message, c)]
+            if len(others) == 1:
+                out.setdefault(flag.dest, others[0])
     return out
 
 
