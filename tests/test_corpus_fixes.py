@@ -10,7 +10,8 @@ import pytest
 from analyzer.commands.corpus_fixes import _same, accepted_changes
 
 DESTS = {"--tp": "tp_size", "--tensor-parallel-size": "tp_size", "--attention-backend": "attention_backend",
-         "--enable-dp-attention": "enable_dp_attention", "--max-running-requests": "max_running_requests"}
+         "--enable-dp-attention": "enable_dp_attention", "--max-running-requests": "max_running_requests",
+         "--policy-config": "policy_config"}
 
 
 def read(text: str):
@@ -24,6 +25,9 @@ def read(text: str):
     ("--tp 4 with SGLANG_ENABLE_SPEC_V2=1", {("set", "tp_size", "4"), ("env", "SGLANG_ENABLE_SPEC_V2", "1")}),
     ("none on 0.5.12 (the PR enables it)", set()),
     ("run _handle_pd_disaggregation first (SGLang-side); as flags: --tensor-parallel-size 2", {("set", "tp_size", "2")}),
+    # a json value quoted for the shell is one value (pr34012's record): its quotes go, its spaces stay
+    ("""e.g. --policy-config '{"threshold": 4096, "next_prompt_estimate": 512}' (the help's example)""",
+     {("set", "policy_config", '{"threshold": 4096, "next_prompt_estimate": 512}')}),
 ])
 def test_an_accepted_fix_is_read_up_to_its_first_alternative(text, changes):
     assert read(text) == frozenset(changes)
@@ -121,7 +125,6 @@ FIRST_FIX_MISSES = {
     "pr8782-b200-trtllm-mha-page-size-128-becomes-64": "held-out, as it arrived: to keep your --page-size 128 the tool offers dropping --attention-backend trtllm_mha (128-token pages with another backend); the record first gives a page size trtllm_mha keeps (16, 32 or 64)",
     "pr35292-hopper-inkling-full-prefill-graph-with-triton": "held-out, as it arrived: the tool states --disable-prefill-cuda-graph (the record's second way); the record first gives --attention-backend fa4, the backend every Inkling test pins",
     "pr32673-draft-sink-size-needs-draft-window-size": "held-out, as it arrived: the tool proposes dropping --speculative-draft-sink-size (the window size left unset, an integer of the operator's own, is offered no value); the record adds the window",
-    "pr34012-tlru-eviction-needs-threshold-config": "held-out, as it arrived: the tool proposes --radix-eviction-policy lru (the policy's config left unset is offered no value); the record passes a config with threshold above next_prompt_estimate",
     "pr8215-remote-instance-load-format-falls-back-to-auto": "held-out, as it arrived: the tool proposes nothing to keep --load-format remote_instance (the group ports, a JSON list, are offered no value); the record gives the ports",
     "issue2808-multinode-dp-attention-rejected": "held-out, as it arrived: the tool offers --nnodes 1 (the assertion reads it); the record drops --enable-dp-attention to keep both nodes",
     "issue3750-dp-attention-forces-dp-equal-tp": "held-out, as it arrived: the record's answer is none (with DP attention the DP size is the TP size on 0.4.0); the tool offers leaving out --enable-dp-attention, which keeps your --dp-size",

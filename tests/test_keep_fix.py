@@ -102,3 +102,14 @@ def test_fix_replay_on_a_resolving_launch_confirms_each_change_in_sglang_s_own_c
     keep = {k["field"]: k for k in json.loads(capsys.readouterr().out)["keep"]}
     assert keep["page_size"]["replay"] == "confirms: page_size = 16, resolution succeeds"
     assert keep["speculative_algorithm"]["replay"] is None
+
+
+def test_a_change_read_back_keeps_a_value_quoted_for_the_shell():
+    # the verdict's Fix line quotes a json value (``--radix-eviction-policy-config '{"threshold": 4096, ...}'``);
+    # read back by words it had become two flags' worth of fragments
+    from analyzer.commands.keep_replay import change_list
+
+    changes = change_list("""--policy-config '{"threshold": 4096, "next_prompt_estimate": 512}' without --other --flag""")
+    assert [(c.kind, c.option, c.value) for c in changes] == [
+        ("set-flag", "--policy-config", '{"threshold": 4096, "next_prompt_estimate": 512}'),
+        ("drop-flag", "--other", None), ("set-flag", "--flag", None)]

@@ -1983,3 +1983,41 @@ def test_the_other_choice_a_message_names_after_quoting_yours_is_its_prescriptio
     top = verdict.causes[0]
     assert (top.field, top.alternative, top.prescribed) == ("cp_strategy", "interleave", True)
     assert verdict.fix == "--cp-strategy interleave" and not verdict.fix_trade_off
+
+
+EXAMPLE_IN_HELP = MINIATURE_HEADER + '''import json
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    eviction_policy: str = "lru"
+    eviction_policy_config: Optional[dict] = None
+
+    def __post_init__(self):
+        if self.eviction_policy == "tlru":
+            config = self.eviction_policy_config or {}
+            threshold = config.get("threshold", 0)
+            estimate = config.get("next_prompt_estimate", 0)
+            if threshold <= estimate:
+                raise ValueError("--eviction-policy tlru needs 'threshold' greater than 'next_prompt_estimate' in --eviction-policy-config")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--eviction-policy", type=str, default="lru", choices=["lru", "tlru"])
+        parser.add_argument("--eviction-policy-config", type=json.loads, default=None,
+                            help="Parameters of the policy as a json object; 'tlru' takes threshold and next_prompt_estimate, "
+                                 'e.g. \\'{"threshold": 4096, "next_prompt_estimate": 512}\\'.')
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_example_a_flags_help_gives_is_tried_for_a_typed_value_left_unset(tmp_path):
+    # pr34012 (0.5.21): --radix-eviction-policy tlru without its parameters. The config left unset reads as 0 and 0;
+    # its flag's help gives an example object, which is the value to try: the cause is the config you did not give,
+    # and the fix gives the help's example (json, quoted for the shell), where before the only way out was lru.
+    verdict = verdict_of(explained(miniature_tree(tmp_path, EXAMPLE_IN_HELP), "--model-path /m --eviction-policy tlru"))
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.alternative) == ("eviction_policy_config", "default", {"threshold": 4096, "next_prompt_estimate": 512})
+    assert verdict.fix == """--eviction-policy-config '{"threshold": 4096, "next_prompt_estimate": 512}'""" and not verdict.fix_trade_off

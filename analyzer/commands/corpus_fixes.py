@@ -38,7 +38,8 @@ from .keep_replay import change_list
 from ..contracts.trace import same_value, target_value
 from .verdict import Runner, resolves, verdict_of
 
-CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+([^\s,()]+))?")
+# a change as a record writes it: ``--flag value``, ``--flag 'a quoted value'`` (a json object), ``drop --flag``, ``ENV=1``
+CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+('[^']*'|\"[^\"]*\"|[^\s,()]+))?")
 
 
 @dataclass
@@ -77,6 +78,8 @@ def _changes_of(text: str, flag_dest) -> frozenset | None:
         return None
     items = set()
     for verb, name, value in CHANGE.findall(first):
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]  # the shell's quotes around one value
         if name.startswith("--"):
             dest = flag_dest(name)
             if dest is None:

@@ -36,7 +36,8 @@ from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, verdict_of
+from .verdict import (MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, typed_value,
+                      verdict_of)
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
@@ -315,8 +316,8 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
                 changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
         elif isinstance(value, StandIn):  # the operator's own value goes there (a directory, a host)
             changes.append(Change("set-flag", flag.primary, str(value), f"{value} stands for your own value; verdict: {cause.condition}"))
-        elif not isinstance(value, (list, dict)):
-            changes.append(Change("set-flag", flag.primary, str(value), f"verdict: {cause.condition}"))
+        elif (text := typed_value(flag, value)) is not None:
+            changes.append(Change("set-flag", flag.primary, text, f"verdict: {cause.condition}"))
     return changes
 
 

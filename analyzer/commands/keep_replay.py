@@ -10,6 +10,8 @@ moves to holding your value). Used by ``fix --replay`` on a launch that resolves
 
 from __future__ import annotations
 
+import shlex
+
 from typing import Any
 
 from ..errors import SgtraceError
@@ -21,9 +23,13 @@ from ..contracts.trace import same_value, split_target, target_value
 
 
 def change_list(text: str) -> list[Change]:
-    """A change as ``fix`` prints it (``without --x``, ``--a v --b``) read back into command-line changes."""
+    """A change as ``fix`` prints it (``without --x``, ``--a v --b``, a value quoted for the shell: ``--c '{"k": 1}'``)
+    read back into command-line changes."""
     changes: list[Change] = []
-    tokens = text.split()
+    try:
+        tokens = shlex.split(text)
+    except ValueError:  # an unbalanced quote: the words as they are
+        tokens = text.split()
     index = 0
     while index < len(tokens):
         token = tokens[index]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import json
 import re
 import shlex
 from dataclasses import field
@@ -727,6 +728,47 @@ def value_stand_in(flag) -> Any:
     return word if flag.nargs is None else None
 
 
+# an example a flag's help gives of its value: "e.g. '{\"threshold\": 4096, \"next_prompt_estimate\": 512}'"
+HELP_EXAMPLE = re.compile(r"\b(?:e\.g\.|for example|such as)[,:]?\s*(['\"`])(.{1,400}?)\1")
+JSON_TYPES = ("json.loads", "json_list_type")
+NUMBER_TYPES = {"int": int, "float": float}
+
+
+def help_examples(flag) -> list[Any]:
+    """The values a flag's help gives as examples, typed as the flag parses them (a json object, a number): for a
+    typed value the operator leaves unset where a check needs one, SGLang's own example is the value to try
+    (``--radix-eviction-policy-config`` for ``tlru``). A free-form string has its stand-in instead (``value_stand_in``)."""
+    if flag is None or flag.action != "store" or flag.choices or not flag.help:
+        return []
+    out: list[Any] = []
+    for _quote, text in HELP_EXAMPLE.findall(flag.help):
+        try:
+            if flag.type in JSON_TYPES:
+                value = json.loads(text)
+            elif flag.type in NUMBER_TYPES:
+                value = NUMBER_TYPES[flag.type](text)
+            else:
+                continue
+        except (ValueError, RecursionError):
+            continue
+        if not any(same_value(value, o) for o in out):
+            out.append(value)
+    return out
+
+
+def typed_value(flag, value: Any) -> str | None:
+    """``value`` as the operator types it after ``flag``: a json flag's object as json, any other value as text; None for a
+    list or object a flag that does not parse json cannot take."""
+    if isinstance(value, (list, dict)):
+        if flag is None or flag.type not in JSON_TYPES:
+            return None
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError, RecursionError):
+            return None
+    return str(value)
+
+
 def equals_a_field(tree: ast.AST | None, name: str) -> bool:
     """The condition compares the field by ``==`` with another field of the record (``cfg.grpc_port == cfg.port``)."""
     if tree is None:
@@ -811,6 +853,10 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
         # a free-form value left unset where the condition asks for one (``export_metrics_to_file_dir is None``): the
         # flag's name as argparse shows it in --help, the operator's own value to put there
         out.append(stand_in)
+    if current is None and inp.role == "default":
+        # a typed value left unset whose help gives examples (a json object of parameters): SGLang's own examples
+        for value in help_examples(flag):
+            add(value)
     if (not out and isinstance(current, int) and not isinstance(current, bool)
             and (in_arithmetic_check(tree, inp.name) or equals_current(tree, inp.name, current))):
         # an integer in a check's arithmetic (``(tp_size * pp_size) % nnodes == 0``), or one the condition holds
@@ -1656,9 +1702,8 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
     declared = explanation.extraction.fields.get(cause.field)
     if cause.role == "user-flag" and declared is not None and picked_by_sglang(declared.default) and value == declared.default:
         return f"without {typed}"  # stating ``auto`` is leaving the choice to SGLang
-    if isinstance(value, (list, dict)):
-        return None
-    return f"{flag.primary} {shlex.quote(str(value))}"
+    text = typed_value(flag, value)
+    return None if text is None else f"{flag.primary} {shlex.quote(text)}"
 
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:
