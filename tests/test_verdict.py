@@ -2021,3 +2021,19 @@ def test_the_example_a_flags_help_gives_is_tried_for_a_typed_value_left_unset(tm
     top = verdict.causes[0]
     assert (top.field, top.role, top.alternative) == ("eviction_policy_config", "default", {"threshold": 4096, "next_prompt_estimate": 512})
     assert verdict.fix == """--eviction-policy-config '{"threshold": 4096, "next_prompt_estimate": 512}'""" and not verdict.fix_trade_off
+
+
+@pytest.mark.network
+def test_architectures_a_local_of_the_check_holds_are_tried_for_the_model():
+    """pr39408 (0.5.20): ``validated_architectures = (...)`` is a local of validate_deepep_v2_model_architecture, and
+    ``architecture not in validated_architectures`` read no list the model counterfactual knew: only a Llama was tried,
+    which skips the check instead of passing it, and the model was no cause. The local's architectures are tried."""
+    explanation = explain(ExplainRequest(sglang="0.5.20", profile="h200", model_config="Qwen3.5-122B-A10B",
+                                         args="--model-path Qwen/Qwen3.5-122B-A10B --tp 8 --moe-a2a-backend deepep_v2"))
+    assert "DeepEP v2 MoE is not validated for 'Qwen3_5MoeForConditionalGeneration'" in explanation.trace.error.message
+    verdict = verdict_of(explanation)
+    model = [c for c in verdict.causes if c.kind == "model"]
+    assert [(c.field, c.alternative) for c in model] == [("architectures", "DeepseekV3ForCausalLM")]
+    assert model[0].site.function == "validate_deepep_v2_model_architecture"
+    # the model off the feature's list comes first, before the backend the message prescribes, which is the fix
+    assert verdict.causes[0] is model[0] and verdict.fix == "--moe-a2a-backend deepep"

@@ -917,6 +917,14 @@ def architecture_names(explanation: Explanation, expr: str, file: str, program, 
     names: list[str] = []
     own = program.function(f"{file}::{function}") if file and function else None
     bodies: list[tuple[ast.AST, Any, Any]] = [(tree, program.module(file) if file else None, own[1] if own else None)]
+    if own is not None:
+        # a local of the condition's function that holds the list (``architecture not in validated_architectures``)
+        table = program.local_assignments(f"{file}::{function}")
+        for name in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & set(table):
+            for _line, text in table[name]:
+                value = _parse(text)
+                if value is not None:
+                    bodies.append((value, None, None))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
@@ -1512,13 +1520,15 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
     asked for, and the outcome follows from it together with the choice that really decided;
     it still comes before the hardware and the model, which you cannot change. The model comes before your flags where
     the message names it and it is absent from the list of architectures a feature supports (``off_the_list``): the
-    flag asked for the feature, the model is why the feature refuses. The kind of device of a node that is not a
+    flag asked for the feature, the model is why the feature refuses, even where the message prescribes another value
+    for the flag (``not validated for 'Qwen3_5MoeForConditionalGeneration' ... Use --moe-a2a-backend deepep``: that is
+    the way around it, the Fix line's). The kind of device of a node that is not a
     CUDA one (``Cause.node_kind``) comes before your flags, named or not: SGLang's code is written for CUDA first, and
     the feature refuses because the node is AMD, an Intel GPU or a CPU (``not is_cuda()`` for ``cuda_ipc`` on ROCm);
     what sets such a node apart from others of its kind (``Cause.node_capability``: no XMX on an Arc A770) comes
     before its kind."""
     if listed:
-        return ROLES.index("user-flag") - 0.6
+        return ROLES.index("user-flag") - 0.8  # before a value the message prescribes: that is the way around it
     if prescribed and role in CONTROLLED:
         return ROLES.index("user-flag") - 0.75  # the message names the very value that avoids it
     if node_capability:
