@@ -1322,15 +1322,19 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     # values SGLang wrote whose own conditions gave a cause: what its write stores is not tried, unless you cannot give
     # another value yourself (``refused_at``): then SGLang's choice there is the decision (the auto-chosen topk 4)
     explained: set[str] = set()
+
+    def still_open(pinned: list[Candidate]) -> list[Candidate]:
+        return [c for c in pinned if c.inp.name not in explained or c.refused_at is not None]
+
     while pending or pinned_later:
         if not pending:
-            pending = [c for c in pinned_later if c.inp.name not in explained or c.refused_at is not None]
+            pending = still_open(pinned_later)
             pinned_later = []
             continue
         candidate = pending.pop(0)
         rank_ = order(candidate)
         if rank_[0] and pinned_later:  # the values SGLang writes whatever you pass come before another kind of device
-            pending = [c for c in pinned_later if c.inp.name not in explained or c.refused_at is not None] + [candidate, *pending]
+            pending = still_open(pinned_later) + [candidate, *pending]
             pinned_later = []
             continue
         inp, guard = candidate.inp, candidate.guard
