@@ -64,6 +64,10 @@ def test_the_same_changes_match_and_others_do_not():
     assert _same(frozenset({("env", "X", "")}), frozenset({("env", "X", "0")}), env_defaults={"X": False})
     assert not _same(frozenset({("env", "X", "")}), frozenset({("env", "X", "1")}), env_defaults={"X": False})
     assert _same(tp4, tp4 | {("env", "Y", "1")})
+    # the tool's stand-in for the operator's own value (the field's name upper-cased) matches the record's value
+    urls = frozenset({("set", "encoder_urls", "http://encoder:8000")})
+    assert _same(urls, frozenset({("set", "encoder_urls", "ENCODER_URLS")}))
+    assert not _same(urls, frozenset({("set", "encoder_urls", "OTHER")}))
 
 
 # -- the first fix on each corpus case (fetches the release's wheel once; python -m analyzer.commands.corpus_fixes) --
@@ -100,7 +104,6 @@ FIRST_FIX_MISSES = {
     "pr32962-eplb-without-a2a-defaults-dynamic-dispatch": "held-out, as it arrived: the record's answer is none (dynamic dispatch is the right pick without an a2a backend); for a default SGLang resolved the tool states SGLang's choice",
     "issue36840-tbo-dp-attention-reset-at-dp1": "held-out, as it arrived: the tool offers --moe-a2a-backend deepep (the EP a2a backend the message names); the record's fix is --dp-size 4, which keeps your --enable-dp-attention from being reset",
     "pr10031-hicache-page-first-direct-forces-direct-io": "held-out, as it arrived: to keep your --hicache-io-backend kernel the tool offers --hicache-mem-layout page_first (the record's second answer); the record first states the direct backend the layout requires",
-    "pr10973-export-metrics-to-file-needs-dir": "held-out, as it arrived the tool offered leaving out --export-metrics-to-file; since a free-form string left unset gets a stand-in it offers --export-metrics-to-file-dir EXPORT_METRICS_TO_FILE_DIR (your own value), where the record gives a directory",
     "pr15127-b200-eagle3-topk-unset-picks-trtllm-mha-then-rejects": "held-out, as it arrived: the tool changes the backend SGLang picked to the first of --attention-backend's choices that resolves (triton); the record sets the speculative parameters with topk 1, or flashinfer",
     "issue36554-hopper-eagle-auto-params-picks-fa3": "held-out, as it arrived: the tool keeps SGLang's fa3 by setting it (--attention-backend fa3); the record sets the speculative parameters before the backend is chosen, or flashinfer",
     "pr12003-b200-llama4-trtllm-mha-rejected": "held-out: as it arrived the tool's first fix was --device cpu (absurd on a B200); since the device SGLang fills in from the node is no fix, it is --attention-backend aiter, the message's first value no check of 0.5.3 refuses on a B200; the record gives triton (fa3 is Hopper's, aiter AMD's)",
@@ -110,7 +113,6 @@ FIRST_FIX_MISSES = {
     "pr22516-context-length-clamps-piecewise-cuda-graph-max-tokens": "held-out, as it arrived: the tool offers --piecewise-cuda-graph-max-tokens 2048, stating the clamped value; the record needs no change (the clamp is the merged fix)",
     "pr11396-olmo3-flashinfer-attention-rejected": "held-out, as it arrived: the tool offers --attention-backend triton; the record drops --attention-backend first (SGLang then picks fa3 on an H100)",
     "pr4767-deepep-auto-mode-rejects-dp-attention": "held-out, as it arrived: the tool offers --deepep-mode normal alone; the record gives low_latency first (normal needs --disable-cuda-graph too)",
-    "pr22253-language-only-without-encoder-urls-rejected": "held-out, as it arrived: the tool offers leaving out --language-only; the record gives --encoder-urls with the encoder servers' URLs",
     "pr24054-adaptive-spec-off-for-eagle-topk-gt-1": "held-out, as it arrived: the tool proposes no change to keep --speculative-adaptive; the record sets --speculative-eagle-topk 1",
     "pr18973-ssl-certfile-without-keyfile-rejected": "held-out, as it arrived: the tool offers leaving out --ssl-certfile; the record gives --ssl-keyfile with the certificate's private key",
     "pr38439-tensor-dump-folder-disables-decode-cuda-graph": "held-out, as it arrived: the tool offers leaving out --debug-tensor-dump-output-folder; the record's answer is none on 0.5.23 (graph-mode dumps are what the open PR adds)",

@@ -2037,3 +2037,33 @@ def test_architectures_a_local_of_the_check_holds_are_tried_for_the_model():
     assert model[0].site.function == "validate_deepep_v2_model_architecture"
     # the model off the feature's list comes first, before the backend the message prescribes, which is the fix
     assert verdict.causes[0] is model[0] and verdict.fix == "--moe-a2a-backend deepep"
+
+
+EMPTY_LIST = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    language_only: bool = False
+    encoder_urls: list = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        if self.language_only and len(self.encoder_urls) == 0:
+            raise ValueError("requires at least one encoder urls to be set via --encoder-urls")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--language-only", action="store_true")
+        parser.add_argument("--encoder-urls", nargs="+", type=str, default=[])
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_list_left_empty_where_the_check_needs_one_is_given_a_value_of_yours(tmp_path):
+    # pr22253 (0.5.12): --language-only with no --encoder-urls. ``len(self.encoder_urls) == 0`` asks whether the list
+    # is set, as ``is None`` does for a value: the default left empty is the cause, the stand-in for your own URL its
+    # value, and the Fix line gives the flag (a flag that takes several values, so no list brackets).
+    verdict = verdict_of(explained(miniature_tree(tmp_path, EMPTY_LIST), "--model-path /m --language-only"))
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.alternative) == ("encoder_urls", "default", ["ENCODER_URLS"])
+    assert verdict.fix == "--encoder-urls ENCODER_URLS" and not verdict.fix_trade_off

@@ -274,7 +274,9 @@ def _same(accepted: frozenset, proposed: frozenset, values: bool = True, env_def
     if not values:
         return True
     values = {(kind, name): value for kind, name, value in proposed}
-    return all(value is None or re.fullmatch(r"[A-Z]", value) or values.get((kind, name)) == value
+    # a placeholder in the record (``N``), or the tool's stand-in for the operator's own value (the field's name as
+    # argparse's --help shows it, ``ENCODER_URLS``), matches any value
+    return all(value is None or re.fullmatch(r"[A-Z]", value) or values.get((kind, name)) in (value, name.upper())
                for kind, name, value in accepted if kind == "set")
 
 

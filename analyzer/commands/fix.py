@@ -316,6 +316,10 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
                 changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
         elif isinstance(value, StandIn):  # the operator's own value goes there (a directory, a host)
             changes.append(Change("set-flag", flag.primary, str(value), f"{value} stands for your own value; verdict: {cause.condition}"))
+        elif (isinstance(value, list) and len(value) == 1 and flag.nargs in ("+", "*")
+              and isinstance(value[0], (str, int, float))):  # one value of a flag that takes several (``--encoder-urls``)
+            own = f"{value[0]} stands for your own value; " if isinstance(value[0], StandIn) else ""
+            changes.append(Change("set-flag", flag.primary, str(value[0]), f"{own}verdict: {cause.condition}"))
         elif (text := typed_value(flag, value)) is not None:
             changes.append(Change("set-flag", flag.primary, text, f"verdict: {cause.condition}"))
     return changes

@@ -694,13 +694,19 @@ def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
 
 
 def none_tested(tree: ast.AST | None, name: str) -> bool:
-    """The condition asks whether the field is set: ``x is None``, ``x is not None``, or its truth (``not x``, ``a and x``,
-    ``x`` alone: ``self.ssl_certfile and not self.ssl_keyfile``)."""
+    """The condition asks whether the field is set: ``x is None``, ``x is not None``, its truth (``not x``, ``a and x``,
+    ``x`` alone: ``self.ssl_certfile and not self.ssl_keyfile``), or whether a list is empty (``len(x) == 0``)."""
     if tree is None:
         return False
     if _is_field(getattr(tree, "body", None), name):
         return True
     for node in ast.walk(tree):
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.Lt, ast.LtE))
+                and isinstance(node.left, ast.Call) and isinstance(node.left.func, ast.Name) and node.left.func.id == "len"
+                and len(node.left.args) == 1 and _is_field(node.left.args[0], name)
+                and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value in (0, 1)
+                and not isinstance(node.comparators[0].value, bool)):
+            return True  # ``len(x) == 0``, ``len(x) < 1``, ``len(x) <= 0``
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             sides = (node.left, node.comparators[0])
             if any(_is_field(a, name) and isinstance(b, ast.Constant) and b.value is None for a, b in (sides, sides[::-1])):
@@ -849,7 +855,8 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
             out.sort(key=lambda value: value is not None)
     for value in choices or ():
         add(value)
-    if not out and current is None and none_tested(tree, inp.name) and (stand_in := value_stand_in(flag)) is not None:
+    if (not out and (current is None or (isinstance(current, list) and not current)) and none_tested(tree, inp.name)
+            and (stand_in := value_stand_in(flag)) is not None):
         # a free-form value left unset where the condition asks for one (``export_metrics_to_file_dir is None``): the
         # flag's name as argparse shows it in --help, the operator's own value to put there
         out.append(stand_in)
@@ -1716,6 +1723,8 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
     declared = explanation.extraction.fields.get(cause.field)
     if cause.role == "user-flag" and declared is not None and picked_by_sglang(declared.default) and value == declared.default:
         return f"without {typed}"  # stating ``auto`` is leaving the choice to SGLang
+    if isinstance(value, list) and flag.nargs in ("+", "*") and value and all(isinstance(v, (str, int, float)) for v in value):
+        return f"{flag.primary} " + " ".join(shlex.quote(str(v)) for v in value)  # a flag that takes several values
     text = typed_value(flag, value)
     return None if text is None else f"{flag.primary} {shlex.quote(text)}"
 
