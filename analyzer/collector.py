@@ -25,24 +25,23 @@ def collect_rarely() -> None:
     gc.set_threshold(*RARELY)
 
 
-@contextlib.contextmanager
-def rarely() -> Iterator[None]:
+def rarely() -> contextlib.AbstractContextManager[None]:
     """The policy while the block runs (a batch of evaluations, ``upgrade``), the previous one after;
     a threshold already higher is kept."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], RARELY[0]), *RARELY[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
+    return _raised(RARELY[0], RARELY[1:])
+
+
+def fewer_collections() -> contextlib.AbstractContextManager[None]:
+    """While parsing: the young generation's threshold raised (libcst's and ``ast``'s nodes are
+    short-lived and acyclic), the older generations' left as they are."""
+    return _raised(PARSING_YOUNG)
 
 
 @contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """While parsing: the young generation's threshold raised (libcst's and ``ast``'s nodes are
-    short-lived and acyclic), the older generations' left as they are."""
+def _raised(young: int, older: tuple[int, ...] | None = None) -> Iterator[None]:
+    """The young generation's threshold at least ``young`` (and the older ones ``older``) while the block runs."""
     before = gc.get_threshold()
-    gc.set_threshold(max(before[0], PARSING_YOUNG), *before[1:])
+    gc.set_threshold(max(before[0], young), *(older if older is not None else before[1:]))
     try:
         yield
     finally:

@@ -36,7 +36,7 @@ from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import (MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, typed_value,
+from .verdict import (MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, typed_words,
                       verdict_of)
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -314,14 +314,11 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
         elif value is None:
             if cause.field in explanation.parsed.given:
                 changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
-        elif isinstance(value, StandIn):  # the operator's own value goes there (a directory, a host)
-            changes.append(Change("set-flag", flag.primary, str(value), f"{value} stands for your own value; verdict: {cause.condition}"))
-        elif (isinstance(value, list) and len(value) == 1 and flag.nargs in ("+", "*")
-              and isinstance(value[0], (str, int, float))):  # one value of a flag that takes several (``--encoder-urls``)
-            own = f"{value[0]} stands for your own value; " if isinstance(value[0], StandIn) else ""
-            changes.append(Change("set-flag", flag.primary, str(value[0]), f"{own}verdict: {cause.condition}"))
-        elif (text := typed_value(flag, value)) is not None:
-            changes.append(Change("set-flag", flag.primary, text, f"verdict: {cause.condition}"))
+        elif (words := typed_words(flag, value)) is not None and len(words) == 1:  # (a change holds one word)
+            # the operator's own value goes there (a directory, a host, one of ``--encoder-urls``)
+            own = any(isinstance(v, StandIn) for v in (value if isinstance(value, list) else [value]))
+            changes.append(Change("set-flag", flag.primary, words[0],
+                                  (f"{words[0]} stands for your own value; " if own else "") + f"verdict: {cause.condition}"))
     return changes
 
 

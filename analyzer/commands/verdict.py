@@ -762,17 +762,21 @@ def help_examples(flag) -> list[Any]:
     return out
 
 
-def typed_value(flag, value: Any) -> str | None:
-    """``value`` as the operator types it after ``flag``: a json flag's object as json, any other value as text; None for a
-    list or object a flag that does not parse json cannot take."""
+def typed_words(flag, value: Any) -> list[str] | None:
+    """``value`` as the words the operator types after ``flag``: one a value for a flag that takes several
+    (``--encoder-urls``), a json flag's object as json, any other value as text; None for a list or object the flag
+    cannot take."""
+    if (isinstance(value, list) and flag is not None and flag.nargs in ("+", "*") and value
+            and all(isinstance(v, (str, int, float)) for v in value)):
+        return [str(v) for v in value]
     if isinstance(value, (list, dict)):
         if flag is None or flag.type not in JSON_TYPES:
             return None
         try:
-            return json.dumps(value)
+            return [json.dumps(value)]
         except (TypeError, ValueError, RecursionError):
             return None
-    return str(value)
+    return [str(value)]
 
 
 def equals_a_field(tree: ast.AST | None, name: str) -> bool:
@@ -1723,10 +1727,8 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
     declared = explanation.extraction.fields.get(cause.field)
     if cause.role == "user-flag" and declared is not None and picked_by_sglang(declared.default) and value == declared.default:
         return f"without {typed}"  # stating ``auto`` is leaving the choice to SGLang
-    if isinstance(value, list) and flag.nargs in ("+", "*") and value and all(isinstance(v, (str, int, float)) for v in value):
-        return f"{flag.primary} " + " ".join(shlex.quote(str(v)) for v in value)  # a flag that takes several values
-    text = typed_value(flag, value)
-    return None if text is None else f"{flag.primary} {shlex.quote(text)}"
+    words = typed_words(flag, value)
+    return None if words is None else f"{flag.primary} " + " ".join(shlex.quote(word) for word in words)
 
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:
