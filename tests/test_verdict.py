@@ -655,6 +655,24 @@ def test_a_long_condition_on_the_first_screen_is_shown_by_what_reads_the_cause()
     assert condition_part(long, "page_size") == long  # nothing reads it: the whole condition, not an empty one
 
 
+def test_a_long_call_or_literal_on_the_first_screen_is_shown_by_what_reads_the_cause():
+    """0.5.23's HIP rejection-sampling default hangs on one call of nine keyword arguments, the NEXTN draft path on a
+    list of fourteen architectures: the line keeps the argument that reads the cause and the element that is its value."""
+    from analyzer.views.verdict import condition_part
+
+    call = ("_should_auto_enable(is_hip=get_platform().is_hip, use_rejection_sampling=cfg.speculative_use_rejection_sampling, "
+            "algorithm=cfg.speculative_algorithm, eagle_topk=cfg.speculative_eagle_topk)")
+    assert condition_part(call, "platform.is_hip()", True) == "_should_auto_enable(is_hip=get_platform().is_hip, ...)"
+    assert condition_part(call, "speculative_eagle_topk", 1) == "_should_auto_enable(eagle_topk=cfg.speculative_eagle_topk, ...)"
+    assert condition_part(call, "page_size", 1) == call  # no argument reads it: the whole call
+    names = ", ".join(f"'Model{i}ForCausalLM'" for i in range(14))
+    listed = f"model_arch in [{names}]"
+    assert condition_part(listed, "architectures", "Model7ForCausalLM") == "model_arch in ['Model7ForCausalLM', ...]"
+    assert condition_part(listed, "architectures", "Other") == "model_arch in ['Model0ForCausalLM', 'Model1ForCausalLM', ...]"
+    chain = f"self.tp_size > 1 and model_arch in [{names}] and self.nnodes == 1"
+    assert condition_part(chain, "tp_size", 2) == "self.tp_size > 1 and ... (2 more)"
+
+
 @pytest.mark.network
 def test_the_value_sglangs_message_gives_a_flag_the_condition_reads_is_tried_first():
     """pr19169 (0.5.10): the condition reads the strategy through a helper, where the default 'auto' flips it too;

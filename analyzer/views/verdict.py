@@ -215,27 +215,69 @@ def override_line(verdict: Verdict, override) -> str:
         return head
     if top.field == override.field and top.role == "sglang-default":
         return f"{head} at {top.site.short()} in {function_name(top.site.function)}"
-    return f"{head}, because of {short_input(top)} (`{condition_part(top.condition, top.field)}`)"
+    return f"{head}, because of {short_input(top)} (`{condition_part(top.condition, top.field, top.value)}`)"
 
 
-LONG_CONDITION = 90  # characters: a longer ``and`` chain is shown by the operands that read the cause
+LONG_CONDITION = 90  # characters: a longer condition is shown by what reads the cause
+LONG_LITERAL = 3  # elements: a longer list, tuple or set literal is shown by the cause's value (or its first two) and ``...``
+_ELIDED = "__sgtrace_elided__"
 
 
-def condition_part(condition: str, field_name: str) -> str:
-    """A long ``a and b and ...`` by the operands that read ``field_name`` (``self.tp_size > 1 and ... (10 more)``),
-    so that the line stays on the screen; ``--field`` and ``--json`` show the whole condition."""
+def condition_part(condition: str, field_name: str, value: Any = None) -> str:
+    """A long condition by what reads ``field_name`` (its value ``value``), so that the line stays on the screen;
+    ``--field`` and ``--json`` show the whole condition. An ``a and b and ...`` chain keeps the operands that read it
+    (``self.tp_size > 1 and ... (10 more)``); a call with several arguments keeps the ones that read it
+    (``_should_enable(is_hip=get_platform().is_hip, ...)``); a long literal keeps the value
+    (``model_arch in ['A', 'DeepseekV3ForCausalLM', ...]``)."""
     if len(condition) <= LONG_CONDITION:
         return condition
     try:
         tree = ast.parse(condition, mode="eval").body
     except SyntaxError:
         return condition
-    if not (isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And)):
-        return condition
-    reading = [v for v in tree.values if any(isinstance(n, ast.Attribute) and n.attr == field_name for n in ast.walk(v))]
-    if not reading or len(reading) == len(tree.values):
-        return condition
-    return " and ".join(ast.unparse(v) for v in reading) + f" and ... ({len(tree.values) - len(reading)} more)"
+    name = field_name.rsplit(".", 1)[-1].removesuffix("()")
+    more = ""
+    if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And):
+        reading = [v for v in tree.values if _reads(v, name)]
+        if reading and len(reading) < len(tree.values):
+            more = f" and ... ({len(tree.values) - len(reading)} more)"
+            tree = reading[0] if len(reading) == 1 else ast.BoolOp(op=ast.And(), values=reading)
+    text = ast.unparse(_Elide(name, value).visit(tree)).replace(f"**{_ELIDED}", "...") + more
+    return text if len(text) < len(condition) else condition
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    """Whether the expression reads ``name``: an attribute, a name or a keyword argument of that name."""
+    return any((isinstance(n, ast.Attribute) and n.attr == name) or (isinstance(n, ast.Name) and n.id == name)
+               or (isinstance(n, ast.keyword) and n.arg == name) for n in ast.walk(node))
+
+
+class _Elide(ast.NodeTransformer):
+    """What ``condition_part`` leaves out of a long condition: the arguments of a call that do not read the cause,
+    the elements of a long literal that are not its value."""
+
+    def __init__(self, name: str, value: Any) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.args) + len(node.keywords) <= 2:
+            return node
+        args = [a for a in node.args if _reads(a, self.name)]
+        keywords = [k for k in node.keywords if _reads(k, self.name)]
+        if not args and not keywords or len(args) + len(keywords) == len(node.args) + len(node.keywords):
+            return node
+        return ast.Call(func=node.func, args=args, keywords=[*keywords, ast.keyword(arg=None, value=ast.Name(_ELIDED))])
+
+    def _literal(self, node: ast.List | ast.Tuple | ast.Set) -> ast.AST:
+        if len(node.elts) <= LONG_LITERAL:
+            return node
+        kept = [e for e in node.elts if isinstance(e, ast.Constant) and e.value == self.value and self.value is not None]
+        return type(node)(elts=[*(kept[:2] or node.elts[:2]), ast.Constant(Ellipsis)], **(
+            {} if isinstance(node, ast.Set) else {"ctx": ast.Load()}))
+
+    visit_List = visit_Tuple = visit_Set = _literal
 
 
 def resolve_block(verdict: Verdict, memory_command: str = "sgtrace memory ...", notes: list[str] = (),
