@@ -2085,3 +2085,43 @@ def test_a_list_left_empty_where_the_check_needs_one_is_given_a_value_of_yours(t
     top = verdict.causes[0]
     assert (top.field, top.role, top.alternative) == ("encoder_urls", "default", ["ENCODER_URLS"])
     assert verdict.fix == "--encoder-urls ENCODER_URLS" and not verdict.fix_trade_off
+
+
+CALLED_RULES = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    dcp_size: int = 1
+    enable_two_batch_overlap: bool = False
+    prefill_graph: str = "breakable"
+
+    def __post_init__(self):
+        rules = [
+            ("decode context parallel", lambda: self.dcp_size > 1),
+            ("two-batch overlap", lambda: self.enable_two_batch_overlap),
+        ]
+        for name, predicate in rules:
+            if predicate():
+                logger.warning("Breakable CUDA graph is incompatible with %s", name)
+                self.prefill_graph = "disabled"
+                return
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--dcp-size", type=int, default=1)
+        parser.add_argument("--enable-two-batch-overlap", action="store_true")
+        parser.add_argument("--prefill-graph", type=str, default="breakable")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_condition_that_calls_a_rule_held_in_a_local_is_shown_by_the_rule_that_decided(tmp_path):
+    # pr31532 (0.5.23): the prefill CUDA-graph rules are ``(name, lambda: ...)`` pairs tried by ``if predicate():``;
+    # the line shows the lambda that reads the cause (``cfg.dcp_size > 1``), not ``predicate()``
+    explanation = explained(miniature_tree(tmp_path, CALLED_RULES), "--model-path /m --dcp-size 8")
+    top = verdict_of(explanation, field="prefill_graph").causes[0]
+    assert (top.field, top.role, top.condition) == ("dcp_size", "user-flag", "self.dcp_size > 1")
+    explanation = explained(miniature_tree(tmp_path / "tbo", CALLED_RULES), "--model-path /m --enable-two-batch-overlap")
+    top = verdict_of(explanation, field="prefill_graph").causes[0]
+    assert (top.field, top.condition) == ("enable_two_batch_overlap", "self.enable_two_batch_overlap")

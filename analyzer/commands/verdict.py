@@ -1403,7 +1403,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
                 candidate.own if candidate.own is not None else candidate.reached if candidate.reached is not None else
                 (candidate.via.site if candidate.via is not None else candidate.at))
-            why = why_of(inp, guard, explanation, candidate.condition)
+            condition = called_rule(runner, guard, candidate.condition, inp.name)
+            why = why_of(inp, guard, explanation, condition)
             undid = ""
             if candidate.via is not None:
                 via = candidate.via
@@ -1424,7 +1425,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 why += " (together with " + ", ".join(f"{c.name}={c.value}" for c in extra) + ", as SGLang's message asks)"
             causes[inp.key] = Cause(
                 field=inp.name, value=inp.value, role=inp.role, site=site, why=why,
-                condition=candidate.condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
+                condition=condition, alternative=alternative, kind=inp.kind, flag=inp.flag,
                 mentioned=named, held=guard.polarity if guard is not None else True, effect=how_far,
                 own=candidate.own is not None, reached=candidate.reached is not None,
                 later_alternatives=[] if was_pinned or extra else list(queue), undid_flag=undid,
@@ -1924,6 +1925,23 @@ def node_file_causes(explanation: Explanation, runner: Runner, avoided: Callable
 
 
 UNORDERABLE = "not supported between instances of"
+
+
+CALLED_RULE = re.compile(r"[A-Za-z_]\w*\(\)")
+
+
+def called_rule(runner: Runner, guard: GuardValue | None, condition: str, field_name: str) -> str:
+    """A condition that calls a rule held in a local (``if predicate():`` over a list of ``(name, lambda: ...)``
+    pairs, 0.5.20's prefill CUDA-graph rules) by the rule that decided: the one lambda of the guard's function
+    whose body reads the cause (``cfg.dcp_size > 1``); else the condition as written."""
+    if guard is None or not guard.file or not CALLED_RULE.fullmatch(condition.strip()):
+        return condition
+    found = runner.program.function(f"{guard.file}::{guard.function}")
+    if found is None:
+        return condition
+    reading = [node.body for node in ast.walk(found[1]) if isinstance(node, ast.Lambda) and any(
+        isinstance(n, ast.Attribute) and n.attr == field_name for n in ast.walk(node.body))]
+    return ast.unparse(reading[0]) if len(reading) == 1 else condition
 
 
 def comparison_candidates(explanation: Explanation, error: Event, runner: Runner) -> list[Candidate]:
