@@ -2125,3 +2125,36 @@ def test_a_condition_that_calls_a_rule_held_in_a_local_is_shown_by_the_rule_that
     explanation = explained(miniature_tree(tmp_path / "tbo", CALLED_RULES), "--model-path /m --enable-two-batch-overlap")
     top = verdict_of(explanation, field="prefill_graph").causes[0]
     assert (top.field, top.condition) == ("enable_two_batch_overlap", "self.enable_two_batch_overlap")
+
+
+DISPATCH = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    speculative_algorithm: Optional[str] = None
+    disable_overlap_schedule: bool = False
+
+    def __post_init__(self):
+        if self.speculative_algorithm == "NGRAM":
+            self._handle_ngram()
+
+    def _handle_ngram(self):
+        logger.warning("The overlap scheduler is disabled for NGRAM.")
+        self.disable_overlap_schedule = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "NGRAM"], default=None)
+        parser.add_argument("--disable-overlap-schedule", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_cause_decided_where_a_caller_dispatches_to_the_rule_is_sited_at_the_rules_write(tmp_path):
+    # pr17260, pr23000: ``if algorithm == 'NGRAM': _handle_ngram(...)``, whose write turns the overlap scheduler off;
+    # the cause is your --speculative-algorithm, at the rule that overrides the field, not at the dispatch
+    explanation = explained(miniature_tree(tmp_path, DISPATCH), "--model-path /m --speculative-algorithm NGRAM")
+    top = verdict_of(explanation, field="disable_overlap_schedule").causes[0]
+    assert (top.field, top.role, top.site.function) == ("speculative_algorithm", "user-flag", "ServerArgs._handle_ngram")
+    assert top.condition == "self.speculative_algorithm == 'NGRAM'"

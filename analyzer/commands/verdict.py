@@ -2434,7 +2434,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
         causes += [c for c in find_causes(explanation, skipped, avoided, runner, message=reason, exclude={name},
                                           effect=effect_of, phase=last.phase, prescribes=False)
                    if c.field not in known]
-    causes = rank(causes)
+    causes = [at_the_rule(cause, last) for cause in rank(causes)]
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,
                  why=f"SGLang sets {name} = {override.after!r} at {last.site.short()} in {last.site.function}"
                      + (f" (you gave {override.before!r})" if override.given else f" (default {override.before!r})"),
@@ -2450,6 +2450,17 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     if override.given and causes and causes[0] is not rule and not causes[0].runs_elsewhere:
         fix = change_text(explanation, causes[0])
     return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs)
+
+
+def at_the_rule(cause: Cause, last: Event) -> Cause:
+    """A cause decided by a condition of a caller that dispatches to the rule writing the field (``if algorithm ==
+    'NGRAM': _handle_ngram(...)``, the write inside): its site is that rule's write, where SGLang overrides the field
+    (``_handle_ngram``), not the dispatch. A value SGLang chose keeps its own site, and so does an ordering."""
+    site, write = cause.site, last.site
+    if (site is None or write is None or cause.role in ("sglang-default", "ordering") or site.function == write.function
+            or not any((g.file, g.line, g.function) == (site.file, site.line, site.function) for g in last.guards)):
+        return cause
+    return dataclasses.replace(cause, site=write)
 
 
 SHOWN_SWITCHES = 3  # features SGLang switched on its own that the verdict names, each with its cause
