@@ -2158,3 +2158,46 @@ def test_a_cause_decided_where_a_caller_dispatches_to_the_rule_is_sited_at_the_r
     top = verdict_of(explanation, field="disable_overlap_schedule").causes[0]
     assert (top.field, top.role, top.site.function) == ("speculative_algorithm", "user-flag", "ServerArgs._handle_ngram")
     assert top.condition == "self.speculative_algorithm == 'NGRAM'"
+
+
+CPU_ENGINE_GATE = '''
+"""A miniature ServerArgs: SGLang fills the device in from the node, and DFLASH refuses a CPU device."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+from sglang.srt.utils import get_device
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    device: Optional[str] = None
+    speculative_algorithm: Optional[str] = None
+
+    def __post_init__(self):
+        if self.device is None:
+            self.device = get_device()
+        if self.speculative_algorithm == "DFLASH" and self.device not in ("cuda", "npu", "xpu"):
+            raise ValueError("DFLASH speculative decoding only supports CUDA, NPU and XPU devices.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--device", type=str, default=None)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "DFLASH"], default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_your_device_that_is_the_nodes_own_under_the_launchs_env_is_the_node_not_a_fix(tmp_path):
+    # pr36782 (0.5.20): ``--device cpu`` on a Xeon under SGLANG_USE_CPU_ENGINE=1, where get_device() answers 'cpu'
+    # only with that env: the device is the node's own kind, and another kind (the XPU the message lists) is no fix
+    request = ExplainRequest(sglang=str(miniature_tree(tmp_path, CPU_ENGINE_GATE)), profile="cpu",
+                             args="--model-path /m --device cpu --speculative-algorithm DFLASH",
+                             env=["SGLANG_USE_CPU_ENGINE=1"])
+    verdict = verdict_of(explain(request))
+    device = next(c for c in verdict.causes if c.field == "device")
+    assert device.node_kind and device.runs_elsewhere
+    assert "--device" not in (verdict.fix or "")

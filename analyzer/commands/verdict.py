@@ -1633,7 +1633,7 @@ def kind_elsewhere(explanation: Explanation, inp: Input) -> Any:
         if (len(probes) != 1 or site.value_reads.fields or site.value_reads.env or site.value_reads.model
                 or not getattr(PROBES.get(probes[0]), "device_kind", False)):
             continue
-        here = profile.probe(probes[0])
+        here = profile.probe(probes[0], explanation.env)
         if not same_value(here, inp.value):
             continue
         mainstream = [a for a in answers_elsewhere(probes[0], runtime=MAINSTREAM_RUNTIME) if not same_value(a, here)]
