@@ -1939,9 +1939,15 @@ def called_rule(runner: Runner, guard: GuardValue | None, condition: str, field_
     found = runner.program.function(f"{guard.file}::{guard.function}")
     if found is None:
         return condition
-    reading = [node.body for node in ast.walk(found[1]) if isinstance(node, ast.Lambda) and any(
-        isinstance(n, ast.Attribute) and n.attr == field_name for n in ast.walk(node.body))]
+    reading = [node.body for node in ast.walk(found[1]) if isinstance(node, ast.Lambda) and reads_name(node.body, field_name)]
     return ast.unparse(reading[0]) if len(reading) == 1 else condition
+
+
+def reads_name(node: ast.AST, name: str) -> bool:
+    """Whether an expression reads ``name``: an attribute, a name or a keyword argument of that name (``cfg.dcp_size``,
+    ``is_hip=...``)."""
+    return any((isinstance(n, ast.Attribute) and n.attr == name) or (isinstance(n, ast.Name) and n.id == name)
+               or (isinstance(n, ast.keyword) and n.arg == name) for n in ast.walk(node))
 
 
 def comparison_candidates(explanation: Explanation, error: Event, runner: Runner) -> list[Candidate]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import ALSO_DECISIVE, Cause, StandIn, Verdict, fix_words
+from ..commands.verdict import ALSO_DECISIVE, Cause, StandIn, Verdict, fix_words, reads_name
 from ..node_files import KIND_WORDS
 
 WIDTH = 100
@@ -238,18 +238,12 @@ def condition_part(condition: str, field_name: str, value: Any = None) -> str:
     name = field_name.rsplit(".", 1)[-1].removesuffix("()")
     more = ""
     if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And):
-        reading = [v for v in tree.values if _reads(v, name)]
+        reading = [v for v in tree.values if reads_name(v, name)]
         if reading and len(reading) < len(tree.values):
             more = f" and ... ({len(tree.values) - len(reading)} more)"
             tree = reading[0] if len(reading) == 1 else ast.BoolOp(op=ast.And(), values=reading)
     text = ast.unparse(_Elide(name, value).visit(tree)).replace(f"**{_ELIDED}", "...") + more
     return text if len(text) < len(condition) else condition
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    """Whether the expression reads ``name``: an attribute, a name or a keyword argument of that name."""
-    return any((isinstance(n, ast.Attribute) and n.attr == name) or (isinstance(n, ast.Name) and n.id == name)
-               or (isinstance(n, ast.keyword) and n.arg == name) for n in ast.walk(node))
 
 
 class _Elide(ast.NodeTransformer):
@@ -264,8 +258,8 @@ class _Elide(ast.NodeTransformer):
         self.generic_visit(node)
         if len(node.args) + len(node.keywords) <= 2:
             return node
-        args = [a for a in node.args if _reads(a, self.name)]
-        keywords = [k for k in node.keywords if _reads(k, self.name)]
+        args = [a for a in node.args if reads_name(a, self.name)]
+        keywords = [k for k in node.keywords if reads_name(k, self.name)]
         if not args and not keywords or len(args) + len(keywords) == len(node.args) + len(node.keywords):
             return node
         return ast.Call(func=node.func, args=args, keywords=[*keywords, ast.keyword(arg=None, value=ast.Name(_ELIDED))])
