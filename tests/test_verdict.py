@@ -2158,6 +2158,11 @@ def test_a_cause_decided_where_a_caller_dispatches_to_the_rule_is_sited_at_the_r
     top = verdict_of(explanation, field="disable_overlap_schedule").causes[0]
     assert (top.field, top.role, top.site.function) == ("speculative_algorithm", "user-flag", "ServerArgs._handle_ngram")
     assert top.condition == "self.speculative_algorithm == 'NGRAM'"
+    # the words say where the condition is, and the rule it leads to
+    from analyzer.views.verdict import cause_effect
+
+    assert top.condition_site.function == "ServerArgs.__post_init__"
+    assert "in ServerArgs.__post_init__, which calls ServerArgs._handle_ngram)" in cause_effect(top)
 
 
 CPU_ENGINE_GATE = '''

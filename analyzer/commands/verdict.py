@@ -95,7 +95,7 @@ class Cause:
     field: str  # a field, an env var (role env), a probe (role hardware), a model attribute (role model), a node file (role node)
     value: Any  # its value on this launch
     role: str  # one of ROLES
-    site: SiteRef | None  # sglang-default / ordering: the write; otherwise the condition
+    site: SiteRef | None  # sglang-default / ordering: the write; otherwise the condition (a caller's dispatch: the rule's write)
     why: str  # one line in words
     condition: str  # the condition it decides, as SGLang writes it
     alternative: Any = None  # the value that, run through the engine, avoided the outcome
@@ -128,6 +128,9 @@ class Cause:
     # the model, named in SGLang's message, fails a list of the architectures a feature supports (``model_arch not in
     # [...]``): the feature is what you asked for, and your model not being on its list is why it raises
     off_the_list: bool = False
+    # where the condition is, when ``site`` is the write of the rule a caller's condition dispatches to (``if algorithm ==
+    # 'NGRAM': _handle_ngram(...)``: the condition in the caller, the site in ``_handle_ngram``); None otherwise
+    condition_site: SiteRef | None = None
 
     @property
     def runs_elsewhere(self) -> bool:
@@ -2466,7 +2469,7 @@ def at_the_rule(cause: Cause, last: Event) -> Cause:
     if (site is None or write is None or cause.role in ("sglang-default", "ordering") or site.function == write.function
             or not any((g.file, g.line, g.function) == (site.file, site.line, site.function) for g in last.guards)):
         return cause
-    return dataclasses.replace(cause, site=write)
+    return dataclasses.replace(cause, site=write, condition_site=site)
 
 
 SHOWN_SWITCHES = 3  # features SGLang switched on its own that the verdict names, each with its cause

@@ -78,7 +78,9 @@ def cause_effect(cause: Cause, override=None) -> str:
     else:
         outcome = f"SGLang chooses another {override.field}"
     where = ""
-    if cause.role != "sglang-default" and cause.site is not None:
+    if cause.condition_site is not None:  # a caller's dispatch to the rule that writes (``verdict.at_the_rule``)
+        where = f" (at {cause.condition_site.short()} in {cause.condition_site.function}, which calls {cause.site.function})"
+    elif cause.role != "sglang-default" and cause.site is not None:
         where = f" (at {cause.site.short()} in {cause.site.function})"
     undid = f", where SGLang resets your {cause.undid_flag}, which its message asks for" if cause.undid_flag else ""
     return f"so `{cause.condition}` is {'true' if cause.held else 'false'}{where}{undid}; {_with(cause)} {outcome}"
