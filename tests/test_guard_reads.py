@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.commands import guard_reads
-from analyzer.extract.reads import reads_of_text
+from analyzer.extract.text_reads import reads_of_text
 from analyzer.knowledge.kinds import EventKind, SiteKind
 from analyzer.contracts.extraction import Extraction, Function, Guard, Location, Reads, Site
 from analyzer.contracts.trace import Event, GuardValue, SiteRef, Trace

@@ -13,6 +13,7 @@ import functools
 
 from ..contracts.extraction import Extraction, Reads
 from ..contracts.trace import GuardValue, Trace
+from ..extract import text_reads
 
 _INDEXED: list[tuple[Extraction, dict[tuple[str, int], Reads]]] = []  # the last few extractions' indexes
 _INDEXES_KEPT = 4
@@ -37,7 +38,7 @@ def guard_index(extraction: Extraction) -> dict[tuple[str, int], Reads]:
 def attach_reads(trace: Trace, extraction: Extraction, from_text: bool = True) -> None:
     """Fill ``reads`` of every condition in the trace that has none yet. ``from_text=False``: only those extraction
     found; a condition no extracted guard covers (start-up code) keeps ``None``, read from its text when asked
-    (``reads_of``), so a run that never asks does not import libcst (0.1 s)."""
+    (``reads_of``): a run that never asks does not read them."""
     index = guard_index(extraction)
     events = [*trace.events, trace.error, *(a.error for a in trace.alternatives)]
     for event in events:
@@ -50,18 +51,15 @@ def attach_reads(trace: Trace, extraction: Extraction, from_text: bool = True) -
 
 
 def reads_of_text(expr: str) -> Reads:
-    """``extract.reads.reads_of_text``, imported on first use: it parses with libcst (0.3 s to
-    import), and a run whose conditions all have an extracted guard never needs it. Each text is
-    read once per process (a copy is returned: callers own their ``Reads``)."""
+    """``extract.text_reads.reads_of_text``, each text read once per process (a copy is returned: callers
+    own their ``Reads``)."""
     read = _read_text(expr)
     return Reads(fields=list(read.fields), env=list(read.env), probes=list(read.probes), model=list(read.model))
 
 
 @functools.lru_cache(maxsize=4096)
 def _read_text(expr: str) -> Reads:
-    from ..extract.reads import reads_of_text as read_text  # libcst (0.3 s): only a condition no extracted guard covers
-
-    return read_text(expr)
+    return text_reads.reads_of_text(expr)
 
 
 def reads_for(guard: GuardValue, index: dict[tuple[str, int], Reads]) -> Reads:

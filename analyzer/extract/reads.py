@@ -13,15 +13,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..knowledge import probes
-from ..knowledge.receivers import RECEIVERS
+from ..knowledge.read_calls import (ENV_READ_CALLS, ENVIRON_METHODS, ENVS_NAME, MODEL_ROOT_CALLS, MODEL_ROOT_NAMES,
+                                    OS_ENVIRON, PLATFORM_CALL, PLATFORM_NAME, TORCH_PROBE_ATTRIBUTES, TORCH_PROBE_CALLS)
 from ..contracts.extraction import Reads
 from .parse import ImportedName, TypeDispatch, code_of, walk
-
-# Calls that read an env var by literal name: name -> positional index of the var name.
-ENV_READ_CALLS = {"get_bool_env_var": 0, "get_int_env_var": 0, "getenv": 0, "get_env": 0}
-# Names and calls that stand for the model's config.
-MODEL_ROOT_NAMES = ("hf_config", "model_config", "text_config", "hf_text_config")
-MODEL_ROOT_CALLS = ("get_model_config", "model_config_of", "get_hf_config", "get_config")
 
 
 @dataclass
@@ -63,14 +58,14 @@ def literal_string(node: cst.BaseExpression) -> str | None:
 
 def env_name_of(node: cst.BaseExpression) -> str | None:
     """``envs.NAME`` (optionally ``.get()``-ed later) -> NAME."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "envs":
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == ENVS_NAME:
         return node.attr.value
     return None
 
 
 def _os_environ(node: cst.BaseExpression, scope: ReadScope) -> bool:
     text = code_of(node)
-    if text == "os.environ":
+    if text == OS_ENVIRON:
         return True
     return text == "environ" and scope.imports.get("environ", ImportedName("", None)).module == "os"
 
@@ -99,7 +94,7 @@ class _Reader(TypeDispatch):
             self.add("env", env)
             return False
         text = code_of(node)
-        if text.startswith(("torch.cuda.", "torch.version.", "torch.backends.")):
+        if text.startswith(TORCH_PROBE_ATTRIBUTES):
             self.add("probes", text)
             return False
         root = _root_name(node)
@@ -112,10 +107,10 @@ class _Reader(TypeDispatch):
                 self.add("model", node.attr.value)
                 self.visit(node.value)
                 return False
-            if callee == "get_platform" or callee.endswith(".get_platform"):
-                self.add("probes", f"get_platform().{node.attr.value}")
+            if callee == PLATFORM_CALL or callee.endswith("." + PLATFORM_CALL):
+                self.add("probes", f"{PLATFORM_CALL}().{node.attr.value}")
                 return False
-        if root == "current_platform":
+        if root == PLATFORM_NAME:
             self.add("probes", text)
             return False
         return None
@@ -147,7 +142,7 @@ class _Reader(TypeDispatch):
                 self.add("fields", attr)
             return None
         # os.environ.get("X") / os.getenv("X") / get_bool_env_var("X")
-        if isinstance(func, cst.Attribute) and func.attr.value in ("get", "setdefault", "pop") and _os_environ(func.value, self.scope):
+        if isinstance(func, cst.Attribute) and func.attr.value in ENVIRON_METHODS and _os_environ(func.value, self.scope):
             if node.args:
                 key = literal_string(node.args[0].value)
                 if key:
@@ -160,7 +155,7 @@ class _Reader(TypeDispatch):
                 return False
         if isinstance(func, cst.Name) and self.scope.is_probe_name(func.value):
             self.add("probes", f"{func.value}()")
-        elif isinstance(func, cst.Attribute) and name.startswith(("torch.cuda.", "torch.version.")):
+        elif isinstance(func, cst.Attribute) and name.startswith(TORCH_PROBE_CALLS):
             self.add("probes", f"{name}()")
         if last in MODEL_ROOT_CALLS:
             self.add("model", "config")
@@ -215,14 +210,3 @@ def reads_of(node: cst.CSTNode | None, scope: ReadScope) -> Reads:
     if node is not None:
         _Reader(scope, reads, set()).visit(node)
     return reads
-
-
-def reads_of_text(expr: str) -> Reads:
-    """What a condition's text reads when the extraction has no guard at its place (a Trace read
-    from JSON, a condition of code outside the scanned functions): the record through any of
-    SGLang's receiver names, no locals followed. Text that is not an expression reads nothing."""
-    try:
-        node = cst.parse_expression(expr)
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
-        return Reads()
-    return reads_of(node, ReadScope(receivers=set(RECEIVERS), field_names=set()))

@@ -9,6 +9,7 @@ Every SGLang identifier the analyzer relies on is named in one of these modules,
 * ``flag_help``: what a flag's help says it is for (a testing bypass is no fix).
 * ``intent``: what a fix gives up of what you asked for (the features an operator would not give up lightly).
 * ``kinds``: the kinds of extracted sites and of Trace events (their JSON strings).
+* ``read_calls``: the calls and names through which a condition reads an env var, the model's config or a probe.
 
 The package imports nothing else from ``analyzer``: any layer may read it.
 """
