@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ MINIATURE = '''
 import argparse
 import ast
 import dataclasses
+import json
 from typing import Optional
 
 
@@ -242,6 +244,7 @@ MECHANISMS = '''
 import argparse
 import ast
 import dataclasses
+import json
 from typing import Optional
 
 from sglang.srt.environ import envs
@@ -369,6 +372,7 @@ DEFAULTS = '''
 import argparse
 import ast
 import dataclasses
+import json
 from typing import Optional
 
 from sglang.srt.utils import is_hip, is_sm100_supported
@@ -515,6 +519,7 @@ SWITCHES = '''
 import argparse
 import ast
 import dataclasses
+import json
 from typing import Optional
 
 
@@ -1142,6 +1147,7 @@ NODE_DEVICE = '''
 import argparse
 import ast
 import dataclasses
+import json
 from typing import Optional
 
 from sglang.srt.utils import get_device
@@ -2206,3 +2212,35 @@ def test_your_device_that_is_the_nodes_own_under_the_launchs_env_is_the_node_not
     device = next(c for c in verdict.causes if c.field == "device")
     assert device.node_kind and device.runs_elsewhere
     assert "--device" not in (verdict.fix or "")
+
+
+@pytest.mark.network
+def test_a_value_a_registered_model_override_declares_is_the_models(tree, tmp_path):
+    """A provider the registry holds for the architecture (``@_register_for("Olmo2ForCausalLM")`` on 0.5.23) declares
+    a value under no condition of its own: the registry's lookup by architecture is the condition, and the model the
+    cause (as GLM-4.7's ``enable_tf32_matmul`` on 0.5.20, #22744). A counterfactual run tracks it at the provider."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "hidden_size": 4096,
+                                  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+                                  "num_key_value_heads": 32, "vocab_size": 100278, "torch_dtype": "bfloat16"}))
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.23").root), args="--model-path allenai/OLMo-2-1124-7B-Instruct",
+                                         profile="h100", model_config=str(config)))
+    cause = verdict_of(explanation, field="disable_hybrid_swa_memory").causes[0]
+    assert (cause.field, cause.role, cause.value) == ("architectures", "model", "Olmo2ForCausalLM")
+    assert cause.condition == "hf_config.architectures[0] in ['Olmo2ForCausalLM']"
+    assert (cause.site.file, cause.site.function) == ("sglang/srt/arg_groups/model_overrides/olmo2.py", "_olmo2_overrides")
+
+
+@pytest.mark.network
+def test_a_value_sglang_wrote_for_the_model_is_itself_a_cause(tree):
+    """DeepSeek-V4's provider writes ``attention_backend = 'dsv4'`` for the model, and deterministic inference refuses
+    that backend. The model is why SGLang wrote it, but the value is what the operator can change: it stays the
+    cause, first, with the model and the flag beside it (#37292's launch, here on an H200)."""
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.23").root), profile="h200",
+                                         args="--model-path deepseek-ai/DeepSeek-V4-Flash --tp 8 --enable-deterministic-inference",
+                                         model_config=str(Path(__file__).parent / "cases" / "models" / "DeepSeek-V4-Flash.json")))
+    causes = verdict_of(explanation).causes
+    assert (causes[0].field, causes[0].role, causes[0].value) == ("attention_backend", "sglang-default", "dsv4")
+    assert causes[0].site.function == "_deepseek_v4_overrides"
+    assert ("enable_deterministic_inference", "user-flag") in [(c.field, c.role) for c in causes[1:]]
+    assert ("architectures", "model") in [(c.field, c.role) for c in causes[1:]]

@@ -76,8 +76,9 @@ MAX_RUNS = 24  # engine runs for one outcome (each 5-20 ms)
 FIX_RUNS = 4  # of them, kept for a raise's fix: its first cause's change, with SGLang's advice and alone, and one more
 MAX_ALTERNATIVES = 4  # values tried for one input
 TRUTHY = {"1", "true", "yes", "on"}
-# a neutral architecture for the model counterfactual: SGLang's plainest dense decoder
-NEUTRAL_ARCHITECTURE = "LlamaForCausalLM"
+# plain decoders tried for the model after the architectures a condition names; the second where the first's config
+# class refuses this config (``LlamaConfig`` wants the hidden size a multiple of the heads: GLM-4.7's is not)
+NEUTRAL_ARCHITECTURES = ("LlamaForCausalLM", "Qwen3ForCausalLM")
 # architectures a condition names, tried for the model: those with the model's own head first (``...ForConditionalGeneration``
 # for a multimodal one), whose config is likelier to hold what their code reads of it
 NAMED_ARCHITECTURES = 2
@@ -1235,12 +1236,14 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
     if inp.kind == "model":
         named = [n for n in architecture_names(explanation, guard.expr, guard.file, program, guard.function) if n != inp.value]
         named.sort(key=lambda name: _head_kind(name) != _head_kind(str(inp.value)))
-        return (named[:NAMED_ARCHITECTURES] + [NEUTRAL_ARCHITECTURE] if inp.value != NEUTRAL_ARCHITECTURE
-                else named[:NAMED_ARCHITECTURES])
+        return named[:NAMED_ARCHITECTURES] + [n for n in NEUTRAL_ARCHITECTURES if n != inp.value]
     return []
 
 
 SHOWN_CAUSES = 3  # the top cause and the others the verdict names (its block shows up to four)
+# what the operator cannot change for this launch: the search goes on past SHOWN_CAUSES of these alone, to a cause a
+# fix can change (Qwen3.5's page size on a B200: the hardware twice and the model, then the attention backend you left)
+UNCHANGEABLE = ("hardware", "model", "node")
 ALSO_DECISIVE = 3  # inputs a raise's block names after its Cause, on the "Also decisive" line (views.verdict)
 
 
@@ -1333,8 +1336,10 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
     pending = sorted(candidates, key=order)
     stepped_back: set[tuple] = set()
     pinned_later: list[Candidate] = []  # values SGLang writes whatever you pass, tried last
-    # values SGLang wrote whose own conditions gave a cause: what its write stores is not tried, unless you cannot give
-    # another value yourself (``refused_at``): then SGLang's choice there is the decision (the auto-chosen topk 4)
+    # values SGLang wrote whose own conditions gave a cause you control: what its write stores is not tried, unless you
+    # cannot give another value yourself (``refused_at``): then SGLang's choice there is the decision (the auto-chosen
+    # topk 4). A value SGLang wrote for the model or the hardware is still tried: its choice is what you can change
+    # (DeepSeek-V4's provider writes ``attention_backend = 'dsv4'``, which deterministic inference refuses)
     explained: set[str] = set()
 
     def still_open(pinned: list[Candidate]) -> list[Candidate]:
@@ -1354,11 +1359,12 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
         inp, guard = candidate.inp, candidate.guard
         if inp.key in causes:
             continue
-        if len(causes) >= SHOWN_CAUSES and candidate.pin:
+        full = len(causes) >= SHOWN_CAUSES and any(c.role not in UNCHANGEABLE for c in causes.values())
+        if full and candidate.pin:
             continue
         best = (candidate.own is None, rank_[0], 0, not (candidate.via is not None and undoes_named_flag(explanation, candidate.via, message)),
                 rank_[1])
-        if len(causes) >= SHOWN_CAUSES and best > max(rank_key(c)[:5] for c in causes.values()):
+        if full and best > max(rank_key(c)[:5] for c in causes.values()):
             break  # nothing left could rank among the causes shown
         named = mentioned(inp, message, explanation.extraction)
         found = None
@@ -1411,7 +1417,8 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             undid = ""
             if candidate.via is not None:
                 via = candidate.via
-                explained.add(via.field)
+                if inp.role in CONTROLLED:
+                    explained.add(via.field)
                 why += f", which made SGLang set {via.field} = {via.new!r} at {via.site.short()} in {via.site.function}"
                 if undoes_named_flag(explanation, via, message):
                     undid = explanation.parsed.given_flags.get(via.field) or "--" + via.field.replace("_", "-")

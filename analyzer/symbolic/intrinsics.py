@@ -28,7 +28,7 @@ from ..errors import SgtraceError
 from ..knowledge.log_levels import LOGGER_METHODS
 from ..knowledge.receivers import SERVER_ARGS_CLASS, SERVER_ARGS_FILE
 from ..safe_read import read_file
-from ..contracts.trace import SiteRef, Unknown
+from ..contracts.trace import GuardValue, SiteRef, Unknown
 from . import modeldir
 from .copying import deep_copy
 from .interp import Frame, SGLangError, _source, contains_unknown, is_plain
@@ -293,21 +293,41 @@ def collect_model_override_declarations(interp, args, kwargs, node, frame):
         elif role == "predicate-override":
             predicated.append(function)
     for function in overrides:
-        if function.role_arg and architecture in [a.strip() for a in function.role_arg.split(",")]:
-            result = interp.call(FunctionRef(function.file, function.qualname), [server_args, hf_config], {}, node, frame)
-            if isinstance(result, dict) and result:
-                declarations.append((function.qualname, result))
+        keys = [a.strip() for a in function.role_arg.split(",")] if function.role_arg else []
+        _provide(interp, frame, node, function, f"{MODEL_ARCHITECTURE} in {keys!r}", architecture in keys,
+                 [server_args, hf_config], declarations)
     for function in predicated:
         if function.role_arg:
             matched = _predicate_matches(interp, function, architecture, frame)
             if isinstance(matched, Unknown):
                 world.note(f"override {function.qualname}: its predicate is not modeled")
                 continue
-            if matched:
-                result = interp.call(FunctionRef(function.file, function.qualname), [server_args, hf_config], {}, node, frame)
-                if isinstance(result, dict) and result:
-                    declarations.append((function.qualname, result))
+            _provide(interp, frame, node, function, f"({function.role_arg})({MODEL_ARCHITECTURE})", bool(matched),
+                     [server_args, hf_config], declarations)
     return declarations
+
+
+MODEL_ARCHITECTURE = "hf_config.architectures[0]"  # what a model override's registration is keyed by
+
+
+def _provide(interp, frame: Frame, node, function, condition: str, matched: bool, arguments: list, declarations: list) -> None:
+    """A provider the registry holds for some architectures runs when the model is one of them
+    (``_MODEL_OVERRIDE_FNS.get(architecture)``, a predicate's ``if predicate(architecture)``): that lookup
+    is a condition SGLang states at the provider's registration, ``condition`` on the model's architecture.
+    A counterfactual run tracks it there (``World.observe_at``), and what the provider declares holds on
+    it, as on an architecture's ``if``; its declaration, if any, joins ``declarations``."""
+    guard = GuardValue(condition, matched, matched, function.file, function.line, function.qualname)
+    interp.world.observe_at(guard.where(), matched)
+    if not matched:
+        return
+    depth = len(frame.guards)
+    frame.guards.append(guard)
+    try:
+        result = interp.call(FunctionRef(function.file, function.qualname), arguments, {}, node, frame)
+    finally:
+        del frame.guards[depth:]
+    if isinstance(result, dict) and result:
+        declarations.append((function.qualname, result))
 
 
 def _predicate_matches(interp, function, architecture, frame):

@@ -257,20 +257,24 @@ class World:
         hooks.passed.append((where, len(self.events)))
         return True
 
+    def observe_at(self, where: tuple[str, int], held: bool) -> None:
+        """A condition's outcome at ``where`` (file, line), as a counterfactual run tracks it: also one SGLang
+        states other than as an ``if`` (a model override's registration, ``intrinsics._provide``)."""
+        if self.journal is not None:
+            self.journal.conditions.add(where)
+        hooks = self.hooks
+        if hooks is not None and hooks.track and where in hooks.track:
+            hooks.seen.setdefault(where, []).append(held)
+            if hooks.stop_unless == (where, held) and (not held) not in hooks.seen[where]:
+                hooks.stopped = True
+                raise StopRun(f"{where[0]}:{where[1]}")
+
     def observe(self, frame, node, expr: str, held: bool, value: Any, guard=None, terms=None, start: int | None = None) -> None:
         """Record a condition: the outcomes a counterfactual run tracks (any frame), and in a watched
         function the condition for error diagnosis and, with ``details``, for ``explain --field``."""
-        if self.journal is not None:
-            self.journal.conditions.add((frame.module.rel, getattr(node, "lineno", 0)))
         hooks = self.hooks
-        if hooks is not None and hooks.track:
-            where = (frame.module.rel, getattr(node, "lineno", 0))
-            if where in hooks.track:
-                hooks.seen.setdefault(where, []).append(held)
-                if hooks.stop_unless == (where, held) and (not held) not in hooks.seen[where]:
-
-                    hooks.stopped = True
-                    raise StopRun(f"{where[0]}:{where[1]}")
+        if self.journal is not None or (hooks is not None and hooks.track):
+            self.observe_at((frame.module.rel, getattr(node, "lineno", 0)), held)
         if not frame.watched:
             return
         # the number of events so far: what the condition saw is what was written before it
