@@ -48,6 +48,7 @@ TEXTS = [
     "for x in self.items",
     "",
     "self.a[1:2] and os.environ[key]",
+    "(os.environ['A'] if self.x else\n torch.cuda.is_available(\n    current_platform.device)) or os.environ[\n  k + 'é']",
 ]
 
 

@@ -15,6 +15,7 @@ own span of the condition (``code_of`` of libcst's lossless tree), on one line.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from ..contracts.extraction import Reads
@@ -24,6 +25,7 @@ from ..knowledge.read_calls import (ENV_READ_CALLS, ENVIRON_METHODS, ENVS_NAME, 
 from ..knowledge.receivers import RECEIVERS
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError)
+_LINE_END = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer counts
 _NO_READS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
@@ -43,7 +45,9 @@ def reads_of_text(expr: str) -> Reads:
 
 class _TextReader:
     def __init__(self, text: str, reads: Reads) -> None:
-        self.text = text
+        # the text's lines as the parser counts them, in UTF-8 (a node's columns count bytes): a node's text costs
+        # its own length, not the whole text's (``ast.get_source_segment`` splits the text again for each node)
+        self.lines = [line.encode() for line in _LINE_END.split(text)]
         self.reads = reads
 
     def add(self, bucket: str, name: str) -> None:
@@ -53,10 +57,13 @@ class _TextReader:
 
     def code(self, node: ast.AST) -> str:
         """The node's own text, on one line where it spans several (``parse.code_of``)."""
-        text = ast.get_source_segment(self.text, node) or ""
-        if "\n" in text:
-            text = " ".join(part.strip() for part in text.splitlines() if part.strip())
-        return text
+        first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined, operator]
+        start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        if first == last:
+            return self.lines[first][start:end].decode(errors="replace")
+        parts = [self.lines[first][start:], *self.lines[first + 1:last], self.lines[last][:end]]
+        text = b"\n".join(parts).decode(errors="replace")
+        return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
     def visit(self, node: Any) -> None:
         """Pre-order, in the text's order; a handler returning False keeps the walk out of its node."""
