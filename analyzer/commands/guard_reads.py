@@ -3,7 +3,8 @@
 Extraction already knows what every guard of a site or a call reads (``Guard.reads``,
 locals followed, imports resolved). The engine's conditions are the same statements, found
 by place (file, line); a condition the extraction has no guard for (code outside the scanned
-functions) is read from its text with the same reader. ``explain``, ``fix`` and the report
+functions) is read from its text by the same rules (``extract.text_reads``, with Python's ``ast``:
+no libcst on a warm run). ``explain``, ``fix`` and the report
 then use ``GuardValue.reads`` and never re-derive a condition's inputs from its text.
 """
 
