@@ -109,6 +109,12 @@ class Reads:
     def is_empty(self) -> bool:
         return not (self.fields or self.env or self.probes or self.model)
 
+    def add(self, bucket: str, name: str) -> None:
+        """``name`` into ``bucket`` (``fields``, ``env``, ``probes`` or ``model``), once, in the order read."""
+        items: list[str] = getattr(self, bucket)
+        if name not in items:
+            items.append(name)
+
 
 def _union(a: list[str], b: list[str]) -> list[str]:
     out = list(a)

@@ -76,49 +76,44 @@ class _Reader(TypeDispatch):
         self.reads = reads
         self.seen = seen
 
-    def add(self, bucket: str, name: str) -> None:
-        items = getattr(self.reads, bucket)
-        if name not in items:
-            items.append(name)
-
     def visit(self, node: cst.CSTNode) -> None:
         walk(node, self.enter)
 
     # -- fields ------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute):
         if self.scope.is_receiver(node.value):
-            self.add("fields", node.attr.value)
+            self.reads.add("fields", node.attr.value)
             return False
         env = env_name_of(node)
         if env is not None:
-            self.add("env", env)
+            self.reads.add("env", env)
             return False
         text = code_of(node)
         if text.startswith(TORCH_PROBE_ATTRIBUTES):
-            self.add("probes", text)
+            self.reads.add("probes", text)
             return False
         root = _root_name(node)
         if root in MODEL_ROOT_NAMES:
-            self.add("model", _model_path(node))
+            self.reads.add("model", _model_path(node))
             return False
         if isinstance(node.value, cst.Call):
             callee = code_of(node.value.func)
             if callee.split(".")[-1] in MODEL_ROOT_CALLS:
-                self.add("model", node.attr.value)
+                self.reads.add("model", node.attr.value)
                 self.visit(node.value)
                 return False
             if callee == PLATFORM_CALL or callee.endswith("." + PLATFORM_CALL):
-                self.add("probes", f"{PLATFORM_CALL}().{node.attr.value}")
+                self.reads.add("probes", f"{PLATFORM_CALL}().{node.attr.value}")
                 return False
         if root == PLATFORM_NAME:
-            self.add("probes", text)
+            self.reads.add("probes", text)
             return False
         return None
 
     def visit_Subscript(self, node: cst.Subscript):
         if _os_environ(node.value, self.scope):
             key = literal_string(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
-            self.add("env", key or code_of(node.slice[0]))
+            self.reads.add("env", key or code_of(node.slice[0]))
             return False
         return None
 
@@ -128,7 +123,7 @@ class _Reader(TypeDispatch):
             if isinstance(target.operator, (cst.In, cst.NotIn)) and _os_environ(target.comparator, self.scope):
                 key = literal_string(node.left)
                 if key:
-                    self.add("env", key)
+                    self.reads.add("env", key)
         return None
 
     def visit_Call(self, node: cst.Call):
@@ -139,29 +134,29 @@ class _Reader(TypeDispatch):
         if name == "getattr" and len(node.args) >= 2 and self.scope.is_receiver(node.args[0].value):
             attr = literal_string(node.args[1].value)
             if attr:
-                self.add("fields", attr)
+                self.reads.add("fields", attr)
             return None
         # os.environ.get("X") / os.getenv("X") / get_bool_env_var("X")
         if isinstance(func, cst.Attribute) and func.attr.value in ENVIRON_METHODS and _os_environ(func.value, self.scope):
             if node.args:
                 key = literal_string(node.args[0].value)
                 if key:
-                    self.add("env", key)
+                    self.reads.add("env", key)
             return None
         if last in ENV_READ_CALLS and node.args:
             key = literal_string(node.args[ENV_READ_CALLS[last]].value)
             if key:
-                self.add("env", key)
+                self.reads.add("env", key)
                 return False
         if isinstance(func, cst.Name) and self.scope.is_probe_name(func.value):
-            self.add("probes", f"{func.value}()")
+            self.reads.add("probes", f"{func.value}()")
         elif isinstance(func, cst.Attribute) and name.startswith(TORCH_PROBE_CALLS):
-            self.add("probes", f"{name}()")
+            self.reads.add("probes", f"{name}()")
         if last in MODEL_ROOT_CALLS:
-            self.add("model", "config")
+            self.reads.add("model", "config")
         # self.enable_mamba_extra_buffer() style helper methods read fields through the receiver
         if isinstance(func, cst.Attribute) and self.scope.is_receiver(func.value):
-            self.add("fields", f"{func.attr.value}()")
+            self.reads.add("fields", f"{func.attr.value}()")
             for arg in node.args:
                 self.visit(arg)
             return False
@@ -175,7 +170,7 @@ class _Reader(TypeDispatch):
         if name in self.seen:
             return None
         if name in self.scope.aliases:
-            self.add("fields", self.scope.aliases[name][0])
+            self.reads.add("fields", self.scope.aliases[name][0])
             return None
         values = self.scope.locals.get(name)
         if values:
@@ -183,7 +178,7 @@ class _Reader(TypeDispatch):
             for value in values:
                 self.visit(value)
         elif name in MODEL_ROOT_NAMES:
-            self.add("model", name)
+            self.reads.add("model", name)
         return None
 
 

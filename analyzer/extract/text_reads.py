@@ -50,11 +50,6 @@ class _TextReader:
         self.lines = [line.encode() for line in _LINE_END.split(text)]
         self.reads = reads
 
-    def add(self, bucket: str, name: str) -> None:
-        items = getattr(self.reads, bucket)
-        if name not in items:
-            items.append(name)
-
     def code(self, node: ast.AST) -> str:
         """The node's own text, on one line where it spans several (``parse.code_of``)."""
         first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined, operator]
@@ -84,30 +79,30 @@ class _TextReader:
     def attribute(self, node: ast.Attribute) -> bool | None:
         value = node.value
         if isinstance(value, ast.Name) and value.id in RECEIVERS:
-            self.add("fields", node.attr)
+            self.reads.add("fields", node.attr)
             return False
         if isinstance(value, ast.Name) and value.id == ENVS_NAME:
-            self.add("env", node.attr)
+            self.reads.add("env", node.attr)
             return False
         text = self.code(node)
         if text.startswith(TORCH_PROBE_ATTRIBUTES):
-            self.add("probes", text)
+            self.reads.add("probes", text)
             return False
         root = _root_name(node)
         if root in MODEL_ROOT_NAMES:
-            self.add("model", self.model_path(node))
+            self.reads.add("model", self.model_path(node))
             return False
         if isinstance(value, ast.Call):
             callee = self.code(value.func)
             if callee.split(".")[-1] in MODEL_ROOT_CALLS:
-                self.add("model", node.attr)
+                self.reads.add("model", node.attr)
                 self.visit(value)
                 return False
             if callee == PLATFORM_CALL or callee.endswith("." + PLATFORM_CALL):
-                self.add("probes", f"{PLATFORM_CALL}().{node.attr}")
+                self.reads.add("probes", f"{PLATFORM_CALL}().{node.attr}")
                 return False
         if root == PLATFORM_NAME:
-            self.add("probes", text)
+            self.reads.add("probes", text)
             return False
         return None
 
@@ -115,7 +110,7 @@ class _TextReader:
         if self.code(node.value) == OS_ENVIRON:
             first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
             key = _literal_string(first) if not isinstance(first, ast.Slice) else None
-            self.add("env", key or self.code(first))
+            self.reads.add("env", key or self.code(first))
             return False
         return None
 
@@ -125,7 +120,7 @@ class _TextReader:
             if isinstance(operator, (ast.In, ast.NotIn)) and self.code(comparator) == OS_ENVIRON:
                 key = _literal_string(node.left)
                 if key:
-                    self.add("env", key)
+                    self.reads.add("env", key)
         return None
 
     def call(self, node: ast.Call) -> bool | None:
@@ -137,29 +132,29 @@ class _TextReader:
         if name == "getattr" and len(arguments) >= 2 and _is_receiver(arguments[0]):
             attr = _literal_string(arguments[1])
             if attr:
-                self.add("fields", attr)
+                self.reads.add("fields", attr)
             return None
         # os.environ.get("X") / os.getenv("X") / get_bool_env_var("X")
         if isinstance(func, ast.Attribute) and func.attr in ENVIRON_METHODS and self.code(func.value) == OS_ENVIRON:
             if arguments:
                 key = _literal_string(arguments[0])
                 if key:
-                    self.add("env", key)
+                    self.reads.add("env", key)
             return None
         if last in ENV_READ_CALLS and arguments:
             key = _literal_string(arguments[ENV_READ_CALLS[last]])
             if key:
-                self.add("env", key)
+                self.reads.add("env", key)
                 return False
         if isinstance(func, ast.Name) and probes.is_probe_call(func.id):
-            self.add("probes", f"{func.id}()")
+            self.reads.add("probes", f"{func.id}()")
         elif isinstance(func, ast.Attribute) and name.startswith(TORCH_PROBE_CALLS):
-            self.add("probes", f"{name}()")
+            self.reads.add("probes", f"{name}()")
         if last in MODEL_ROOT_CALLS:
-            self.add("model", "config")
+            self.reads.add("model", "config")
         # self.enable_mamba_extra_buffer() style helper methods read fields through the receiver
         if isinstance(func, ast.Attribute) and _is_receiver(func.value):
-            self.add("fields", f"{func.attr}()")
+            self.reads.add("fields", f"{func.attr}()")
             for argument in _argument_nodes(node):
                 self.visit(argument)
             return False
@@ -170,7 +165,7 @@ class _TextReader:
 
     def name(self, name: str) -> None:
         if name not in RECEIVERS and name in MODEL_ROOT_NAMES:
-            self.add("model", name)
+            self.reads.add("model", name)
 
     def model_path(self, node: ast.Attribute) -> str:
         """``hf_config.text_config.layer_types`` -> ``text_config.layer_types``."""
