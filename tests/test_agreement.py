@@ -48,6 +48,7 @@ REPLAYED = [
     "deepseek-v32-h200-tp8-0.5.11",
     "qwen35-layer-types-short-0.5.23",
     "deepseek-v4-no-sliding-window-h200-tp8-0.5.23",
+    "gemma4-moe-modelopt-nvfp4-b200-0.5.14",
     "start-up-fa3-on-blackwell-0.5.11",
     "start-up-hybrid-gdn-backend-on-blackwell-0.5.11",
     "start-up-fa3-on-blackwell-0.5.23",

@@ -547,3 +547,24 @@ def test_an_attribute_a_config_class_does_not_give_is_python_s_attribute_error(t
     unknown = explain(ExplainRequest(sglang="0.5.23", args=args, profile="h200", model_config=str(tmp_path))).trace
     assert unknown.error is None or unknown.error.exc_type != "AttributeError", unknown.error
     assert any("read as plain data" in n for n in unknown.notes), unknown.notes
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version, site", [
+    ("0.5.14", "sglang/srt/server_args.py"),
+    ("0.5.23", "sglang/srt/arg_groups/model_overrides/gemma4.py"),
+])
+def test_an_edit_sglang_makes_to_a_dict_of_config_json_is_read_later(version, site):
+    """ModelOpt writes ``quant_method: modelopt`` and ``quant_algo: NVFP4``; ``ModelConfig._parse_quant_hf_config``
+    updates that dict in place (``quant_cfg.update(parsed_cfg)``), so the model config's quantization is
+    ``modelopt_fp4``, and on SM100 the Gemma-4 rule sets ``quantization`` and the MoE runner from it, as the replay
+    does (``quantization.toml``). Before the engine modelled the edit, the update was lost and neither was set."""
+    from analyzer.commands.explain import ExplainRequest, explain
+
+    request = ExplainRequest(sglang=version, args="--model-path /models/gemma4-moe-nvfp4 --tp-size 1", profile="b200",
+                             model_config=str(SCENARIO_MODELS / "gemma4-moe-modelopt-nvfp4"))
+    trace = explain(request).trace
+    assert trace.error is None
+    assert (trace.final["quantization"], trace.final["moe_runner_backend"]) == ("modelopt_fp4", "flashinfer_trtllm")
+    written = [event.site.file for event in trace.events if event.field == "quantization" and event.kind == "write"]
+    assert site in written, written

@@ -69,7 +69,10 @@ STASH = "_resolved_overrides"  # the record attribute that holds SGLang's declar
 # A nested dict of config.json (``rope_scaling``, ``quantization_config``) is a plain dict in
 # transformers: these methods answer on it. Sub-configs (``text_config``) are objects but
 # are read through the same wrapper; a key of the same name still wins.
-CONFIG_DICT_METHODS = ("get", "keys", "items", "values", "copy")
+CONFIG_DICT_METHODS = ("get", "keys", "items", "values", "copy", "update", "setdefault", "pop")
+# transformers' ``PretrainedConfig.update(config_dict)`` sets each key as an attribute: the one dict method a config
+# object (not a plain nested dict) has as well (0.5.14's ``_parse_quant_hf_config`` updates ``quantization_config``)
+CONFIG_OBJECT_METHODS = ("update",)
 
 
 def _names_probe(rel: str, name: str) -> bool:
@@ -880,7 +883,7 @@ class World:
             return Intrinsic("get_text_config", lambda interp, args, kwargs, node, frame: target)
         if attr == "to_dict":
             return Intrinsic("to_dict", lambda interp, args, kwargs, node, frame: deep_copy(config.data))
-        if attr in CONFIG_DICT_METHODS and not is_sub_config(config):
+        if attr in CONFIG_DICT_METHODS and (attr in CONFIG_OBJECT_METHODS or not is_sub_config(config)):
             return _dict_method(config, attr)
         raise AttrMissing(f"model config has no attribute {attr!r} ({config.path}.{attr} is not in config.json)")
 
@@ -1254,9 +1257,40 @@ def _dict_method(config: ConfigObj, attr: str) -> Intrinsic:
             return _wrap(config.data[key], f"{config.path}.{key}") if key in config.data else default
         if attr == "copy":
             return copy.copy(config.data)
+        if attr in ("update", "setdefault", "pop"):
+            return _dict_edit(config, attr, args, kwargs)
         return list(getattr(config.data, attr)())
 
     return Intrinsic(f"{config.path}.{attr}", call)
+
+
+def _dict_edit(config: ConfigObj, attr: str, args: list, kwargs: dict) -> Any:
+    """``update``, ``setdefault`` or ``pop`` of a config's dict, done on the run's own copy of config.json (each run
+    has one: ``World._model_config``), so that what SGLang reads of it later sees the edit, as in Python. An edit
+    whose argument is unknown is not done: its result is unknown, and the dict keeps what it held."""
+    values = [value.data if isinstance(value, ConfigObj) else value for value in args]
+    if any(contains_unknown(value) for value in values) or any(contains_unknown(value) for value in kwargs.values()):
+        return Unknown(f"{config.path}.{attr}() of an unknown value")
+    data = config.data
+    if attr == "update":
+        if len(values) > 1 or (values and not isinstance(values[0], dict) and not _pairs(values[0])):
+            return Unknown(f"{config.path}.update() of a {type(values[0]).__name__}" if values else f"{config.path}.update()")
+        data.update(*values, **kwargs)
+        return None
+    if not values or kwargs:
+        return Unknown(f"{config.path}.{attr}() without a key")
+    key = values[0]
+    try:
+        if attr == "setdefault":
+            return _wrap(data.setdefault(key, values[1] if len(values) > 1 else None), f"{config.path}.{key}")
+        return _wrap(data.pop(key, *values[1:2]), f"{config.path}.{key}")
+    except (KeyError, TypeError):
+        return Unknown(f"{config.path}.{attr}({key!r}) of a key config.json does not have")
+
+
+def _pairs(value: Any) -> bool:
+    """Whether ``value`` is a sequence of key-value pairs (what ``dict.update`` takes besides a dict)."""
+    return isinstance(value, (list, tuple)) and all(isinstance(item, (list, tuple)) and len(item) == 2 for item in value)
 
 
 def _wrap(value: Any, path: str) -> Any:
