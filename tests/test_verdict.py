@@ -2244,3 +2244,17 @@ def test_a_value_sglang_wrote_for_the_model_is_itself_a_cause(tree):
     assert causes[0].site.function == "_deepseek_v4_overrides"
     assert ("enable_deterministic_inference", "user-flag") in [(c.field, c.role) for c in causes[1:]]
     assert ("architectures", "model") in [(c.field, c.role) for c in causes[1:]]
+
+
+@pytest.mark.network
+def test_the_kind_of_a_cuda_node_comes_after_what_sets_it_apart(tree):
+    """On a CUDA node ``is_cuda()`` is true, as on every CUDA node: SGLang's code is written for CUDA first. The FlashInfer
+    all-reduce fusion rule of 0.5.5 reads it beside ``is_sm100_supported()``; the capability of a B200 is what this
+    launch has (pr12724's two-node DeepSeek-V3), and comes first; the kind of device is still listed, last."""
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.5").root), profile="b200", model_config="DeepSeek-V3",
+                                         args="--model-path deepseek-ai/DeepSeek-V3 --trust-remote-code --tp 16 --nnodes 2 "
+                                              "--node-rank 0 --dist-init-addr 10.0.0.1:5000"))
+    causes = verdict_of(explanation, field="enable_flashinfer_allreduce_fusion").causes
+    assert (causes[0].field, causes[0].role, causes[0].value) == ("is_sm100_supported", "hardware", True)
+    assert (causes[-1].field, causes[-1].value) == ("is_cuda", True) and causes[-1].mainstream_kind
+    assert not any(c.mainstream_kind for c in causes[:-1])

@@ -126,6 +126,9 @@ class Cause:
     # on such a node, a probe of what it can do that decided (``xpu_has_xmx_support()`` false on an Arc A770,
     # ``node_capability``): before its kind, the more particular reason
     node_capability: bool = False
+    # a probe of the kind of device on a CUDA node (``is_cuda()`` true on a B200, ``mainstream_kind``): what every node
+    # of that kind answers, not what this launch did; it ranks last, as a device of another kind does
+    mainstream_kind: bool = False
     # the model, named in SGLang's message, fails a list of the architectures a feature supports (``model_arch not in
     # [...]``): the feature is what you asked for, and your model not being on its list is why it raises
     off_the_list: bool = False
@@ -1445,6 +1448,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             elsewhere = kind_elsewhere(explanation, inp)
             causes[inp.key].node_kind = its_own_kind(explanation, inp) or (elsewhere is not None and same_value(alternative, elsewhere))
             causes[inp.key].node_capability = node_capability(explanation, inp)
+            causes[inp.key].mainstream_kind = mainstream_kind(explanation, inp)
             causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
             causes[inp.key].off_the_list = off_the_list(causes[inp.key])
             continue
@@ -1622,6 +1626,16 @@ def node_capability(explanation: Explanation, inp: Input) -> bool:
     return any(not same_value(answer, inp.value) for answer in answers_elsewhere(name, runtime=runtime))
 
 
+def mainstream_kind(explanation: Explanation, inp: Input) -> bool:
+    """A probe of the kind of device on a CUDA node (``is_cuda()``, ``is_cuda_alike()`` true on a B200): SGLang's code
+    is written for CUDA first, and every CUDA node answers so; what sets this launch apart is elsewhere (the node's
+    capability, the model, a flag). On a node of another kind the same probe is the news (``its_own_kind``)."""
+    if inp.kind != "probe" or getattr(explanation.profile, "runtime", None) != MAINSTREAM_RUNTIME:
+        return False
+    spec = PROBES.get(inp.name.removesuffix("()"))
+    return spec is not None and spec.device_kind
+
+
 def not_another_kind(explanation: Explanation, inp: Input) -> bool:
     """False for a probe of the kind of device that answers false here as on a CUDA node (``is_npu()`` on a GPU): what
     it could change is the node being another kind of device (``another_device``); True for any other input."""
@@ -1654,11 +1668,14 @@ def kind_elsewhere(explanation: Explanation, inp: Input) -> Any:
 
 def another_device(cause: Cause) -> bool:
     """The cause is that this machine is not some other kind of device: a probe of the kind of device that
-    answered false, or the device SGLang filled in from the node (``node_device``)."""
+    answered false, the device SGLang filled in from the node (``node_device``), or on a CUDA node a probe of its
+    kind that answered true (``mainstream_kind``: changing it is running on another kind of device)."""
     if cause.node_device:
         return True
     if cause.node_kind:
         return False
+    if cause.mainstream_kind:
+        return True
     if cause.kind != "probe" or cause.alternative is not True:
         return False
     spec = PROBES.get(cause.field)
