@@ -13,6 +13,7 @@ written; the symbolic engine holds it as that release's config classes load it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import field
@@ -28,6 +29,9 @@ _BUILTIN_DIR = "data/models"
 CONFIG_NAME = "config.json"
 # sglang/srt/configs/nemotron_h.py: the characters of hybrid_override_pattern
 _PATTERN_TYPES = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+# where a checkpoint's config.json says how it is quantized (transformers' ``quantization_config``; compressed-tensors'
+# older ``compression_config``, which SGLang's ModelConfig reads when the first is absent)
+QUANTIZATION_KEYS = ("quantization_config", "compression_config")
 
 
 @plain_dataclass(frozen=True)
@@ -46,6 +50,25 @@ class ModelInfo:
         """The language-model part: ``text_config`` for multimodal wrappers, else the config itself."""
         text = self.config.get("text_config")
         return text if isinstance(text, dict) else self.config
+
+    @property
+    def quantization(self) -> str | None:
+        """How the checkpoint is quantized, as its ``config.json`` says (``QUANTIZATION_KEYS``): the method and the
+        algorithm (``modelopt NVFP4``, ``fp8``, ``compressed-tensors``); None for an unquantized checkpoint."""
+        for holder in (self.config, self.text_config):
+            for key in QUANTIZATION_KEYS:
+                spec = holder.get(key)
+                if isinstance(spec, dict):
+                    words = [str(spec[k]) for k in ("quant_method", "quant_algo", "format") if isinstance(spec.get(k), str)]
+                    return " ".join(dict.fromkeys(words)) or key
+        return None
+
+    def unquantized(self) -> "ModelInfo":
+        """The same model with no quantization in its ``config.json``: the checkpoint in its own precision."""
+        config = {k: v for k, v in self.config.items() if k not in QUANTIZATION_KEYS}
+        if isinstance(config.get("text_config"), dict):
+            config["text_config"] = {k: v for k, v in config["text_config"].items() if k not in QUANTIZATION_KEYS}
+        return dataclasses.replace(self, config=config)
 
     @property
     def layer_types(self) -> list[str] | None:

@@ -109,6 +109,22 @@ def test_quantized_releases_keep_their_quantization_config():
     assert load_model_config("DeepSeek-V3").config["num_nextn_predict_layers"] == 1
 
 
+def test_how_a_checkpoint_is_quantized_and_the_same_model_without_it():
+    """``quantization`` reads config.json's ``quantization_config`` (or a text config's, or compressed-tensors'
+    ``compression_config``); ``unquantized`` drops each, and nothing else, from a copy."""
+    assert load_model_config("DeepSeek-V3").quantization == "fp8"
+    assert load_model_config("Llama-3.1-8B-Instruct").quantization is None
+    nvfp4 = {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+             "text_config": {"hidden_size": 8, "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}}
+    model = ModelInfo("g", "Gemma4ForConditionalGeneration", nvfp4, "test")
+    assert model.quantization == "modelopt NVFP4"
+    plain = model.unquantized()
+    assert plain.quantization is None and plain.config["text_config"] == {"hidden_size": 8}
+    assert model.config["text_config"]["quantization_config"]["quant_algo"] == "NVFP4"  # the original is left as it was
+    older = ModelInfo("k", "DeepseekV3ForCausalLM", {"compression_config": {"format": "pack-quantized"}}, "test")
+    assert older.quantization == "pack-quantized" and older.unquantized().config == {}
+
+
 # --- name forms ------------------------------------------------------------
 
 

@@ -2258,3 +2258,22 @@ def test_the_kind_of_a_cuda_node_comes_after_what_sets_it_apart(tree):
     assert (causes[0].field, causes[0].role, causes[0].value) == ("is_sm100_supported", "hardware", True)
     assert (causes[-1].field, causes[-1].value) == ("is_cuda", True) and causes[-1].mainstream_kind
     assert not any(c.mainstream_kind for c in causes[:-1])
+
+
+@pytest.mark.network
+def test_how_the_checkpoint_is_quantized_is_a_cause_of_its_own(tree):
+    """0.5.13's Gemma-4 rule reads ``model_config.quantization == "modelopt_fp4"`` (from config.json's ModelOpt
+    ``quantization_config``) under ``is_sm100_supported()``: the same model unquantized keeps the MoE runner at auto.
+    The checkpoint's quantization is the first cause (before the B200 and the architecture; pr25054), and the
+    quantization SGLang writes in the same branch is explained by it, not by the MoE runner that branch sets after it."""
+    model = Path(__file__).parent / "cases" / "models" / "Gemma-4-26B-A4B-NVFP4.json"
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.13").root), profile="b200", model_config=str(model),
+                                         args="--model-path nvidia/Gemma-4-26B-A4B-NVFP4 --tp-size 1"))
+    causes = verdict_of(explanation, field="moe_runner_backend").causes
+    assert (causes[0].field, causes[0].role, causes[0].value) == ("quantization_config", "model", "modelopt NVFP4")
+    assert causes[0].alternative is None and causes[0].condition == "is_gemma4_modelopt_fp4"
+    others = [(c.field, c.role) for c in causes[1:]]
+    assert ("is_sm100_supported", "hardware") in others and ("architectures", "model") in others
+    quantization = verdict_of(explanation, field="quantization").causes
+    assert (quantization[0].field, quantization[0].role) == ("quantization_config", "model")
+    assert not any(c.role == "ordering" for c in quantization)

@@ -79,6 +79,7 @@ TRUTHY = {"1", "true", "yes", "on"}
 # plain decoders tried for the model after the architectures a condition names; the second where the first's config
 # class refuses this config (``LlamaConfig`` wants the hidden size a multiple of the heads: GLM-4.7's is not)
 NEUTRAL_ARCHITECTURES = ("LlamaForCausalLM", "Qwen3ForCausalLM")
+QUANTIZATION_INPUT = "quantization_config"  # the model input that is how the checkpoint is quantized (models.QUANTIZATION_KEYS)
 # architectures a condition names, tried for the model: those with the model's own head first (``...ForConditionalGeneration``
 # for a multimodal one), whose config is likelier to hold what their code reads of it
 NAMED_ARCHITECTURES = 2
@@ -434,22 +435,30 @@ def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -
     env_names: list[str] = []
     probes: list[str] = []
     model = False
+    quantized = False
 
     def read(texts: list[str]) -> None:
-        nonlocal model
+        nonlocal model, quantized
         for text in map(through_views, texts):
             names.extend(expression_fields(extraction, guard, text))
             env_names.extend(ENV_ATTR.findall(text))
             probes.extend(PROBE_CALL.findall(text))
             probes.extend(name for name in answered if re.search(rf"\b{re.escape(name)}\(", text))  # with arguments too
             model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
+            quantized = quantized or QUANTIZATION_READ.search(text) is not None
 
     read([guard.expr, *local])
     probes.extend(held_probes(explanation, guard))
     if not names and f"{guard.file}::{guard.function}" not in extraction.functions:
         # start-up code whose condition reads no field the way resolution's code does: where its values come from
         read(startup_sources(explanation, guard, local))
-    return inputs_named(explanation, names, env_names, probes, model, limit, any_probe=True)
+    return inputs_named(explanation, names, env_names, probes, model, limit, any_probe=True, quantized=quantized)
+
+
+# a condition that reads how the checkpoint is quantized: config.json's own dict, or what SGLang's ModelConfig makes of
+# it (``model_config.quantization == "modelopt_fp4"``, 0.5.13's local ``is_mxfp4_quant_format``)
+QUANTIZATION_READ = re.compile(r"\bquantization_config\b|\bcompression_config\b|\bquant_method\b|\bquant_algo\b"
+                               r"|(?:\bmodel_config|get_model_config\(\))\.quantization\b|_quant_format\b")
 
 
 # a probe SGLang reads as an attribute of what a call returns (``get_platform().is_hip``), by that spelling: the
@@ -517,9 +526,11 @@ def helper_fields(extraction, helper, depth: int = HELPER_DEPTH) -> list[str]:
 
 
 def inputs_named(explanation: Explanation, names, env_names, probe_names, model: bool, limit: int,
-                 any_probe: bool = False) -> list[Input]:
+                 any_probe: bool = False, quantized: bool = False) -> list[Input]:
     """Fields, env vars, probes and the model by name, each with the value it had before event ``limit``
-    and where that value came from."""
+    and where that value came from. ``quantized``: the condition reads how the checkpoint is quantized, which is
+    then an input of its own (``quantization_config``), before the architecture: the same model in its own
+    precision is the more particular change."""
     trace = explanation.trace
     parsed = explanation.parsed
     extraction = explanation.extraction
@@ -545,7 +556,9 @@ def inputs_named(explanation: Explanation, names, env_names, probe_names, model:
         answer = answers.get(probe)
         if isinstance(answer, bool) or (any_probe and (isinstance(answer, (int, float)) or _version_like(answer))):
             out.append(Input("probe", probe, answer, "hardware"))
-    if explanation.model is not None and model:
+    if explanation.model is not None and quantized and explanation.model.quantization is not None:
+        out.append(Input("model", QUANTIZATION_INPUT, explanation.model.quantization, "model"))
+    if explanation.model is not None and (model or quantized):
         out.append(Input("model", "architectures", explanation.model.architecture, "model"))
     return out
 
@@ -1104,6 +1117,8 @@ class Runner:
                 profile = dataclasses.replace(profile, probes={**dict(profile.probes), change.name: change.value})
             elif change.kind == "node-file" and profile is not None:
                 profile = dataclasses.replace(profile, files={**dict(profile.files), change.name: change.value})
+            elif change.kind == "model" and model is not None and change.name == QUANTIZATION_INPUT:
+                model = model.unquantized()
             elif change.kind == "model" and model is not None:
                 config = {**model.config, "architectures": [change.value]}
                 model_type = model_type_for(change.value)  # another model: its type with its class
@@ -1220,6 +1235,8 @@ def why_of(inp: Input, guard: GuardValue | None, explanation: Explanation, value
     if inp.kind == "probe":
         profile = explanation.profile.name if explanation.profile is not None else "no profile"
         return f"hardware: {inp.name}() = {inp.value!r} on {profile}; so {cond}"
+    if inp.name == QUANTIZATION_INPUT:
+        return f"the checkpoint is quantized ({inp.value}, its config.json's {inp.name}); so {cond}"
     return f"the model is {inp.value}; so {cond}"
 
 
@@ -1236,6 +1253,8 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
         if _version_like(inp.value):
             return nearest_elsewhere(inp.name, inp.value, explanation.profile)
         return [type(inp.value)(inp.value // 2 if isinstance(inp.value, int) else inp.value / 2), inp.value * 2]
+    if inp.kind == "model" and inp.name == QUANTIZATION_INPUT:
+        return [None]  # the same checkpoint, not quantized
     if inp.kind == "model":
         named = [n for n in architecture_names(explanation, guard.expr, guard.file, program, guard.function) if n != inp.value]
         named.sort(key=lambda name: _head_kind(name) != _head_kind(str(inp.value)))
@@ -1542,7 +1561,8 @@ CONTROLLED = ("user-flag", "env", "default")  # what the operator sets or leaves
 
 
 def effective_rank(role: str, named: bool = False, drops: bool = False, prescribed: bool = False,
-                   listed: bool = False, node_kind: bool = False, node_capability: bool = False) -> float:
+                   listed: bool = False, node_kind: bool = False, node_capability: bool = False,
+                   quantization: bool = False) -> float:
     """A role's place; among what the operator controls, an input SGLang's own message names comes
     first (the message is SGLang's diagnosis), and before it the one whose avoiding value the message
     names (``only compatible with NGRAM``: SGLang's own prescription). A flag of yours whose only way out is to leave it
@@ -1556,7 +1576,9 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
     CUDA one (``Cause.node_kind``) comes before your flags, named or not: SGLang's code is written for CUDA first, and
     the feature refuses because the node is AMD, an Intel GPU or a CPU (``not is_cuda()`` for ``cuda_ipc`` on ROCm);
     what sets such a node apart from others of its kind (``Cause.node_capability``: no XMX on an Arc A770) comes
-    before its kind."""
+    before its kind. How the checkpoint is quantized (``quantization``) comes before the hardware: a rule that reads
+    it is a rule for that kind of checkpoint, and the hardware where its kernels run (Gemma-4 NVFP4's MoE runner on
+    SM100, pr25054; a ModelOpt NVFP4 Nemotron on a Hopper, pr25655)."""
     if listed:
         return ROLES.index("user-flag") - 0.8  # before a value the message prescribes: that is the way around it
     if prescribed and role in CONTROLLED:
@@ -1569,7 +1591,14 @@ def effective_rank(role: str, named: bool = False, drops: bool = False, prescrib
         return ROLES.index("user-flag") - 0.5
     if drops:
         return ROLES.index("env") + 0.5
+    if quantization:
+        return ROLES.index("hardware") - 0.2
     return ROLES.index(role)
+
+
+def is_quantization(cause: Cause) -> bool:
+    """The cause is how the checkpoint is quantized (``QUANTIZATION_INPUT``), not which model it is."""
+    return cause.kind == "model" and cause.field == QUANTIZATION_INPUT
 
 
 def rank_key(cause: Cause) -> tuple:
@@ -1582,7 +1611,7 @@ def rank_key(cause: Cause) -> tuple:
     default 8)."""
     return (not cause.own, another_device(cause), cause.effect, not cause.undid_flag,
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list, cause.node_kind,
-                           cause.node_capability),
+                           cause.node_capability, is_quantization(cause)),
             not_this_machine(cause),
             not cause.mentioned, cause.role != "default")
 
@@ -1699,8 +1728,15 @@ def rank(causes: list[Cause]) -> list[Cause]:
     it: the rule is about your flag together with that setting, and changing the setting keeps
     everything you asked for (``--hicache-write-policy write_back`` rather than leaving out
     ``--enable-hierarchical-cache``). A default read by another condition on the way (an escape
-    hatch such as ``if self.enforce_piecewise_cuda_graph: return``) does not move."""
+    hatch such as ``if self.enforce_piecewise_cuda_graph: return``) does not move. Where the checkpoint's
+    quantization decides as well as its architecture, it comes just before it: the same model in its own
+    precision is a nearer change than another model (Gemma-4 NVFP4's attention default, pr26791)."""
     ordered = sorted(causes, key=rank_key)
+    quantization = next((c for c in ordered if is_quantization(c)), None)
+    architecture = next((c for c in ordered if c.kind == "model" and not is_quantization(c)), None)
+    if quantization is not None and architecture is not None and ordered.index(architecture) < ordered.index(quantization):
+        ordered.remove(quantization)  # the same model in its own precision: a nearer change than another model
+        ordered.insert(ordered.index(architecture), quantization)
     if ordered and ordered[0].drops:
         top = ordered[0]
         keeper = next((c for c in ordered if c.role == "default" and c.effect <= top.effect
@@ -2155,7 +2191,8 @@ def value_candidates(explanation: Explanation, write: Event, limit: int, exclude
         if function is not None:
             probes += function.reads.probes
     names = [f for f in reads.fields if not f.endswith("()") and f not in exclude]
-    inputs = inputs_named(explanation, names, reads.env, probes, bool(reads.model), limit, any_probe=True)
+    quantized = any(QUANTIZATION_READ.search(f"model_config.{name}") for name in reads.model)
+    inputs = inputs_named(explanation, names, reads.env, probes, bool(reads.model), limit, any_probe=True, quantized=quantized)
     return [Candidate(inp, None, condition_text=site.value or "", at=write.site) for inp in inputs]
 
 
@@ -2346,6 +2383,10 @@ def later_write_causes(explanation: Explanation, candidates: list[Candidate], af
         candidate = fields[event.field]
         if same_value(event.new, candidate.inp.value) or isinstance(event.new, Unknown):
             continue
+        if candidate.guard is not None and any(g.where() == candidate.guard.where() and g.polarity == candidate.guard.polarity
+                                               for g in event.guards):
+            continue  # written because this very condition came out as it did (Gemma-4's branch sets quantization, then
+            # the MoE runner the condition read): a consequence of the decision, not SGLang's order of deciding
         changed, _ = runner.run([Change("field", event.field, event.new)])
         if avoided(changed):
             out.append(Cause(

@@ -54,6 +54,8 @@ def cause_headline(cause: Cause) -> str:
         return reading
     if cause.role == "node":
         return f"{cause.field} on the node, which sgtrace cannot see: taken as missing"
+    if cause.field == "quantization_config":
+        return f"the checkpoint's quantization {cause.value} (its config.json's quantization_config)"
     return f"the model's architecture {cause.value}"
 
 
@@ -104,6 +106,8 @@ def _with(cause: Cause) -> str:
         return f"without {cause.flag or '--' + cause.field.replace('_', '-')}"
     if cause.kind == "env" and cause.alternative is None:
         return f"with {cause.field} unset"
+    if cause.kind == "model" and cause.field == "quantization_config":
+        return "for the same model unquantized,"
     stand_in = _stand_in(cause.alternative)
     if stand_in is not None:
         return f"with a value of yours there ({stand_in})"
@@ -131,6 +135,8 @@ def short_input(cause: Cause) -> str:
         return f"env {cause.field}"
     if cause.role == "hardware":
         return f"{cause.field}() = {short(cause.value)}"
+    if cause.role == "model" and cause.field == "quantization_config":
+        return f"the checkpoint's quantization ({short(cause.value)})"
     if cause.role == "model":
         return f"model {cause.value}"
     if cause.role == "node":
