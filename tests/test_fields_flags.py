@@ -475,3 +475,17 @@ def test_every_release_extracts(version):
     assert by["--" + name.replace("_", "-")].dest == name
     _assert_unique_options(flags)
     assert not [p for p in index.problems if p.file.startswith("sglang/srt/server_args")]
+
+
+@pytest.mark.network
+def test_an_option_as_typed_is_the_flag_argparse_takes_it_for(tree):
+    """``Extraction.flag_typed``: an option itself, or the one option it is a prefix of (SGLang's parser allows
+    abbreviations: ``--dp 16`` sets ``--dp-size``); None where argparse refuses an ambiguous prefix."""
+    from analyzer.extract import extract
+
+    extraction = extract(tree("0.5.13"))
+    assert extraction.flag_typed("--dp").dest == "data_parallel_size"
+    assert extraction.flag_typed("--mem").dest == "mem_fraction_static"
+    assert extraction.flag_typed("--ep").dest == extraction.flag_for("--ep").dest  # an option of its own, not a prefix
+    assert extraction.flag_typed("--pp") is None  # --pp-size, --pp-max-micro-batch-size, --pp-async-batch-depth
+    assert extraction.flag_typed("--enable-dp") is None and extraction.flag_typed("--no-such-option") is None

@@ -219,3 +219,15 @@ def test_a_switch_sglang_turns_off_for_a_weightier_feature_is_left_out(tree):
 ])
 def test_a_sorted_list_in_a_message_says_nothing_about_preference(message, value, listed):
     assert fix_module._sorted_list(message, value) is listed
+
+
+def test_what_a_node_is_and_what_it_was_sized_for_weigh_more_than_a_plain_flag():
+    """``knowledge.intent``: setting a server role (``--encoder-only``) costs the role whoever sets it, and the weights'
+    precision and the model's layout over the GPUs weigh more than a plain flag of yours."""
+    from analyzer.knowledge.intent import DEFAULT_COST, SERVER_ROLE, dropped_cost, set_cost
+
+    assert set_cost("encoder_only", changes_yours=False) == set_cost("disaggregation_mode", changes_yours=True) > DEFAULT_COST
+    assert "encoder_only" in SERVER_ROLE and set_cost("chunked_prefill_size", changes_yours=False) == 0
+    assert dropped_cost("quantization") > set_cost("pp_size", changes_yours=True) > DEFAULT_COST
+    assert set_cost("dp_size", changes_yours=True) == DEFAULT_COST
+

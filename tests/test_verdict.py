@@ -2277,3 +2277,30 @@ def test_how_the_checkpoint_is_quantized_is_a_cause_of_its_own(tree):
     quantization = verdict_of(explanation, field="quantization").causes
     assert (quantization[0].field, quantization[0].role) == ("quantization_config", "model")
     assert not any(c.role == "ordering" for c in quantization)
+
+
+@pytest.mark.network
+def test_a_size_read_through_a_local_is_fixed_in_the_spelling_you_typed(tree):
+    """0.5.13's MiMo-V2 check compares ``effective_attn_tp_size = tp_size // attn_dp_size`` (``attn_dp_size = dp_size``
+    under DP attention) with the TP its fused QKV weights need (8). ``--dp 16`` (a prefix of ``--dp-size``, whose dest
+    SGLang copies to ``dp_size``) is the cause, its halves are tried, and the fix is ``--dp 2`` as the message asks
+    (PR #27668); ``--encoder-only`` also resolves, but makes the node another kind of server: a trade-off, after it."""
+    from pathlib import Path
+
+    from analyzer.commands import fix as fix_module
+    from analyzer.commands.fix import find_fixes
+
+    model = Path(__file__).parent / "cases" / "models" / "MiMo-V2.5-Pro.json"
+    request = ExplainRequest(sglang=str(tree("0.5.13").root), profile="h200", model_config=str(model),
+                             args="--model-path XiaomiMiMo/MiMo-V2.5-Pro --trust-remote-code --tp 16 --dp 16 --ep 16 "
+                                  "--enable-dp-attention --nnodes 2 --node-rank 0 --dist-init-addr 10.0.0.1:5000")
+    explanation = explain(request)
+    verdict = verdict_of(explanation)
+    assert (verdict.causes[0].field, verdict.causes[0].flag, verdict.causes[0].alternative) == ("dp_size", "--dp", 2)
+    assert verdict.fix == "--dp 2" and verdict.fix_verified
+    report = find_fixes(request, explanation)
+    first = (report.fixes or report.trade_offs)[0]
+    assert [(c.option, c.value) for c in first.changes] == [("--dp", "2")]
+    assert "--dp 2" in fix_module.command_line(explanation, first) and "--dp 16" not in fix_module.command_line(explanation, first)
+    role = next(c for c in report.trade_offs if [ch.option for ch in c.changes] == ["--encoder-only"])
+    assert "encoder-only server" in role.trade_off and report.trade_offs.index(role) > report.trade_offs.index(first)

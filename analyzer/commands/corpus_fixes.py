@@ -141,7 +141,7 @@ def row_of(case: Case, explanation=None) -> FixRow | None:
         return None
 
     def flag_dest(option: str, extraction=explanation.extraction):
-        flag = extraction.flag_for(option)
+        flag = extraction.flag_typed(option)  # (a unique prefix too, as argparse takes it: ``--dp`` for ``--dp-size``)
         return flag.dest if flag is not None else None
 
     accepted = accepted_changes(case, flag_dest)
@@ -201,6 +201,10 @@ def same_resolution(case: Case, explanation, accepted: frozenset, proposed: froz
     if not (resolves(a) and resolves(p)):
         return False
     names = {name for kind, name, _ in accepted if kind != "env"}
+    # a dest SGLang copies to a field of another name (``--dp`` sets ``data_parallel_size``, the record's ``dp_size``):
+    # the fields the accepted launch gives otherwise than the case's
+    before = explanation.parsed.given
+    names |= {field for field, value in accepted_run.parsed.given.items() if field not in before or not same_value(value, before[field])}
     if case.kind == "override":
         if same_value(target_value(a.final, case.expect_field), target_value(explanation.trace.final, case.expect_field)):
             return False  # the accepted fix does not change the field in the engine: nothing to compare with

@@ -28,7 +28,7 @@ from ..errors import SgtraceError
 from .compare import same_raise
 from .explain import ExplainRequest, Explanation, explain_with
 from ..inputs import adapters
-from ..knowledge.intent import decode_node, dropped_cost, set_cost
+from ..knowledge.intent import SERVER_ROLE, decode_node, dropped_cost, set_cost
 from ..contracts.launch import ArgOrigin
 from ..contracts.extraction import Flag
 from ..replay import envs
@@ -36,7 +36,8 @@ from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import (MESSAGE_OPTION, Runner, StandIn, literal, names_value, ordering_causes, other_changes, setting_hints, typed_words,
+from .verdict import (MESSAGE_OPTION, Runner, StandIn, flags_of_field, literal, names_value, ordering_causes, other_changes, setting_hints,
+                      typed_words,
                       verdict_of)
 
 # A flag the message asks for: after "use", "set", "pass", "add", "try", "enable" or "specify".
@@ -111,7 +112,16 @@ class FixReport:
 
 
 def _flag_of(explanation: Explanation, option: str) -> Flag | None:
-    return explanation.extraction.flag_for(option)
+    return explanation.extraction.flag_typed(option)
+
+
+def given_field(explanation: Explanation, flag: Flag) -> str | None:
+    """The record field your own option for ``flag`` set: its dest, or the field SGLang copies the dest to (``--dp``
+    sets ``data_parallel_size``, the record's ``dp_size``); None when you did not give the flag."""
+    parsed = explanation.parsed
+    if flag.dest in parsed.given:
+        return flag.dest
+    return next((field for field, typed in parsed.given_flags.items() if _flag_of(explanation, typed) is flag), None)
 
 
 def option_span(argv: list[str], option: str | None) -> tuple[int, int] | None:
@@ -252,9 +262,8 @@ def apply(explanation: Explanation, changes: list[Change]) -> tuple[list[str], d
             argv = argv_without(argv, change.option) or argv
         else:
             flag = _flag_of(explanation, change.option)
-            typed = None
-            if flag is not None:
-                typed = explanation.parsed.given_flags.get(flag.dest)
+            field = given_field(explanation, flag) if flag is not None else None
+            typed = explanation.parsed.given_flags.get(field) if field is not None else None
             argv = argv_with(argv, change.option, change.value, typed)
     return argv, env
 
@@ -271,10 +280,13 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
             costs.append(f"drops your {change.option}")
         elif change.kind == "set-flag":
             flag = _flag_of(explanation, change.option)
-            if (flag is not None and flag.dest in given and explanation.parsed.given_flags.get(flag.dest)
-                    and change.value != str(given[flag.dest]) and (flag.dest, change.value) not in own_names
-                    and (flag.dest, _typed(change)) not in later):
-                costs.append(f"changes your {explanation.parsed.given_flags[flag.dest]} {given[flag.dest]} to {change.value}")
+            field = given_field(explanation, flag) if flag is not None else None
+            if (flag is not None and field is not None and explanation.parsed.given_flags.get(field)
+                    and change.value != str(given[field]) and (field, change.value) not in own_names
+                    and (field, _typed(change)) not in later):
+                costs.append(f"changes your {explanation.parsed.given_flags[field]} {given[field]} to {change.value}")
+            if flag is not None and flag.dest in SERVER_ROLE and change.value != str(explanation.parsed.values.get(flag.dest)):
+                costs.append(f"makes this node {SERVER_ROLE[flag.dest]}")
             if flag is not None and flag.dest.startswith("disable_") and (flag.dest, _typed(change)) not in later:
                 costs.append(f"turns off {flag.dest[len('disable_'):].replace('_', ' ')}")
     for name, value in given.items():
@@ -300,7 +312,7 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
             continue
         if cause.kind != "field":
             continue
-        flags = [f for f in explanation.extraction.flags_for_dest(cause.field) if not f.deprecated and not f.suppressed]
+        flags = [f for f in flags_of_field(explanation, cause.field, cause.flag) if not f.deprecated and not f.suppressed]
         if not flags:
             continue
         flag, value = flags[0], cause.alternative
@@ -317,7 +329,8 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
         elif (words := typed_words(flag, value)) is not None and len(words) == 1:  # (a change holds one word)
             # the operator's own value goes there (a directory, a host, one of ``--encoder-urls``)
             own = any(isinstance(v, StandIn) for v in (value if isinstance(value, list) else [value]))
-            changes.append(Change("set-flag", flag.primary, words[0],
+            option = typed if cause.field in explanation.parsed.given else flag.primary  # your value: in your spelling
+            changes.append(Change("set-flag", option, words[0],
                                   (f"{words[0]} stands for your own value; " if own else "") + f"verdict: {cause.condition}"))
     return changes
 
@@ -428,7 +441,8 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
         if change.kind == "drop-flag":
             cost = dropped_cost(dest, _decode_node(explanation))
         elif change.kind == "set-flag":
-            cost = set_cost(dest, dest in given and _typed(change) != str(given[dest]), _decode_node(explanation))
+            field = given_field(explanation, flag) if flag is not None else None
+            cost = set_cost(dest, field is not None and _typed(change) != str(given[field]), _decode_node(explanation))
         else:
             cost = 0
         if cost and change.kind == "set-flag" and (_named(message, change, dest) or (dest, str(change.value)) in hinted):

@@ -713,6 +713,19 @@ def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
     return False
 
 
+def in_local_arithmetic(explanation: Explanation, guard: GuardValue, name: str) -> bool:
+    """The field is not in the condition's own text, but an operand of arithmetic in a local it reads (``attn_dp_size =
+    self.dp_size if self.enable_dp_attention else 1``, ``effective = self.tp_size // attn_dp_size``)."""
+    tree = _parse(guard.expr)
+    if tree is None or any(_is_field(node, name) for node in ast.walk(tree)):
+        return False
+    texts = local_sources(explanation, guard)
+    parsed = [t for t in map(_parse, texts) if t is not None]
+    mentioned = [t for t in parsed if any(_is_field(node, name) for node in ast.walk(t))]
+    return bool(mentioned) and any(isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mult, ast.Mod))
+                                   for t in parsed for node in ast.walk(t))
+
+
 def none_tested(tree: ast.AST | None, name: str) -> bool:
     """The condition asks whether the field is set: ``x is None``, ``x is not None``, its truth (``not x``, ``a and x``,
     ``x`` alone: ``self.ssl_certfile and not self.ssl_keyfile``), or whether a list is empty (``len(x) == 0``)."""
@@ -897,6 +910,18 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
         for value in (current + 1, current - 1, current * 2):
             if value > 0:
                 add(value)
+    if (not out and isinstance(current, int) and not isinstance(current, bool) and current > 1
+            and in_local_arithmetic(explanation, guard, inp.name)):
+        # an integer the condition reads only through a local computed from it (``attn_tp = tp_size // dp_size``, then
+        # ``attn_tp != expected``): a size divided or multiplied, so its default, its halves down to 1, its double
+        if declared is not None and isinstance(declared.default, int) and not isinstance(declared.default, bool):
+            add(declared.default)
+        half = current // 2
+        while half >= 1:
+            add(half)
+            half //= 2
+        add(current * 2)
+        return out[:MAX_ALTERNATIVES + 2]
     if (isinstance(current, int) and not isinstance(current, bool) and all(o is None for o in out)
             and equals_a_field(tree, inp.name)):
         # an integer the condition holds equal to another field (``grpc_port == port``): a value next to it first,
@@ -1772,11 +1797,7 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
         return f"{cause.field}={cause.alternative}"
     if cause.kind != "field":
         return None
-    flags = [f for f in explanation.extraction.flags_for_dest(cause.field) if not f.deprecated] or explanation.extraction.flags_for_dest(cause.field)
-    if not flags and cause.flag:
-        # a flag whose parser dest SGLang renames to the field (``args.tp_size = args.tensor_parallel_size``
-        # in from_cli_args): the option the user typed
-        flags = [f for f in explanation.extraction.flags if cause.flag in f.option_strings]
+    flags = flags_of_field(explanation, cause.field, cause.flag)
     if not flags:
         return None
     flag = flags[0]
@@ -1792,7 +1813,26 @@ def change_text(explanation: Explanation, cause: Cause) -> str | None:
     if cause.role == "user-flag" and declared is not None and picked_by_sglang(declared.default) and value == declared.default:
         return f"without {typed}"  # stating ``auto`` is leaving the choice to SGLang
     words = typed_words(flag, value)
-    return None if words is None else f"{flag.primary} " + " ".join(shlex.quote(word) for word in words)
+    # a value of yours changed: in the spelling you used, where it is this flag's (``--dp 2`` for your ``--dp 16``)
+    spelling = typed if cause.role == "user-flag" and typed in options_of(explanation, flag) else flag.primary
+    return None if words is None else f"{spelling} " + " ".join(shlex.quote(word) for word in words)
+
+
+def flags_of_field(explanation: Explanation, field: str, typed: str | None) -> list:
+    """The flags that set ``field``, those not deprecated first. A flag whose parser dest SGLang renames to the field
+    (``args.tp_size = args.tensor_parallel_size`` in from_cli_args) by the option the user typed (``typed``), or the
+    one argparse took it for (``--dp``, a prefix of ``--dp-size``: argparse accepts a unique prefix)."""
+    extraction = explanation.extraction
+    flags = [f for f in extraction.flags_for_dest(field) if not f.deprecated] or extraction.flags_for_dest(field)
+    if not flags and typed:
+        flags = [f for f in extraction.flags if typed in options_of(explanation, f)]
+    return flags
+
+
+def options_of(explanation: Explanation, flag) -> set[str]:
+    """The options that are ``flag``'s: its own, and each the user typed that argparse took for it (a prefix)."""
+    return set(flag.option_strings) | {typed for typed in explanation.parsed.given_flags.values()
+                                       if explanation.extraction.flag_typed(typed) is flag}
 
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:

@@ -244,6 +244,16 @@ class Extraction:
                 return flag
         return None
 
+    def flag_typed(self, option: str) -> Flag | None:
+        """The flag an option as typed on a command line stands for, as argparse takes it: the option itself, or the one
+        option it is a prefix of (``--dp`` for ``--dp-size``; SGLang's parser allows abbreviations). None when no option
+        or more than one begins so (argparse refuses an ambiguous prefix)."""
+        flag = self.flag_for(option)
+        if flag is not None or not option.startswith("--"):
+            return flag
+        prefixed = [f for f in self.flags for o in f.option_strings if o.startswith(option)]
+        return prefixed[0] if len(prefixed) == 1 else None
+
     def flags_for_dest(self, dest: str) -> list[Flag]:
         return [f for f in self.flags if f.dest == dest]
 

@@ -16,7 +16,20 @@ FEATURE_COST = {
     "lora_paths": 50,
     "enable_lora": 50,
     "enable_deterministic_inference": 40,
+    # what the node was sized for: the weights' precision, and how the model is laid out over the GPUs (another tensor
+    # or pipeline size changes what each GPU holds); the data- and expert-parallel sizes weigh a plain flag's cost
+    "quantization": 30,
+    "tp_size": 20,
+    "tensor_parallel_size": 20,
+    "pp_size": 20,
+    "pipeline_parallel_size": 20,
 }
+# what a node is: a fix that sets one makes the node another kind of server (an encoder-only server of encode /
+# prefill / decode disaggregation, a language-only one, a PD role), whatever else it keeps; it costs that role
+SERVER_ROLE = {"encoder_only": "an encoder-only server (it serves the multimodal encoder alone)",
+               "language_only": "a language-only server (the multimodal encoder runs elsewhere)",
+               "disaggregation_mode": "a node of another PD disaggregation role"}
+FEATURE_COST["encoder_only"] = FEATURE_COST["language_only"] = FEATURE_COST["disaggregation_mode"]
 FAMILY_COST = {"speculative_": 50}  # a setting of a feature weighs what the feature does (speculative_adaptive)
 DEFAULT_COST = 10
 SWITCHED_ON_COST = 15  # an ``--enable-...`` switch of yours left out: a feature turned off, though not a listed one
@@ -45,9 +58,10 @@ def dropped_cost(dest: str, decode_node: bool = False) -> float:
 
 
 def set_cost(dest: str, changes_yours: bool, decode_node: bool = False) -> float:
-    """What setting field ``dest`` costs: a value of yours changed (``changes_yours``), or a feature turned off with
-    its ``--disable-x`` (the radix cache: little on a PD decode node); else nothing."""
-    if not (changes_yours or dest.startswith("disable_")):
+    """What setting field ``dest`` costs: a value of yours changed (``changes_yours``), a feature turned off with
+    its ``--disable-x`` (the radix cache: little on a PD decode node), or the node made another kind of server
+    (``SERVER_ROLE``: ``--encoder-only``); else nothing."""
+    if not (changes_yours or dest.startswith("disable_") or dest in SERVER_ROLE):
         return 0.0
     cost = feature_cost(dest)
     return min(cost, DECODE_RADIX_COST) if dest in RADIX_FIELDS and decode_node else cost
