@@ -714,8 +714,9 @@ def in_arithmetic_check(tree: ast.AST | None, name: str) -> bool:
 
 
 def in_local_arithmetic(explanation: Explanation, guard: GuardValue, name: str) -> bool:
-    """The field is not in the condition's own text, but an operand of arithmetic in a local it reads (``attn_dp_size =
-    self.dp_size if self.enable_dp_attention else 1``, ``effective = self.tp_size // attn_dp_size``)."""
+    """The field is not in the condition's own text but in the sources of the locals it reads, and those sources divide,
+    multiply or take a remainder (``attn_dp_size = self.dp_size if self.enable_dp_attention else 1``, then
+    ``effective = self.tp_size // attn_dp_size``): a size the condition compares once scaled."""
     tree = _parse(guard.expr)
     if tree is None or any(_is_field(node, name) for node in ast.walk(tree)):
         return False

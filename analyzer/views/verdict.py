@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import ALSO_DECISIVE, Cause, StandIn, Verdict, fix_words, reads_name
+from ..commands.verdict import ALSO_DECISIVE, Cause, StandIn, Verdict, fix_words, is_quantization, reads_name
 from ..node_files import KIND_WORDS
 
 WIDTH = 100
@@ -54,8 +54,8 @@ def cause_headline(cause: Cause) -> str:
         return reading
     if cause.role == "node":
         return f"{cause.field} on the node, which sgtrace cannot see: taken as missing"
-    if cause.field == "quantization_config":
-        return f"the checkpoint's quantization {cause.value} (its config.json's quantization_config)"
+    if is_quantization(cause):
+        return f"the checkpoint's quantization {cause.value} (its config.json's {cause.field})"
     return f"the model's architecture {cause.value}"
 
 
@@ -106,7 +106,7 @@ def _with(cause: Cause) -> str:
         return f"without {cause.flag or '--' + cause.field.replace('_', '-')}"
     if cause.kind == "env" and cause.alternative is None:
         return f"with {cause.field} unset"
-    if cause.kind == "model" and cause.field == "quantization_config":
+    if is_quantization(cause):
         return "for the same model unquantized,"
     stand_in = _stand_in(cause.alternative)
     if stand_in is not None:
@@ -135,7 +135,7 @@ def short_input(cause: Cause) -> str:
         return f"env {cause.field}"
     if cause.role == "hardware":
         return f"{cause.field}() = {short(cause.value)}"
-    if cause.role == "model" and cause.field == "quantization_config":
+    if is_quantization(cause):
         return f"the checkpoint's quantization ({short(cause.value)})"
     if cause.role == "model":
         return f"model {cause.value}"
