@@ -2304,3 +2304,27 @@ def test_a_size_read_through_a_local_is_fixed_in_the_spelling_you_typed(tree):
     assert "--dp 2" in fix_module.command_line(explanation, first) and "--dp 16" not in fix_module.command_line(explanation, first)
     role = next(c for c in report.trade_offs if [ch.option for ch in c.changes] == ["--encoder-only"])
     assert "encoder-only server" in role.trade_off and report.trade_offs.index(role) > report.trade_offs.index(first)
+
+
+def test_a_chain_of_settings_in_a_message_gives_each_name_the_chains_value():
+    """``message_settings``: ``TP=PP=1`` states both sizes at 1; a size is named by its head (``tp`` of ``tp_size``)."""
+    from analyzer.commands.verdict import message_settings, setting_names
+
+    assert message_settings("UNO requires TP=PP=1.") == [("tp", "1"), ("pp", "1")]
+    assert message_settings("Flashinfer MLA only supports topk=1") == [("topk", "1")]
+    assert message_settings("got prefill=fa3, decode=triton") == [("prefill", "fa3"), ("decode", "triton")]
+    assert setting_names("tp_size", "tp") and setting_names("speculative_eagle_topk", "topk")
+    assert not setting_names("tp_size", "pp") and not setting_names("pp_size", "p")
+
+
+@pytest.mark.network
+def test_a_size_the_message_states_by_its_head_is_named_and_fixed(tree):
+    """0.5.20's UNO check says "UNO requires TP=PP=1": your ``--tp 2`` is what the message names, so the Fix line offers
+    ``--tp 1`` (PR #37667's single-GPU recipe) rather than nothing."""
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.20").root), profile="h100",
+                                         model_config=str(Path(__file__).parent / "cases" / "models" / "Qwen3-8B.json"),
+                                         args="--model-path s-sahoo/uno-qwen3-8B --speculative-algorithm UNO "
+                                              "--uno-lora-path /models/uno/adapter --speculative-num-draft-tokens 8 --tp 2"))
+    verdict = verdict_of(explanation)
+    assert (verdict.causes[0].field, verdict.causes[0].mentioned) == ("tp_size", True)
+    assert verdict.fix == "--tp 1" and verdict.fix_verified

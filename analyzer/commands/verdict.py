@@ -1204,7 +1204,7 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
             if any(_named_bare(option.lower().lstrip("-"), text) for option in flag.option_strings if "-" in option.lstrip("-")):
                 return True
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
-        if any(setting_names(inp.name, name) for name, _ in MESSAGE_SETTING.findall(text)):
+        if any(setting_names(inp.name, name) for name, _ in message_settings(message)):
             return True  # the setting the message states it supports (``only supports topk=1``)
         if quotes_value(inp, message):
             return True
@@ -2172,13 +2172,23 @@ def value_named_inputs(explanation: Explanation, message: str, known: set[tuple]
     return list(first.values())
 
 
-MESSAGE_SETTING = re.compile(r"\b([a-z][a-z0-9_]*)\s*=\s*(-?\d+(?:\.\d+)?|True|False|[a-z][a-z0-9_]*)\b")
+_SETTING_CHAIN = re.compile(r"\b[A-Za-z][A-Za-z0-9_]*(?:\s*=\s*[A-Za-z][A-Za-z0-9_]*)*\s*=\s*(?:-?\d+(?:\.\d+)?|True|False|[A-Za-z][A-Za-z0-9_]*)\b")
+
+
+def message_settings(message: str) -> list[tuple[str, str]]:
+    """The ``name=value`` settings a message states (``only supports topk=1``), each name of a chain with the chain's
+    value (``UNO requires TP=PP=1``: ``tp`` and ``pp``, both 1). Names are read in lower case, values as written."""
+    out: list[tuple[str, str]] = []
+    for chain in _SETTING_CHAIN.findall(message):
+        *names, value = [part.strip() for part in chain.split("=")]
+        out += [(name.lower(), value) for name in names]
+    return out
 
 
 def setting_names(field_name: str, name: str) -> bool:
-    """Whether a message's setting ``name`` (``topk`` of ``topk=1``) names the field: the field itself, or the last
-    words of its name (``speculative_eagle_topk``)."""
-    return field_name == name or field_name.endswith("_" + name)
+    """Whether a message's setting ``name`` (``topk`` of ``topk=1``) names the field: the field itself, the last
+    words of its name (``speculative_eagle_topk``), or the field a size is of (``tp`` of ``TP=1``: ``tp_size``)."""
+    return field_name == name or field_name.endswith("_" + name) or field_name == name + "_size"
 
 
 def setting_hints(explanation: Explanation, message: str) -> list[tuple[str, Any]]:
@@ -2188,7 +2198,7 @@ def setting_hints(explanation: Explanation, message: str) -> list[tuple[str, Any
     the record; the message names it, and the run of the change still has to avoid the raise."""
     given = explanation.parsed.given if explanation.parsed is not None else {}
     out: list[tuple[str, Any]] = []
-    for name, text in MESSAGE_SETTING.findall(message):
+    for name, text in message_settings(message):
         fields = [f for f in given if setting_names(f, name)]
         if len(fields) != 1:
             continue
