@@ -344,3 +344,15 @@ def test_a_plan_that_looks_for_a_later_layout_s_modules_leaves_no_parse_problem_
 def test_sizes_that_make_no_count_give_no_estimate_and_no_exception(config):
     found = weights.estimate(config)
     assert found.bytes is None and found.how == "unknown" and "no" in found.detail
+
+
+def test_modelopt_names_its_algorithm_apart_and_nvfp4_counts_half_a_byte():
+    """ModelOpt writes ``quant_method: modelopt`` and the algorithm in ``quant_algo``: NVFP4 is 4 bits a weight, FP8 one
+    byte (it was taken as FP8 whatever the algorithm, twice the weights of an NVFP4 checkpoint)."""
+    base = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"}
+    plain = weights.estimate(base)
+    fp4 = weights.estimate({**base, "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}})
+    fp8 = weights.estimate({**base, "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"}})
+    assert fp8.bytes == plain.bytes // 2 and fp4.bytes == plain.bytes // 4
+    assert "nvfp4" in fp4.inputs["dtype"] and fp4.inputs["bytes_per_parameter"] == 0.5

@@ -178,6 +178,8 @@ def _estimate(config: dict) -> Weights:
     how_dtype = f"{dtype} ({per} bytes)"
     if quant:
         method = str(quant.get("quant_method", "")).lower()
+        if method == "modelopt" and isinstance(quant.get("quant_algo"), str):
+            method = f"modelopt {quant['quant_algo'].lower()}"  # ModelOpt names the algorithm apart (``quant_algo: NVFP4``)
         bits = quant.get("bits") or quant.get("w_bit")
         if method in ("fp8", "modelopt") or "fp8" in method:
             per, how_dtype = 1, f"{method} quantization (1 byte)"
