@@ -36,7 +36,7 @@ from ..replay.launch_replay import missing_input, replay_launch
 from ..contracts.trace import EventKind, new_assumptions, same_value
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import (MESSAGE_OPTION, Runner, StandIn, flags_of_field, literal, names_value, ordering_causes, other_changes, setting_hints,
+from .verdict import (MESSAGE_OPTION, Runner, StandIn, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
                       typed_words,
                       verdict_of)
 
@@ -114,14 +114,6 @@ class FixReport:
 def _flag_of(explanation: Explanation, option: str) -> Flag | None:
     return explanation.extraction.flag_typed(option)
 
-
-def given_field(explanation: Explanation, flag: Flag) -> str | None:
-    """The record field your own option for ``flag`` set: its dest, or the field SGLang copies the dest to (``--dp``
-    sets ``data_parallel_size``, the record's ``dp_size``); None when you did not give the flag."""
-    parsed = explanation.parsed
-    if flag.dest in parsed.given:
-        return flag.dest
-    return next((field for field, typed in parsed.given_flags.items() if _flag_of(explanation, typed) is flag), None)
 
 
 def option_span(argv: list[str], option: str | None) -> tuple[int, int] | None:

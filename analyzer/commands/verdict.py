@@ -1830,10 +1830,19 @@ def flags_of_field(explanation: Explanation, field: str, typed: str | None) -> l
     return flags
 
 
+def given_field(explanation: Explanation, flag) -> str | None:
+    """The record field your own option for ``flag`` set: its dest, or the field SGLang copies the dest to (``--dp``
+    sets ``data_parallel_size``, the record's ``dp_size``); None when you did not give the flag."""
+    parsed = explanation.parsed
+    if flag.dest in parsed.given:
+        return flag.dest
+    return next((field for field, typed in parsed.given_flags.items() if explanation.extraction.flag_typed(typed) is flag), None)
+
+
 def options_of(explanation: Explanation, flag) -> set[str]:
-    """The options that are ``flag``'s: its own, and each the user typed that argparse took for it (a prefix)."""
-    return set(flag.option_strings) | {typed for typed in explanation.parsed.given_flags.values()
-                                       if explanation.extraction.flag_typed(typed) is flag}
+    """The options that are ``flag``'s: its own, and the one you typed for it (a prefix argparse took for it)."""
+    field = given_field(explanation, flag)
+    return set(flag.option_strings) | ({explanation.parsed.given_flags[field]} if field in explanation.parsed.given_flags else set())
 
 
 def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, message: str) -> tuple[str | None, dict, bool, bool]:

@@ -23,13 +23,15 @@ FEATURE_COST = {
     "tensor_parallel_size": 20,
     "pp_size": 20,
     "pipeline_parallel_size": 20,
+    # a server role a fix would set (``SERVER_ROLE``): what the PD role weighs
+    "encoder_only": 100,
+    "language_only": 100,
 }
 # what a node is: a fix that sets one makes the node another kind of server (an encoder-only server of encode /
 # prefill / decode disaggregation, a language-only one, a PD role), whatever else it keeps; it costs that role
 SERVER_ROLE = {"encoder_only": "an encoder-only server (it serves the multimodal encoder alone)",
                "language_only": "a language-only server (the multimodal encoder runs elsewhere)",
                "disaggregation_mode": "a node of another PD disaggregation role"}
-FEATURE_COST["encoder_only"] = FEATURE_COST["language_only"] = FEATURE_COST["disaggregation_mode"]
 FAMILY_COST = {"speculative_": 50}  # a setting of a feature weighs what the feature does (speculative_adaptive)
 DEFAULT_COST = 10
 SWITCHED_ON_COST = 15  # an ``--enable-...`` switch of yours left out: a feature turned off, though not a listed one
