@@ -165,7 +165,6 @@ FIRST_FIX_MISSES = {
     "pr13881-cpu-torch-compile-graph-max-bs-capped-by-torch-compile-max-bs": "held-out, as it arrived: the tool proposes nothing (the record sets the CPU graph sizes with --cuda-graph-bs or --torch-compile-max-bs 64)",
     "pr21601-h100-nvfp4-kv-cache-needs-blackwell": "held-out, as it arrived: the tool proposes --kv-cache-dtype auto (the record: fp4_mx_block16 or fp8_e4m3, an FP4/FP8 cache Hopper supports)",
     "pr30164-elastic-ep-scale-up-rejects-default-decode-cuda-graph": "held-out, as it arrived: the tool drops --max-ep-size and --elastic-ep-initial-size (the record disables the decode and prefill CUDA graphs)",
-    "pr36340-b200-nvfp4-kv-ngram-default-bfs-breadth-rejected": "held-out, as it arrived: the tool proposes --kv-cache-dtype auto (the record: --speculative-ngram-max-bfs-breadth 1)",
     "pr8215-remote-instance-load-format-falls-back-to-auto": "held-out, as it arrived: the tool proposes nothing to keep --load-format remote_instance (the group ports, a JSON list, are offered no value); the record gives the ports",
     "issue2808-multinode-dp-attention-rejected": "held-out, as it arrived: the tool offers --nnodes 1 (the assertion reads it); the record drops --enable-dp-attention to keep both nodes",
     "issue3750-dp-attention-forces-dp-equal-tp": "held-out, as it arrived: the record's answer is none (with DP attention the DP size is the TP size on 0.4.0); the tool offers leaving out --enable-dp-attention, which keeps your --dp-size",

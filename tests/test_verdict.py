@@ -18,7 +18,7 @@ import pytest
 from analyzer.cli import main
 from analyzer.commands.explain import ExplainRequest, explain
 from analyzer.commands.fix import cause_changes
-from analyzer.commands.verdict import verdict_of
+from analyzer.commands.verdict import Change, Runner, verdict_of
 from conftest import FIXTURES, MINIATURE_HEADER, NONE_ORDERING, PREPARE_SERVER_ARGS, miniature_tree
 HEADER_LINES = 6  # explain's header: SGLang, profile, model, command, from, env
 FIRST_SCREEN = 12  # the lines after the header an operator reads first
@@ -2328,3 +2328,25 @@ def test_a_size_the_message_states_by_its_head_is_named_and_fixed(tree):
     verdict = verdict_of(explanation)
     assert (verdict.causes[0].field, verdict.causes[0].mentioned) == ("tp_size", True)
     assert verdict.fix == "--tp 1" and verdict.fix_verified
+
+
+def test_a_run_that_went_to_its_end_answers_the_same_changes_asked_with_another_condition(miniature):
+    # The EAGLE launch raises under `speculative_algorithm is not None and not disable_radix_cache` (the outer
+    # condition), then `strategy == 'no_buffer'` (the inner one). A run with --disable-radix-cache flips the outer one
+    # and never reaches the inner one: asked again with the inner condition as its stop, or tracking more conditions
+    # whose outcomes the caller does not read, the same run answers without another of the budget.
+    explanation = explained(miniature, "--model-path /m --speculative-algorithm EAGLE")
+    outer, inner = [g.where() for g in explanation.trace.error.guards if g.function == "ServerArgs._handle_strategy"][-2:]
+    runner = Runner(explanation)
+    change = [Change("field", "disable_radix_cache", True)]
+    trace, hooks = runner.run(change, track={outer, inner}, stop_unless=(outer, True))
+    assert (runner.runs, hooks.stopped, hooks.seen.get(outer), hooks.seen.get(inner)) == (1, False, [False], None)
+    assert runner.run(change, track={outer, inner}, stop_unless=(inner, True)) == (trace, hooks)
+    assert runner.run(change, track={outer, inner, ("elsewhere.py", 1)}, stop_unless=(inner, True), needs=(inner,))[0] is trace
+    assert runner.runs == 1
+    # a stop the earlier run would have made (the outer condition came out false first), or a condition it did not
+    # track, is a run of its own
+    runner.run(change, track={outer, inner}, stop_unless=(outer, False))
+    assert runner.runs == 2
+    runner.run(change, track={outer, inner, ("elsewhere.py", 1)}, stop_unless=(inner, True))
+    assert runner.runs == 3

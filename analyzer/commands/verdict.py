@@ -1082,6 +1082,9 @@ class Runner:
         self.budget = budget
         self.runs = 0
         self._cache: dict[tuple, tuple[Trace, Any]] = {}
+        # runs that went to their end (no stop option fired), by their changes and every option but the conditions they
+        # tracked and ``stop_unless``
+        self._whole: dict[tuple, list[tuple[Trace, Any]]] = {}
 
     def exhausted(self) -> bool:
         return self.runs >= self.budget
@@ -1113,14 +1116,23 @@ class Runner:
         return self._key(changes, **options) in self._cache
 
     def run(self, changes: list[Change], track=(), pass_sites=(), stop_after: str | None = None,
-            stop_unless=None, engine_checks: bool = True, max_paths: int = 8) -> tuple[Trace, Any]:
+            stop_unless=None, engine_checks: bool = True, max_paths: int = 8, needs=None) -> tuple[Trace, Any]:
         """The engine on the explanation's inputs with ``changes``; ``engine_checks=False`` stops
         at the end of resolution (a question about resolution's own order needs no more);
-        ``max_paths=1`` where only the first path is read (the hooks watch that one only)."""
+        ``max_paths=1`` where only the first path is read (the hooks watch that one only). ``needs``: the
+        tracked conditions whose outcomes the caller reads (all of ``track`` when not given): an earlier run of the
+        same changes that went to its end and tracked those answers without a run of the budget."""
 
         key = self._key(changes, track, pass_sites, stop_after, stop_unless, engine_checks, max_paths)
         if key in self._cache:
             return self._cache[key]
+        whole_key = self._key(changes, (), pass_sites, stop_after, None, engine_checks, max_paths)
+        for whole in self._whole.get(whole_key, ()):
+            # the same run, to its end, tracking these conditions (and maybe more): asked to stop at a condition it never
+            # came out as asked, the run goes the same way
+            if whole[1].track.issuperset(track if needs is None else needs) and (
+                    stop_unless is None or not stops_at(whole[1], *stop_unless)):
+                return whole
         e = self.explanation
         values = dict(e.parsed.values)
         given = dict(e.parsed.given)
@@ -1158,7 +1170,19 @@ class Runner:
                          program=self.program, max_paths=max_paths, hooks=hooks, engine_checks=engine_checks,
                          start_up=self.start_up)
         self._cache[key] = (trace, hooks)
+        if not hooks.stopped:
+            self._whole.setdefault(whole_key, []).append((trace, hooks))
         return trace, hooks
+
+
+def stops_at(hooks, where: tuple[str, int], outcome: bool) -> bool:
+    """Whether a run that recorded ``hooks`` (tracking ``where``) would have stopped had it been asked to stop when that
+    condition first comes out as ``outcome`` (``RunHooks.stop_unless``: its first outcome there is ``outcome``). A condition
+    it did not track: it would have, for all it tells."""
+    if where not in hooks.track:
+        return True
+    seen = hooks.seen.get(where)
+    return bool(seen) and seen[0] == outcome
 
 
 def raises_at(trace: Trace, where: tuple[str, int]) -> bool:
@@ -1434,7 +1458,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 condition_phase = candidate.via.phase if candidate.via is not None else phase
                 unless = (guard.where(), guard.polarity) if guard is not None and once_per_run(condition_phase) else None
                 trace, hooks = runner.run(changes, track=track, stop_after=stop_after if once_per_run(condition_phase) else None,
-                                          stop_unless=unless)
+                                          stop_unless=unless, needs=() if guard is None else (guard.where(),))
                 turned = guard is None or flipped(hooks, guard)
                 if turned and sets_off(trace, guard):
                     break  # the change only trips the check it flips (another raise's own condition)
