@@ -2350,3 +2350,17 @@ def test_a_run_that_went_to_its_end_answers_the_same_changes_asked_with_another_
     assert runner.runs == 2
     runner.run(change, track={outer, inner, ("elsewhere.py", 1)}, stop_unless=(inner, True))
     assert runner.runs == 3
+
+
+@pytest.mark.network
+def test_an_env_var_a_condition_reads_through_sglangs_helper_is_one_of_its_inputs(tree):
+    """0.5.10 sets an unset page_size to 16 for Qwen3-VL on ROCm when ``get_bool_env_var("SGLANG_USE_AITER_UNIFIED_ATTN")``
+    holds (PR #20897): the env var, read through SGLang's helper rather than ``envs.NAME``, is an input the verdict tries
+    (unset, the write does not happen)."""
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.10").root), profile="mi300x",
+                                         model_config=str(Path(__file__).parent / "cases" / "models" / "Qwen3-VL-8B-Instruct.json"),
+                                         args="--model-path Qwen/Qwen3-VL-8B-Instruct --tp 1",
+                                         env=["SGLANG_USE_AITER=1", "SGLANG_USE_AITER_UNIFIED_ATTN=1"]))
+    verdict = verdict_of(explanation, "page_size")
+    env = [c for c in verdict.causes if c.kind == "env"]
+    assert [(c.field, c.value, c.role) for c in env] == [("SGLANG_USE_AITER_UNIFIED_ATTN", "1", "env")]

@@ -448,6 +448,8 @@ def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -
             quantized = quantized or QUANTIZATION_READ.search(text) is not None
 
     read([guard.expr, *local])
+    if guard.reads is not None:
+        env_names.extend(guard.reads.env)  # read through SGLang's helpers too (``get_bool_env_var("NAME")``), as extraction found
     probes.extend(held_probes(explanation, guard))
     if not names and f"{guard.file}::{guard.function}" not in extraction.functions:
         # start-up code whose condition reads no field the way resolution's code does: where its values come from
