@@ -2364,3 +2364,40 @@ def test_an_env_var_a_condition_reads_through_sglangs_helper_is_one_of_its_input
     verdict = verdict_of(explanation, "page_size")
     env = [c for c in verdict.causes if c.kind == "env"]
     assert [(c.field, c.value, c.role) for c in env] == [("SGLANG_USE_AITER_UNIFIED_ATTN", "1", "env")]
+
+
+SKIPPED_DEFAULT = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    prefill_backend: Optional[str] = None
+    page_size: Optional[int] = None
+
+    def __post_init__(self):
+        self._handle_backend()
+        self._handle_page_size()
+
+    def _handle_backend(self):
+        if self.prefill_backend == "fa4":
+            self.page_size = 128
+
+    def _handle_page_size(self):
+        if self.page_size is None:
+            self.page_size = 1
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--prefill-backend", type=str, choices=["fa3", "fa4"], default=None)
+        parser.add_argument("--page-size", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_flag_the_write_reads_comes_before_the_default_that_write_kept_from_applying(tmp_path):
+    # pr18442's shape: FA4 prefill sets an unset page_size to 128, so the later default (1) does not apply. Why the page
+    # size is 128 is your --prefill-backend fa4; the default it skipped is how it stayed so, named after it.
+    explanation = explained(miniature_tree(tmp_path, SKIPPED_DEFAULT), "--model-path /m --prefill-backend fa4")
+    verdict = verdict_of(explanation, "page_size")
+    assert [(c.field, c.role, bool(c.skipped_default)) for c in verdict.causes][:2] == [
+        ("prefill_backend", "user-flag", False), ("page_size", "sglang-default", True)]

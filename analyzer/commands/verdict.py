@@ -1653,6 +1653,14 @@ def is_quantization(cause: Cause) -> bool:
     return cause.kind == "model" and cause.field == QUANTIZATION_INPUT
 
 
+# An earlier write of SGLang's that kept a later default from applying (``skipped_default_cause``) answers how the
+# value stayed, not why SGLang wrote it: a flag or an env var of yours that the write's own condition read is that
+# why (FA4 prefill's page_size 128, pr18442; the aiter unified-attention env's page_size 16, pr20897), and comes first.
+# Before the hardware and the model: SGLang's own default for a model (DeepSeek-V4's max_running_requests, issue33199)
+# is then the decision itself.
+SKIPPED_DEFAULT_RANK = ROLES.index("env") + 0.6  # after a flag of yours whose way out is to leave it out (+ 0.5)
+
+
 def rank_key(cause: Cause) -> tuple:
     """A device of another kind (``not is_musa()`` on an NVIDIA GPU, the ``device`` SGLang filled in from the node)
     comes last: it is what every node of this kind does, not what this launch did, even where it undoes the outcome
@@ -1662,6 +1670,7 @@ def rank_key(cause: Cause) -> tuple:
     you asked for ("max_loaded_loras should be greater than or equal to max_loras_per_batch" with your 4 and the
     default 8)."""
     return (not cause.own, another_device(cause), cause.effect, not cause.undid_flag,
+            SKIPPED_DEFAULT_RANK if cause.skipped_default else
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list, cause.node_kind,
                            cause.node_capability, is_quantization(cause)),
             not_this_machine(cause),
