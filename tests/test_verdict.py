@@ -2401,3 +2401,33 @@ def test_a_flag_the_write_reads_comes_before_the_default_that_write_kept_from_ap
     verdict = verdict_of(explanation, "page_size")
     assert [(c.field, c.role, bool(c.skipped_default)) for c in verdict.causes][:2] == [
         ("prefill_backend", "user-flag", False), ("page_size", "sglang-default", True)]
+
+
+COPIED_SETTING = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    cuda_graph_max_bs: Optional[int] = None
+    torch_compile_max_bs: int = 32
+
+    def __post_init__(self):
+        if self.model_path.endswith("-cpu"):
+            self.cuda_graph_max_bs = self.torch_compile_max_bs
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--cuda-graph-max-bs", type=int, default=None)
+        parser.add_argument("--torch-compile-max-bs", type=int, default=32)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_setting_sglang_copies_over_yours_is_tried_with_your_value(tmp_path):
+    # pr13881's shape (0.5.10 on CPU): cuda_graph_max_bs = torch_compile_max_bs replaces your 64 with the default 32.
+    # The setting copied is the cause, and given your 64 it keeps yours.
+    explanation = explained(miniature_tree(tmp_path, COPIED_SETTING), "--model-path /m-cpu --cuda-graph-max-bs 64")
+    verdict = verdict_of(explanation, "cuda_graph_max_bs")
+    top = verdict.causes[0]
+    assert (top.field, top.role, top.value, top.alternative) == ("torch_compile_max_bs", "default", 32, 64)
+    assert verdict.fix == "--torch-compile-max-bs 64"

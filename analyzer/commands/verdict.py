@@ -2288,7 +2288,22 @@ def value_candidates(explanation: Explanation, write: Event, limit: int, exclude
     names = [f for f in reads.fields if not f.endswith("()") and f not in exclude]
     quantized = any(QUANTIZATION_READ.search(f"model_config.{name}") for name in reads.model)
     inputs = inputs_named(explanation, names, reads.env, probes, bool(reads.model), limit, any_probe=True, quantized=quantized)
-    return [Candidate(inp, None, condition_text=site.value or "", at=write.site) for inp in inputs]
+    copied = copied_field(site.value or "")
+    return [Candidate(inp, None, condition_text=site.value or "", at=write.site,
+                      prefer=(write.old,) if inp.kind == "field" and inp.name == copied and kept_value(write.old) else ())
+            for inp in inputs]
+
+
+def copied_field(value: str) -> str | None:
+    """The field a written value is a copy of (``self.torch_compile_max_bs``, through a view): given the value the field
+    held before the write, it would leave it so (0.5.10 on CPU: ``cuda_graph_max_bs = torch_compile_max_bs``)."""
+    found = RECEIVER_ATTR.fullmatch(through_views(value.strip()))
+    return found.group(1) if found is not None and not found.group(2) else None
+
+
+def kept_value(value: Any) -> bool:
+    """A value a field can be given back: known, and set (None is what an unset field holds, not a value to give)."""
+    return value is not None and not isinstance(value, Unknown)
 
 
 def helper_probe_candidates(explanation: Explanation, write: Event, limit: int, runner: Runner) -> list[Candidate]:
