@@ -1655,7 +1655,7 @@ def is_quantization(cause: Cause) -> bool:
 
 # An earlier write of SGLang's that kept a later default from applying (``skipped_default_cause``) answers how the
 # value stayed, not why SGLang wrote it: a flag or an env var of yours that the write's own condition read is that
-# why (FA4 prefill's page_size 128, pr18442; the aiter unified-attention env's page_size 16, pr20897), and comes first.
+# why (FA4 prefill's page_size 128, pr18442; --device xpu's sampling backend, pr38510), and comes first.
 # Before the hardware and the model: SGLang's own default for a model (DeepSeek-V4's max_running_requests, issue33199)
 # is then the decision itself.
 SKIPPED_DEFAULT_RANK = ROLES.index("env") + 0.6  # after a flag of yours whose way out is to leave it out (+ 0.5)
