@@ -2431,3 +2431,66 @@ def test_a_setting_sglang_copies_over_yours_is_tried_with_your_value(tmp_path):
     top = verdict.causes[0]
     assert (top.field, top.role, top.value, top.alternative) == ("torch_compile_max_bs", "default", 32, 64)
     assert verdict.fix == "--torch-compile-max-bs 64"
+
+
+REGISTRY = MINIATURE_HEADER + '''
+import importlib
+import pkgutil
+
+from sglang.srt.algos import registered
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    algorithm: Optional[str] = None
+    page_size: Optional[int] = None
+
+    def __post_init__(self):
+        if self.algorithm is not None:
+            self.page_size = registered()[self.algorithm].page_size
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--algorithm", type=str, default=None)
+        parser.add_argument("--page-size", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+REGISTRY_PACKAGE = {
+    "__init__.py": '''
+import importlib
+import pkgutil
+
+
+def registered():
+    mapping = {}
+    package = importlib.import_module("sglang.srt.algos")
+    for _, name, ispkg in pkgutil.iter_modules(package.__path__, "sglang.srt.algos."):
+        if ispkg:
+            continue
+        module = importlib.import_module(name)
+        if not hasattr(module, "Algorithm"):
+            continue
+        mapping[module.Algorithm.__name__] = module.Algorithm
+    return mapping
+''',
+    "base.py": "class Base:\n    page_size = 1\n",
+    "wide.py": "from sglang.srt.algos.base import Base\n\n\nclass Wide(Base):\n    page_size = 64\n\n\nAlgorithm = Wide\n",
+    "helpers.py": "def unrelated():\n    return None\n",
+}
+
+
+def test_a_registry_sglang_fills_by_importing_its_own_package_is_read_as_python_fills_it(tmp_path):
+    # 0.5.23's dLLM algorithms: pkgutil.iter_modules over the package's __path__, importlib.import_module of each module,
+    # hasattr(module, "Algorithm") and the class's own __name__ (a subclass's, not its base's).
+    tree = miniature_tree(tmp_path, REGISTRY)
+    package = tree / "sglang" / "srt" / "algos"
+    package.mkdir()
+    for name, text in REGISTRY_PACKAGE.items():
+        (package / name).write_text(text)
+    explanation = explained(tree, "--model-path /m --algorithm Wide")
+    assert explanation.trace.error is None and explanation.trace.final["page_size"] == 64
+    unknown = explained(tree, "--model-path /m --algorithm Narrow")
+    assert unknown.trace.error is not None and unknown.trace.error.exc_type == "KeyError"

@@ -46,6 +46,7 @@ from .objects import (
     Intrinsic,
     LoggerObj,
     ModelConfigObj,
+    ModuleRef,
     Opaque,
     PlatformObj,
     ProbedObject,
@@ -766,6 +767,10 @@ def _hasattr(interp, args, kwargs, node, frame):
         return obj
     if is_plain_value(obj):
         return hasattr(obj, name)
+    if isinstance(obj, ModuleRef):
+        defined = interp.world.module_defines(obj, name)
+        if defined is not None:
+            return defined
     try:
         value = interp.world.attribute(obj, name, node, frame)
     except AttrMissing:
@@ -1080,9 +1085,44 @@ def call_external(world, ref: ExternalRef, args, kwargs, node, frame):
         return modeldir.cached_file(world, args, kwargs)
     if path == "dataclasses.is_dataclass":
         return _is_dataclass(world, args[0] if args else None)
+    if path == "importlib.import_module" and args and isinstance(args[0], str) and not args[0].startswith("."):
+        return world.import_module(args[0])  # a module of the tree, else what is outside it
+    if path == "pkgutil.iter_modules":
+        found = package_modules(world, args[0] if args else kwargs.get("path"), args[1] if len(args) > 1 else kwargs.get("prefix", ""))
+        if found is not None:
+            return found
     if path.startswith(("os.path.", "pathlib.", "shutil.", "glob.")):
         return Unknown(f"{path}() reads the file system")
     return Unknown(f"{path}() is outside SGLang and not modeled")
+
+
+MAX_PACKAGE_ENTRIES = 1000  # a package's own modules listed at most (a tree is input: a folder of millions is not read)
+
+
+def package_modules(world, paths, prefix) -> list | None:
+    """``pkgutil.iter_modules(package.__path__, prefix)`` for a package of the tree (its ``__path__`` is the package's
+    folder, relative to the tree: ``ModuleRef.__path__``): ``(None, prefix + name, is_package)`` for each module
+    file and each sub-package in it, by name, as Python's file finder lists them (0.5.23 fills its dLLM algorithm
+    registry so). None for anything else (the call is then not modeled)."""
+    if not (isinstance(paths, list) and isinstance(prefix, str) and all(isinstance(p, str) for p in paths)):
+        return None
+    root = world.program.root
+    out = []
+    for rel in paths:
+        if not rel.startswith("sglang/") or any(part in ("", ".", "..") for part in rel.split("/")):
+            return None
+        try:
+            with os.scandir(root / rel) as entries:
+                listed = sorted(entry.name for _, entry in zip(range(MAX_PACKAGE_ENTRIES), entries))
+        except OSError:
+            continue
+        for name in listed:
+            stem, _, suffix = name.rpartition(".")
+            if suffix == "py" and stem.isidentifier() and stem != "__init__" and os.path.isfile(root / rel / name):
+                out.append((None, prefix + stem, False))
+            elif not suffix and name.isidentifier() and os.path.isfile(root / rel / name / "__init__.py"):
+                out.append((None, prefix + name, True))
+    return out
 
 
 # Python's introspection of the ServerArgs dataclass (``dataclasses.fields``, ``typing.get_type_hints(...,

@@ -577,6 +577,21 @@ class World:
             return self.global_name(module, name)
         return ExternalRef(f"{dotted}.{name}")
 
+    def module_defines(self, ref: ModuleRef, name: str) -> bool | None:
+        """Whether importing the tree's module ``ref`` gives it the attribute ``name`` (``hasattr(module, "Algorithm")``):
+        a top-level function, class, assignment or import, a name a star import brings, or a sub-module. None when the
+        module is not the tree's."""
+        module = self.program.module_dotted(ref.dotted)
+        if module is None:
+            return None
+        if self.program.has_module(f"{ref.dotted}.{name}"):
+            return True
+        for holder in (module, *filter(None, (self.program.module_dotted(star) for star in module.star_imports))):
+            if (name in holder.functions or name in holder.classes or name in holder.assignments
+                    or name in holder.imports):
+                return True
+        return name in ("__name__", "__file__", "__doc__")
+
     def current_platform(self) -> Any:
         """SGLang's platform object: the in-tree ``SRTPlatform`` unless the profile names an out-of-tree one."""
         out_of_tree = self.profile_probe("current_platform.is_out_of_tree", ("no profile", "input"))
@@ -782,6 +797,8 @@ class World:
                 return ModuleRef(f"{obj.dotted}.{attr}")
             if module is None:
                 return Unknown(f"module {obj.dotted} not found")
+            if attr == "__path__" and module.rel.endswith("/__init__.py"):
+                return [module.rel.rpartition("/")[0]]  # the package's folder (``pkgutil.iter_modules`` lists it)
             if obj.dotted.endswith("environ") and attr == "envs":
                 return EnvsObj()
             return self.global_name(module, attr)
@@ -912,13 +929,13 @@ class World:
         own = self._own_class_attribute(cls, module, attr, node, frame, bound)
         if own is not MISSING:
             return own
+        if attr in ("__name__", "__qualname__"):
+            return cls.name  # the class's own, not its base's (``LowConfidence.__name__``, a ``DllmAlgorithm``)
         if depth < 5:
             for base in self.bases(module, cls.name):
                 found = self._class_attribute(base, attr, node, frame, bound, depth + 1)
                 if not (isinstance(found, Unknown) and found.reason.endswith("not found")):
                     return found
-        if attr in ("__name__", "__qualname__"):
-            return cls.name
         if attr == "__mro__":
             return tuple(self.mro(cls))
         return Unknown(f"{cls.name}.{attr} not found")
