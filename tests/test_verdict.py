@@ -2494,3 +2494,48 @@ def test_a_registry_sglang_fills_by_importing_its_own_package_is_read_as_python_
     assert explanation.trace.error is None and explanation.trace.final["page_size"] == 64
     unknown = explained(tree, "--model-path /m --algorithm Narrow")
     assert unknown.trace.error is not None and unknown.trace.error.exc_type == "KeyError"
+
+
+MODULE_CONSTANT = MINIATURE_HEADER + '''
+from sglang.srt.environ import envs
+from sglang.srt.pools import ring_size
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    speculative: bool = False
+
+    def __post_init__(self):
+        ring_size(self.speculative)
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+POOLS = '''
+from sglang.srt.environ import envs
+
+ONLINE = envs.SGLANG_ENABLE_SPEC_V2.get()
+
+
+def ring_size(speculative):
+    if ONLINE:
+        assert not speculative, "online compression does not support MTP"
+        return 1
+    return 16
+'''
+
+
+def test_a_module_constant_a_condition_reads_is_followed_to_what_it_was_computed_from(tmp_path):
+    # 0.5.13's DeepSeek-V4 pool: `compress_ratio == 128 and ONLINE_C128`, where ONLINE_C128 = ... envs.X.get() at
+    # import. The env var is an input of the condition, and unset it avoids the raise.
+    tree = miniature_tree(tmp_path, MODULE_CONSTANT)
+    (tree / "sglang" / "srt" / "pools.py").write_text(POOLS)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --speculative", profile="h100",
+                                         env=["SGLANG_ENABLE_SPEC_V2=1"]))
+    assert "online compression does not support MTP" in explanation.trace.error.message
+    verdict = verdict_of(explanation)
+    assert ("SGLANG_ENABLE_SPEC_V2", "env") in [(c.field, c.role) for c in verdict.causes]

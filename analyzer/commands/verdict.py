@@ -274,10 +274,12 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
     if not guard.file or not guard.function:
         return []
     # the code the explanation ran (no stat of its files for each condition asked about)
-    table = shared_program(explanation.tree.root, refresh=False).local_assignments(f"{guard.file}::{guard.function}")
+    program = shared_program(explanation.tree.root, refresh=False)
+    table = program.local_assignments(f"{guard.file}::{guard.function}")
     names = set(re.findall(r"\b[A-Za-z_]\w*\b", guard.expr))
     out: list[str] = [text for name in sorted(names - set(table))
                       for text in argument_sources(explanation, f"{guard.file}::{guard.function}", name)]
+    out += module_constant_sources(program.module(guard.file), names - set(table), depth)
     wanted = names & set(table)
     for _ in range(depth):
         texts = []
@@ -289,6 +291,23 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
             break
         out += texts
         wanted = {n for text in texts for n in re.findall(r"\b[A-Za-z_]\w*\b", text)} & set(table)
+    return out
+
+
+def module_constant_sources(module, names: set[str], depth: int) -> list[str]:
+    """The right-hand sides of the module-level constants among ``names`` that a condition reads, followed ``depth`` deep:
+    a value SGLang computes once at import from the env or the node (0.5.13's ``ONLINE_C128 = not _is_hip and
+    envs.SGLANG_OPT_USE_ONLINE_COMPRESS.get()``, read by the DeepSeek-V4 pool's ``compress_ratio == 128 and ONLINE_C128``)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    wanted = set(names)
+    for _ in range(depth if module is not None else 0):
+        texts = [module.source_of(module.assignments[name]) for name in sorted(wanted - seen) if name in module.assignments]
+        seen |= wanted
+        if not texts:
+            break
+        out += texts
+        wanted = {n for text in texts for n in re.findall(r"\b[A-Za-z_]\w*\b", text)}
     return out
 
 
