@@ -267,6 +267,14 @@ def assigned_before(table: dict[str, list[tuple[int, str]]], name: str, line: in
     return before[-1] if before else None
 
 
+NAME_TOKEN = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def names_in(text: str) -> set[str]:
+    """The names a piece of source text mentions (locals, constants, attributes, keywords alike)."""
+    return set(NAME_TOKEN.findall(text))
+
+
 def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -> list[str]:
     """The right-hand sides of the local variables a condition reads, as last assigned in its function
     before it (``algo = cfg.speculative_algorithm`` for ``algo is not None``), followed ``depth`` deep."""
@@ -276,7 +284,7 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
     # the code the explanation ran (no stat of its files for each condition asked about)
     program = shared_program(explanation.tree.root, refresh=False)
     table = program.local_assignments(f"{guard.file}::{guard.function}")
-    names = set(re.findall(r"\b[A-Za-z_]\w*\b", guard.expr))
+    names = names_in(guard.expr)
     out: list[str] = [text for name in sorted(names - set(table))
                       for text in argument_sources(explanation, f"{guard.file}::{guard.function}", name)]
     out += module_constant_sources(program.module(guard.file), names - set(table), depth)
@@ -290,7 +298,7 @@ def local_sources(explanation: Explanation, guard: GuardValue, depth: int = 2) -
         if not texts:
             break
         out += texts
-        wanted = {n for text in texts for n in re.findall(r"\b[A-Za-z_]\w*\b", text)} & set(table)
+        wanted = set().union(*map(names_in, texts)) & set(table)
     return out
 
 
@@ -307,7 +315,7 @@ def module_constant_sources(module, names: set[str], depth: int) -> list[str]:
         if not texts:
             break
         out += texts
-        wanted = {n for text in texts for n in re.findall(r"\b[A-Za-z_]\w*\b", text)}
+        wanted = set().union(*map(names_in, texts))
     return out
 
 
@@ -429,7 +437,7 @@ def passed_sources(program, call: ast.Call, name: str, position: int, caller: st
     text = ast.unparse(given[0])
     table = program.local_assignments(caller)
     locals_: list[str] = []
-    for local in set(re.findall(r"\b[A-Za-z_]\w*\b", text)) & set(table):
+    for local in names_in(text) & set(table):
         assigned = assigned_before(table, local, line)
         if assigned is not None:
             locals_.append(assigned)
