@@ -75,6 +75,8 @@ REGIONS = [[6, 6, 12, 17], [18, 19, 26, 20], [28, 28, 28, 29]]
 def test_second_parse_is_lazy_and_equal_to_a_whole_parse(tmp_path, own_cache):
     whole = ast.parse(SOURCE)
     first = parse_module(SOURCE, "m.py")  # parsed whole; regions remembered
+    # the remembered definitions wait again, as in the next run's skeleton (the whole parse's code is dropped)
+    assert [node.name for node in lazy_bodies._definitions(first) if lazy_bodies.is_waiting(node)] == ["helper", "check", "short"]
     assert dump(first) == dump(whole)
     [entry] = entry_files(tmp_path)
     # helper, Args.check from its decorator, and short(); message()'s string reaches column 0
@@ -167,7 +169,8 @@ def test_real_modules_are_the_same_tree(tree, tmp_path, monkeypatch, rel):
     source = (tree("0.5.11").root / rel).read_bytes()
     monkeypatch.setenv("SGTRACE_CACHE", str(tmp_path / "cache"))
     whole = ast.parse(source)
-    parse_module(source, rel)
+    first = parse_module(source, rel)
+    assert dump(first) == dump(whole)  # its definitions waiting again (read here, each parsed from its lines)
     lazy = parse_module(source, rel)
     deferred = [n for n in lazy_bodies._definitions(lazy) if lazy_bodies.is_waiting(n)]
     assert len(deferred) >= 20  # most definitions of these modules wait until they are read
