@@ -525,3 +525,63 @@ def test_a_class_constant_of_server_args_is_read_through_the_record(tmp_path):
         "LlamaForCausalLM is not supported. Supported: ['Qwen3ForCausalLM', 'DeepseekV4ForCausalLM'].")
     assert not trace.alternatives  # decided, not branched on an unknown
     assert run(pair, {"model_path": "/m", "model_arch": "Qwen3ForCausalLM"}).error is None
+
+
+# -- a comprehension that copies every field ----------------------------------------------------------
+
+COPY_EVERY_FIELD = '''
+    import dataclasses
+    from typing import Optional
+
+
+    @dataclasses.dataclass
+    class ServerArgs:
+        model_path: str
+        page_size: Optional[int] = None
+        tp_size: int = 1
+
+        def __post_init__(self):
+            self.page_size = 16 if self.tp_size > 1 else self.page_size
+            raw = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+            if raw["page_size"] == 16:
+                raise ValueError(f"copied {sorted(raw)} with page_size {raw['page_size']}")
+'''
+
+
+@pytest.mark.parametrize("tp_size", [1, 2])
+def test_a_comprehension_copying_every_field_gives_what_the_generic_evaluation_does(tmp_path, monkeypatch, tp_size):
+    """``{f.name: getattr(obj, f.name) for f in ...}`` is evaluated without ``eval`` for each node of its
+    elements (``interp._getattr_of_attribute``): the same trace and the same count of steps as evaluated node by node."""
+    from conftest import miniature_tree
+
+    from analyzer.symbolic import interp
+
+    root = miniature_tree(tmp_path, COPY_EVERY_FIELD)
+    tree = sources.resolve(str(root))
+    extraction = extract_uncached(tree)
+    made: list = []
+    init = interp.Interpreter.__init__
+
+    def counted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(interp.Interpreter, "__init__", counted)
+
+    def once() -> tuple:
+        made.clear()
+        trace = run((tree, extraction), {"model_path": "/m", "tp_size": tp_size})
+        return trace, [i.steps for i in made]
+
+    copied: list = []
+    element = interp.Interpreter._getattr_of_attribute
+    monkeypatch.setattr(interp.Interpreter, "_getattr_of_attribute", lambda self, *a: copied.append(a) or element(self, *a))
+    fast, fast_steps = once()
+    assert len(copied) == 3  # the fast path, once for each field
+    monkeypatch.setattr(interp, "_getattr_of_attribute", lambda node: None)
+    generic, generic_steps = once()
+    assert (fast.error is not None) == (tp_size == 2)
+    if fast.error is not None:
+        assert fast.error.message == "copied ['model_path', 'page_size', 'tp_size'] with page_size 16"
+    assert (fast.error, fast.events, fast.final) == (generic.error, generic.events, generic.final)
+    assert fast_steps == generic_steps and fast_steps and fast_steps[0] > 0

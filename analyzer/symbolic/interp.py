@@ -231,6 +231,19 @@ _RETURN = ast.Return
 _FELL_THROUGH = object()  # what ``Interpreter.run_body`` gives for a body that ends without a ``return``
 
 
+def _attribute_of_name(node: ast.expr) -> bool:
+    """``name.attr``."""
+    return node.__class__ is _ATTRIBUTE and node.value.__class__ is _NAME
+
+
+def _getattr_of_attribute(node: ast.expr) -> tuple[str, str] | None:
+    """(callee, object) of ``callee(obj, name.attr)`` with nothing else passed (``getattr(server_args, f.name)``)."""
+    if (node.__class__ is ast.Call and not node.keywords and len(node.args) == 2 and node.func.__class__ is _NAME
+            and node.args[0].__class__ is _NAME and _attribute_of_name(node.args[1])):
+        return node.func.id, node.args[0].id
+    return None
+
+
 def _operand_value(value: Any, held: bool) -> Any:
     """The operand a boolean operation gives, as Python does. An unknown input keeps its unknown value
     with the truth this path decided (``Decided``); an unknown the engine assumed false stays the
@@ -1174,6 +1187,36 @@ class Interpreter:
         ok = self._comprehension(node.generators, frame, lambda f: out.append(self.eval(node.elt, f)))
         return out if ok else Unknown("comprehension over an unknown value")
 
+    def _name(self, name: str, frame: Frame) -> Any:
+        """``eval`` of a name, its step counted."""
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
+        scope: Frame | None = frame
+        while scope is not None:
+            if name in scope.locals:
+                return scope.locals[name]
+            scope = scope.closure
+        return self.world.global_name(frame.module, name)
+
+    def _attribute_of_name(self, node: ast.Attribute, frame: Frame) -> Any:
+        """``eval`` of ``name.attr`` (``_attribute_of_name``), its two steps counted."""
+        self.steps += 1
+        return self.world.get_attribute(self._name(node.value.id, frame), node.attr, node, frame)
+
+    def _getattr_of_attribute(self, node: ast.Call, names: tuple[str, str], frame: Frame) -> Any:
+        """``eval`` of ``f(obj, name.attr)`` (``_getattr_of_attribute``): the call's step, its callee's, its
+        arguments' and the call's own, in ``expr_Call``'s order; a ``Decided`` answer made unknown as ``eval`` does."""
+        self.steps += 1
+        func = self._name(names[0], frame)
+        obj = self._name(names[1], frame)
+        args = [obj, self._attribute_of_name(node.args[1], frame)]
+        self.world.call_origins = {}
+        value = self.call(func, args, {}, node, frame)
+        if value.__class__ is Decided:
+            return Unknown(value.reason, value.kind)
+        return value
+
     def expr_GeneratorExp(self, node: ast.GeneratorExp, frame: Frame) -> Any:
         return self.expr_ListComp(node, frame)
 
@@ -1186,6 +1229,22 @@ class Interpreter:
 
     def expr_DictComp(self, node: ast.DictComp, frame: Frame) -> Any:
         out: dict = {}
+        getattr_of = _getattr_of_attribute(node.value)
+        if getattr_of is not None and _attribute_of_name(node.key):
+            # ``{f.name: getattr(obj, f.name) for f in ...}``, a copy of every field of the record (0.5.23's
+            # ``_raw_input``: 546 fields, a tenth of a batch scenario's evaluation): each element evaluated as
+            # ``eval`` does, with its steps, without going through ``eval`` for each of its six nodes
+            key_node = node.key
+
+            def emit(f):
+                key = self._attribute_of_name(key_node, f)
+                try:
+                    out[key] = self._getattr_of_attribute(node.value, getattr_of, f)
+                except TypeError:
+                    pass
+
+            ok = self._comprehension(node.generators, frame, emit)
+            return out if ok else Unknown("comprehension over an unknown value")
 
         def emit(f):
             key = self.eval(node.key, f)
