@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-import hashlib
 import inspect
 import json
 import re
@@ -34,6 +33,7 @@ from .message_match import ANCHOR_MIN, MIN_CUT, anchor_of, format_parts, merged,
 from .sources import SourceTree, _hashed_files
 from .extract.parse import parse_python
 from .extract.parse import SourceProblem, read_source
+from .digests import sha256
 
 # Bump when the index changes shape or meaning (the code hash below also keys every entry).
 INDEX_VERSION = 1
@@ -391,7 +391,7 @@ def _code_hash() -> str:
     does not need the 17 trees indexed again."""
 
 
-    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest = sha256(Path(__file__).read_bytes())
     for function in (message_match.normalize, message_match.literal_chunks, message_match.anchor_of):
         digest.update(inspect.getsource(function).encode())
     digest.update(message_match._ESCAPES.pattern.encode() + message_match._WORD.pattern.encode())

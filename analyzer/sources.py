@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import importlib.util
 import os
 import re
@@ -28,6 +27,7 @@ from pathlib import Path
 from .errors import SgtraceError, SourceError
 from .safe_read import MAX_INPUT_BYTES, MAX_SOURCE_BYTES, check_path, read_file, read_text
 from .plain_dataclass import plain_dataclass
+from .digests import sha256
 
 # The first release sgtrace reads (README: "any release from 0.4.0 on"); see ERA_NOTES for what it does not evaluate per release.
 OLDEST_SUPPORTED = (0, 4, 0)
@@ -70,7 +70,7 @@ class SourceTree:
 
 def tree_hash(root: Path) -> str:
     """A hash of the files that extraction reads (names, sizes and mtimes are not enough across copies)."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for rel, path in _hashed_files(root):
         digest.update(rel.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
@@ -86,7 +86,7 @@ def tree_hash(root: Path) -> str:
 def tree_stamp(root: Path) -> str:
     """A hash of the tree's path and of the names, sizes and mtimes of the files ``tree_hash``
     reads: a stat per file, no reading."""
-    digest = hashlib.sha256(str(Path(root).resolve()).encode() + b"\0")
+    digest = sha256(str(Path(root).resolve()).encode() + b"\0")
     lines = []
     for rel, path, entry in _hashed_entries(root):
         try:

@@ -192,3 +192,21 @@ def test_the_compact_cache_entry_builds_the_extraction_the_full_data_does(tree, 
     rebuilt = Extraction.from_dict(json.loads(compact))
     for name in ("sites", "calls", "flags", "fields", "functions", "order", "entry"):
         assert getattr(rebuilt, name) == getattr(extraction, name), name
+
+
+def test_the_digests_of_cache_keys_are_hashlib_s_without_loading_openssl():
+    """``analyzer.digests`` gives hashlib's bytes, and a process that loads it (and the modules that key caches
+    with it) does not load ``_hashlib``."""
+    import hashlib
+    import subprocess
+    import sys
+
+    from analyzer import digests
+
+    data = b"sgtrace\0" * 1000
+    assert digests.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert digests.blake2b(data, digest_size=16).hexdigest() == hashlib.blake2b(data, digest_size=16).hexdigest()
+    loaded = subprocess.run([sys.executable, "-c", "import sys, analyzer.extract, analyzer.sources, analyzer.symbolic.lazy_bodies, "
+                             "analyzer.message_index, analyzer.hfconfig; print('_hashlib' in sys.modules)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "False"

@@ -14,7 +14,6 @@ Results are cached per content hash (``analyzer.cache``).
 from __future__ import annotations
 
 import functools
-import hashlib
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from ..errors import SourceError
 from ..sources import SourceTree
 from ..collector import fewer_collections
 from .parse import code_memo
+from ..digests import sha256
 
 # The passes (and libcst) are imported by ``extract_uncached`` only: a cache hit never needs them.
 
@@ -40,7 +40,7 @@ def extractor_hash() -> str:
     forgot to bump ``EXTRACTOR_VERSION`` (field help and choices were once served
     stale from entries written before they were extracted).
     """
-    digest = hashlib.sha256()
+    digest = sha256()
     here = Path(__file__).resolve().parent
     for path in sorted(here.glob("*.py")) + [here.parent / "contracts" / "extraction.py"] + sorted((here.parent / "knowledge").glob("*.py")):
         digest.update(path.name.encode())

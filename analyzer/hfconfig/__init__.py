@@ -24,7 +24,6 @@ reads ``config.json`` as plain data, as before; the notes say why.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 from .. import cache
 from .loaded import Loaded
 from .tree import for_sglang_tree, installed_beside, pinned_version
+from ..digests import sha256
 
 LOADER_VERSION = 3  # 2: is_torch_available() is true, a torch dtype is kept as its name; 3: Loaded.unrecognized
 
@@ -83,7 +83,7 @@ def _disk_key(root: Path, tree_hash: str | None, text: str, trust_remote_code: b
     release = f"installed:{beside.version}:{beside.root}" if beside else f"pinned:{pinned_version(root)}"
     if not beside and release == "pinned:None":
         return None
-    digest = hashlib.sha256("\0".join([_code_version(), tree_hash, release, str(bool(trust_remote_code)), text]).encode()).hexdigest()[:32]
+    digest = sha256("\0".join([_code_version(), tree_hash, release, str(bool(trust_remote_code)), text]).encode()).hexdigest()[:32]
     return f"hfconfig-{digest}"
 
 
@@ -93,7 +93,7 @@ _CODE: list[str] = []
 def _code_version() -> str:
     """This loader's version: LOADER_VERSION and the text of its modules (a changed evaluator is a miss)."""
     if not _CODE:
-        digest = hashlib.sha256(str(LOADER_VERSION).encode())
+        digest = sha256(str(LOADER_VERSION).encode())
         for name in ("__init__.py", "loader.py", "pyeval.py", "tree.py"):
             try:
                 digest.update((Path(__file__).parent / name).read_bytes())

@@ -16,7 +16,6 @@ A resolution that raises is not a failure: it is the Trace's ``error``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -35,6 +34,7 @@ from ..sources import tree_hash
 from ..contracts.trace import Event, Trace, same_value
 from . import envs, process
 from .process import DEFAULT_MEMORY_MIB
+from ..digests import sha256
 
 HARNESS_PATH = Path(__file__).with_name("harness.py")
 MARK = "@@sgtrace@@ "
@@ -313,7 +313,7 @@ def tree_flag_table(root: str | os.PathLike, *, timeout_s: float = 240, log: Cal
 
     python = envs.flags_env_python(log=log)
     pins = json.dumps(envs._installed(envs.flags_env_dir()), sort_keys=True)
-    digest = hashlib.sha256((harness_source() + "\0" + pins).encode()).hexdigest()[:16]
+    digest = sha256((harness_source() + "\0" + pins).encode()).hexdigest()[:16]
     key = f"flagtable-v{FLAG_TABLE_FORMAT}-{digest}-{tree_hash(Path(root))}"
     if use_cache:
         data = cache.load(key)

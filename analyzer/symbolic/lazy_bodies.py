@@ -34,7 +34,6 @@ evaluation at Python's recursion limit (``explore``'s "recursion too deep").
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import re
 import sys
@@ -45,6 +44,7 @@ from ..collector import fewer_collections
 from ..extract.parse import SourceProblem, parse_python, parse_unchecked
 from ..safe_read import read_file
 from ..sources import cache_root
+from ..digests import blake2b
 
 ENTRY_FORMAT = "definitions-1"  # [first line (its first decorator), def line, last line, end column] each
 MAX_ENTRY_BYTES = 1 << 20
@@ -353,7 +353,7 @@ def _from_whole(lines: list[bytes], rel: str, node) -> dict:
 
 
 def _key(source: bytes) -> str:
-    digest = hashlib.blake2b(source, digest_size=16)
+    digest = blake2b(source, digest_size=16)
     digest.update(f"{sys.version_info[0]}.{sys.version_info[1]}:{ENTRY_FORMAT}".encode())
     return digest.hexdigest()
 
