@@ -2539,3 +2539,41 @@ def test_a_module_constant_a_condition_reads_is_followed_to_what_it_was_computed
     assert "online compression does not support MTP" in explanation.trace.error.message
     verdict = verdict_of(explanation)
     assert ("SGLANG_ENABLE_SPEC_V2", "env") in [(c.field, c.role) for c in verdict.causes]
+
+
+KIND_AND_ENV = MINIATURE_HEADER + '''
+import os
+
+from sglang.srt.utils import is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    page_size: Optional[int] = None
+
+    def __post_init__(self):
+        if self.page_size is None:
+            if is_hip() and os.environ.get("SGLANG_KV_LAYOUT", "") == "vectorized_5d":
+                self.page_size = 64
+                logger.info("Setting page_size=64 for SGLANG_KV_LAYOUT=vectorized_5d.")
+            else:
+                self.page_size = 1
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--page-size", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_env_var_you_set_read_with_the_nodes_kind_comes_before_that_kind(tmp_path):
+    # pr27063 (0.5.13): on ROCm, SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d makes an unset page_size 64: the node's kind
+    # (``is_hip()``, before your flags on a node that is not a CUDA one) is where the rule applies, your env var chose it
+    tree = miniature_tree(tmp_path, KIND_AND_ENV)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m", profile="mi300x", env=["SGLANG_KV_LAYOUT=vectorized_5d"]))
+    causes = verdict_of(explanation, field="page_size").causes
+    assert [(c.field, c.role) for c in causes[:2]] == [("SGLANG_KV_LAYOUT", "env"), ("is_hip", "hardware")]
+    assert causes[1].node_kind
+

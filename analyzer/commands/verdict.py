@@ -1818,8 +1818,17 @@ def rank(causes: list[Cause]) -> list[Cause]:
     ``--enable-hierarchical-cache``). A default read by another condition on the way (an escape
     hatch such as ``if self.enforce_piecewise_cuda_graph: return``) does not move. Where the checkpoint's
     quantization decides as well as its architecture, it comes just before it: the same model in its own
-    precision is a nearer change than another model (Gemma-4 NVFP4's attention default, pr26791)."""
+    precision is a nearer change than another model (Gemma-4 NVFP4's attention default, pr26791). An env var you set
+    that the condition of the node's own kind reads with it (``is_hip() and envs.SGLANG_AITER_KV_CACHE_LAYOUT.get() ==
+    'vectorized_5d'``) comes just before that kind: the kind is where the rule applies, your env var is what chose it
+    there (pr27063, pr20897); elsewhere your env vars keep their place after your flags."""
     ordered = sorted(causes, key=rank_key)
+    for kind in [c for c in ordered if c.node_kind]:
+        chosen = [c for c in ordered[ordered.index(kind):] if c.kind == "env" and c.value is not None
+                  and c.condition == kind.condition and (c.condition_site or c.site) == (kind.condition_site or kind.site)]
+        for env in chosen:
+            ordered.remove(env)
+            ordered.insert(ordered.index(kind), env)
     quantization = next((c for c in ordered if is_quantization(c)), None)
     architecture = next((c for c in ordered if c.kind == "model" and not is_quantization(c)), None)
     if quantization is not None and architecture is not None and ordered.index(architecture) < ordered.index(quantization):
