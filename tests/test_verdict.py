@@ -2577,3 +2577,42 @@ def test_an_env_var_you_set_read_with_the_nodes_kind_comes_before_that_kind(tmp_
     assert [(c.field, c.role) for c in causes[:2]] == [("SGLANG_KV_LAYOUT", "env"), ("is_hip", "hardware")]
     assert causes[1].node_kind
 
+
+QUOTED_SIZES = MINIATURE_HEADER + '''
+import os
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    graph_max_bs: Optional[int] = None
+    max_running_requests: Optional[int] = None
+
+    def __post_init__(self):
+        graph_bs = self.graph_max_bs or 512
+        if self.max_running_requests is not None:
+            graph_bs = min(graph_bs, self.max_running_requests)
+        capacity = int(os.environ.get("SGLANG_DISPATCH_CAP", "128"))
+        if graph_bs > capacity:
+            raise ValueError(f"Decode graph exceeds SGLANG_DISPATCH_CAP: required={graph_bs}, capacity={capacity}. "
+                             "Raise the environment value or lower --graph-max-bs.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--graph-max-bs", type=int, default=None)
+        parser.add_argument("--max-running-requests", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_sizes_sglang_s_message_quotes_are_tried_for_a_size_and_a_capacity_compared_through_locals(tmp_path):
+    # pr35634 (0.5.19): "DeepEP v2 per-rank decode CUDA graph exceeds SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK:
+    # required=512, capacity=128": the env var's capacity and the graph size are compared through locals, and the
+    # values worth running are the ones the check holds against each other (the env var raised to 512, the size 128)
+    tree = miniature_tree(tmp_path, QUOTED_SIZES)
+    verdict = verdict_of(explain(ExplainRequest(sglang=str(tree), args="--model-path /m", profile="h100")))
+    found = {c.field: c.alternative for c in verdict.causes}
+    assert found.get("SGLANG_DISPATCH_CAP") == "512"
+    assert found.get("graph_max_bs") == 128 and found.get("max_running_requests") == 128
+    assert verdict.causes[0].field == "SGLANG_DISPATCH_CAP"  # the message names it

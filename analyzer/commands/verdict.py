@@ -1070,6 +1070,35 @@ def module_strings(program, module, name: str, definition: ast.AST | None = None
     return module_strings(program, other, source[1], None, hops - 1) if other is not None else []
 
 
+# An integer SGLang's message quotes (``required=512, capacity=128.``): not a word's or a version's (``0.5.19``) digits
+MESSAGE_NUMBER = re.compile(r"(?<![\w.])(\d+)(?!\w|\.\d)")
+
+
+def message_numbers(explanation: Explanation, current: Any) -> list[int]:
+    """The integers SGLang's message quotes, in its order, other than ``current``: for a size SGLang chose or an env
+    var's capacity that a check compares through locals (0.5.19's DeepEP v2 decode graph, "required=512,
+    capacity=128"), the sizes the check itself holds against each other are the ones worth running."""
+    error = explanation.trace.error
+    if error is None or not error.message:
+        return []
+    numbers = [int(text) for text in MESSAGE_NUMBER.findall(error.message)]
+    return [n for n in dict.fromkeys(numbers) if n > 0 and n != current][:MAX_ALTERNATIVES]
+
+
+def integer_field(explanation: Explanation, inp: Input) -> bool:
+    """A field whose flag takes an integer (set or left unset), not a boolean."""
+    flags = explanation.extraction.flags_for_dest(inp.name)
+    if isinstance(inp.value, bool):
+        return False
+    return isinstance(inp.value, int) or bool(flags and flags[0].type == "int" and flags[0].action == "store")
+
+
+def names_env(explanation: Explanation, name: str) -> bool:
+    """SGLang's message names the env var."""
+    error = explanation.trace.error
+    return error is not None and name in (error.message or "")
+
+
 def env_alternatives(inp: Input) -> list[Any]:
     """The other truth of an env var, then, for one you set, leaving it unset (``envs.X.is_set()`` is true for "0")."""
     current = (inp.value or "").strip().lower()
@@ -1323,9 +1352,12 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
     if inp.kind == "field":
         elsewhere = kind_elsewhere(explanation, inp)
         found = field_alternatives(explanation, inp, guard, program)
+        if not found and elsewhere is None and integer_field(explanation, inp):
+            return message_numbers(explanation, inp.value)
         return found if elsewhere is None else [elsewhere, *(v for v in found if not same_value(v, elsewhere))]
     if inp.kind == "env":
-        return env_alternatives(inp)
+        quoted = [str(n) for n in message_numbers(explanation, None)] if names_env(explanation, inp.name) else []
+        return [*quoted, *(v for v in env_alternatives(inp) if v not in quoted)]
     if inp.kind == "probe":
         if isinstance(inp.value, bool):
             return [not inp.value]
