@@ -1093,12 +1093,6 @@ def integer_field(explanation: Explanation, inp: Input) -> bool:
     return isinstance(inp.value, int) or bool(flags and flags[0].type == "int" and flags[0].action == "store")
 
 
-def names_env(explanation: Explanation, name: str) -> bool:
-    """SGLang's message names the env var."""
-    error = explanation.trace.error
-    return error is not None and name in (error.message or "")
-
-
 def env_alternatives(inp: Input) -> list[Any]:
     """The other truth of an env var, then, for one you set, leaving it unset (``envs.X.is_set()`` is true for "0")."""
     current = (inp.value or "").strip().lower()
@@ -1356,7 +1350,9 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
             return message_numbers(explanation, inp.value)
         return found if elsewhere is None else [elsewhere, *(v for v in found if not same_value(v, elsewhere))]
     if inp.kind == "env":
-        quoted = [str(n) for n in message_numbers(explanation, None)] if names_env(explanation, inp.name) else []
+        error = explanation.trace.error
+        named = error is not None and mentioned(inp, error.message or "", explanation.extraction)
+        quoted = [str(n) for n in message_numbers(explanation, None)] if named else []
         return [*quoted, *(v for v in env_alternatives(inp) if v not in quoted)]
     if inp.kind == "probe":
         if isinstance(inp.value, bool):
