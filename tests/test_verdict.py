@@ -463,7 +463,8 @@ def test_a_default_a_helper_returns_is_decided_by_the_probe_of_the_branch_it_too
     top = verdict.causes[0]
     assert (top.kind, top.field, top.value, top.alternative) == ("probe", "is_hip", True, False)
     assert top.site.function == "ServerArgs._get_default_attn_backend" and top.condition == "is_hip()"
-    assert [c.field for c in verdict.causes[1:]] == ["is_sm100_supported"]
+    # then the backend left to SGLang: an explicit one is kept (``left_to_sglang_cause``)
+    assert [(c.field, c.role) for c in verdict.causes[1:]] == [("is_sm100_supported", "hardware"), ("attention_backend", "default")]
 
 
 def test_a_default_an_earlier_write_kept_from_applying_names_that_write(defaults, capsys):
@@ -1273,8 +1274,9 @@ def test_a_capability_in_the_written_value_is_tried_with_another_nodes_and_ranks
     assert all(a[0] == 9 for a in nearest_elsewhere("torch.cuda.get_device_capability", (9, 4), mi300x))  # AMD's only
     explanation = explained(miniature_tree(tmp_path, CAPABILITY_DEFAULT), "--model-path /m", profile="b200")
     verdict = verdict_of(explanation, field="kv_cache_dtype")
+    # then the dtype left to SGLang (its write tests it unset): an explicit one is kept
     assert [(c.field, c.alternative) for c in verdict.causes] == [("torch.cuda.get_device_capability", (9, 0)),
-                                                                   ("is_hip", True)]
+                                                                   ("is_hip", True), ("kv_cache_dtype", "bfloat16")]
     assert verdict.causes[0].site.function == "ServerArgs.__post_init__"
 
 
@@ -2616,3 +2618,48 @@ def test_the_sizes_sglang_s_message_quotes_are_tried_for_a_size_and_a_capacity_c
     assert found.get("SGLANG_DISPATCH_CAP") == "512"
     assert found.get("graph_max_bs") == 128 and found.get("max_running_requests") == 128
     assert verdict.causes[0].field == "SGLANG_DISPATCH_CAP"  # the message names it
+
+
+LEFT_TO_SGLANG = MINIATURE_HEADER + '''
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    a2a_backend: str = "none"
+    dispatch_mode: str = "auto"
+    page_size: Optional[int] = None
+
+    def __post_init__(self):
+        if self.a2a_backend == "mori" and self.dispatch_mode == "auto":
+            self.dispatch_mode = "normal"
+            logger.warning("MoRI: dispatch mode auto resolves to normal")
+        if self.a2a_backend == "mori":
+            self.page_size = 1
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--a2a-backend", type=str, choices=["none", "deepep", "mori"], default="none")
+        parser.add_argument("--dispatch-mode", type=str, choices=["auto", "normal", "low_latency"], default="auto")
+        parser.add_argument("--page-size", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_setting_sglang_fills_only_because_you_left_it_is_a_cause_and_its_line_says_what_is_kept(tmp_path):
+    # pr19498 (0.5.10): under MoRI SGLang turns an unset --deepep-mode 'auto' into 'normal' and keeps an explicit one:
+    # the setting left to SGLang is a cause too, after the flag whose rule filled it, and the line says what is kept
+    tree = miniature_tree(tmp_path, LEFT_TO_SGLANG)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --a2a-backend mori", profile="h100"))
+    causes = verdict_of(explanation, field="dispatch_mode").causes
+    assert [(c.field, c.role, c.value, c.alternative) for c in causes] == [
+        ("a2a_backend", "user-flag", "mori", "none"), ("dispatch_mode", "default", "auto", "low_latency")]
+    assert causes[1].site.function == "ServerArgs.__post_init__"
+    from analyzer.commands.explain import override_of
+    from analyzer.views.verdict import override_line
+
+    line = override_line(verdict_of(explanation, field="dispatch_mode"), override_of(explanation, "dispatch_mode"))
+    assert line == ("  dispatch_mode: 'auto' -> 'normal' (you left it to SGLang, which keeps a value you state: 'low_latency' verified), "
+                    "because of your --a2a-backend 'mori' (`self.a2a_backend == 'mori' and self.dispatch_mode == 'auto'`)")
+    # a write whose condition does not test the setting it fills: the flag stays the cause
+    assert verdict_of(explanation, field="page_size").causes[0].field == "a2a_backend"

@@ -221,7 +221,11 @@ def override_line(verdict: Verdict, override) -> str:
     head = f"  {label}: {short(before)} -> {short(after)}"
     if top is None:
         return head
-    if top.field == override.field and top.role == "sglang-default":
+    # a setting SGLang fills only because you left it (``verdict.left_to_sglang_cause``): what you can state instead
+    left = next((c for c in verdict.causes if c.field == override.field and c.role == "default"), None)
+    if left is not None:
+        head += f" (you left it to SGLang, which keeps a value you state: {short(left.alternative)} verified)"
+    if top.field == override.field and top.role in ("sglang-default", "default"):
         return f"{head} at {top.site.short()} in {function_name(top.site.function)}"
     return f"{head}, because of {short_input(top)} (`{condition_part(top.condition, top.field, top.value)}`)"
 
