@@ -463,8 +463,8 @@ def test_a_default_a_helper_returns_is_decided_by_the_probe_of_the_branch_it_too
     top = verdict.causes[0]
     assert (top.kind, top.field, top.value, top.alternative) == ("probe", "is_hip", True, False)
     assert top.site.function == "ServerArgs._get_default_attn_backend" and top.condition == "is_hip()"
-    # then the backend left to SGLang: an explicit one is kept (``left_to_sglang_cause``)
-    assert [(c.field, c.role) for c in verdict.causes[1:]] == [("is_sm100_supported", "hardware"), ("attention_backend", "default")]
+    assert [c.field for c in verdict.causes[1:]] == ["is_sm100_supported"]
+    assert verdict.left_to_sglang.field == "attention_backend"  # left to SGLang: an explicit one is kept
 
 
 def test_a_default_an_earlier_write_kept_from_applying_names_that_write(defaults, capsys):
@@ -1274,9 +1274,8 @@ def test_a_capability_in_the_written_value_is_tried_with_another_nodes_and_ranks
     assert all(a[0] == 9 for a in nearest_elsewhere("torch.cuda.get_device_capability", (9, 4), mi300x))  # AMD's only
     explanation = explained(miniature_tree(tmp_path, CAPABILITY_DEFAULT), "--model-path /m", profile="b200")
     verdict = verdict_of(explanation, field="kv_cache_dtype")
-    # then the dtype left to SGLang (its write tests it unset): an explicit one is kept
     assert [(c.field, c.alternative) for c in verdict.causes] == [("torch.cuda.get_device_capability", (9, 0)),
-                                                                   ("is_hip", True), ("kv_cache_dtype", "bfloat16")]
+                                                                   ("is_hip", True)]
     assert verdict.causes[0].site.function == "ServerArgs.__post_init__"
 
 
@@ -2651,10 +2650,11 @@ def test_a_setting_sglang_fills_only_because_you_left_it_is_a_cause_and_its_line
     # the setting left to SGLang is a cause too, after the flag whose rule filled it, and the line says what is kept
     tree = miniature_tree(tmp_path, LEFT_TO_SGLANG)
     explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --a2a-backend mori", profile="h100"))
-    causes = verdict_of(explanation, field="dispatch_mode").causes
-    assert [(c.field, c.role, c.value, c.alternative) for c in causes] == [
-        ("a2a_backend", "user-flag", "mori", "none"), ("dispatch_mode", "default", "auto", "low_latency")]
-    assert causes[1].site.function == "ServerArgs.__post_init__"
+    verdict = verdict_of(explanation, field="dispatch_mode")
+    assert [(c.field, c.role, c.value, c.alternative) for c in verdict.causes] == [("a2a_backend", "user-flag", "mori", "none")]
+    left = verdict.left_to_sglang
+    assert (left.field, left.role, left.value, left.alternative) == ("dispatch_mode", "default", "auto", "low_latency")
+    assert left.site.function == "ServerArgs.__post_init__"
     from analyzer.commands.explain import override_of
     from analyzer.views.verdict import override_line
 

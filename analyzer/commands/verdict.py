@@ -174,6 +174,10 @@ class Verdict:
     # the verdict of a resolution raise stops its runs there (start-up costs every run); ``sgtrace fix`` runs it
     fix_skips_start_up: bool = False
     weights_fit: WeightsFit | None = None  # for a launch that resolves: what the weights leave the KV cache
+    # an override of a setting SGLang fills only because you left it (``left_to_sglang_cause``): that, with a value you
+    # could state, verified kept. Not among ``causes``: a fix that keeps your value is asked of those (``keep_fix``),
+    # and stating some other value is no answer there (``--sampling-backend ascend`` on an Intel GPU)
+    left_to_sglang: Cause | None = None
 
     def to_dict(self) -> dict:
         data = {
@@ -2683,12 +2687,9 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
                                           effect=effect_of, phase=last.phase, prescribes=False)
                    if c.field not in known]
     causes = [at_the_rule(cause, last) for cause in rank(causes)]
-    if not override.given and not runner.exhausted():
-        # after the rule's own reasons: the records of real cases name the setting left to SGLang first in some
-        # (#19498, #39165) and the rule's reason in more (measured first: 5 cases gained, 12 lost)
-        left = left_to_sglang_cause(explanation, override, last, runner, avoided)
-        if left is not None:
-            causes.append(left)
+    # apart from the causes: the records of real cases name the setting left to SGLang first in some (#19498, #39165)
+    # and the rule's reason in more (measured as the first cause: 5 cases gained, 12 lost)
+    left = left_to_sglang_cause(explanation, override, last, runner, avoided) if not override.given and not runner.exhausted() else None
     rule = Cause(field=name, value=override.after, role="sglang-default", site=last.site,
                  why=f"SGLang sets {name} = {override.after!r} at {last.site.short()} in {last.site.function}"
                      + (f" (you gave {override.before!r})" if override.given else f" (default {override.before!r})"),
@@ -2703,7 +2704,7 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     fix = None
     if override.given and causes and causes[0] is not rule and not causes[0].runs_elsewhere:
         fix = change_text(explanation, causes[0])
-    return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs)
+    return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs, left_to_sglang=left)
 
 
 LEFT_TRIES = 2  # values of a setting left to SGLang tried stated (each a run of the line's budget)

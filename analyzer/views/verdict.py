@@ -222,7 +222,7 @@ def override_line(verdict: Verdict, override) -> str:
     if top is None:
         return head
     # a setting SGLang fills only because you left it (``verdict.left_to_sglang_cause``): what you can state instead
-    left = next((c for c in verdict.causes if c.field == override.field and c.role == "default"), None)
+    left = verdict.left_to_sglang
     if left is not None:
         head += f" (you left it to SGLang, which keeps a value you state: {short(left.alternative)} verified)"
     if top.field == override.field and top.role in ("sglang-default", "default"):
