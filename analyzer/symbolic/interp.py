@@ -1192,12 +1192,7 @@ class Interpreter:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise BudgetExceeded(f"more than {MAX_STEPS} evaluation steps")
-        scope: Frame | None = frame
-        while scope is not None:
-            if name in scope.locals:
-                return scope.locals[name]
-            scope = scope.closure
-        return self.world.global_name(frame.module, name)
+        return self.lookup(name, frame)
 
     def _attribute_of_name(self, node: ast.Attribute, frame: Frame) -> Any:
         """``eval`` of ``name.attr`` (``_attribute_of_name``), its two steps counted."""

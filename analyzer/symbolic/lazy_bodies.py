@@ -144,9 +144,18 @@ def _wait_again(tree: ast.Module, lines: list[bytes], rel: str, key: str, region
         state["type_comment"] = None
         if first == node.lineno:
             state["decorator_list"] = []
-        node.__class__ = _LAZY_CLASS[type(node)]
-        state["_load_definition"] = _loader(lines, first, node.lineno, spec[1], spec[2], node.col_offset, rel, key, node)
-        state["_answered"] = _UNDECORATED if first == node.lineno else _DECORATED
+        _make_waiting(node, lines, first, rel, key)
+
+
+def _make_waiting(node, lines: list[bytes], first: int, rel: str, key: str) -> None:
+    """``node`` (a stub's fields in its ``__dict__``, its end where the region's is) becomes a definition parsed from
+    lines ``first``..its end when first read. What the stub already says right: no type comment (``ast.parse`` keeps
+    none), and no decorator where the region starts at the def (``Module.registrations`` reads every definition's
+    decorators)."""
+    node.__class__ = _LAZY_CLASS[type(node)]
+    node.__dict__["_load_definition"] = _loader(lines, first, node.lineno, node.end_lineno, node.end_col_offset,
+                                                node.col_offset, rel, key, node)
+    node.__dict__["_answered"] = _UNDECORATED if first == node.lineno else _DECORATED
 
 
 def _can_split(source: bytes) -> bool:
@@ -287,12 +296,8 @@ def _skeleton(source: bytes, rel: str, key: str, regions) -> ast.Module | None:
             continue
         first, last, end_col, _name = spec
         found += 1
-        node.__class__ = _LAZY_CLASS[type(node)]
         node.end_lineno, node.end_col_offset = last, end_col
-        node.__dict__["_load_definition"] = _loader(lines, first, node.lineno, last, end_col, node.col_offset, rel, key, node)
-        # what the stub already says right: no type comment (``ast.parse`` keeps none), and no decorator where
-        # the region starts at the def (``Module.registrations`` reads every definition's decorators)
-        node.__dict__["_answered"] = _UNDECORATED if first == node.lineno else _DECORATED
+        _make_waiting(node, lines, first, rel, key)
     if found != len(regions):
         return None
     for stmt in tree.body:  # a class ends where its last method does, waiting or not
