@@ -30,12 +30,12 @@ from .node_files import HOLDS_FOR
 
 # document -> its schema number. A history of each number is in README ("JSON output").
 SCHEMA_NUMBERS = {
-    "explain": 4,  # 2 was the Trace's number; 3: overrides[].site and fields.*.fired[].site are site objects;
-    # 4: verdict.fix_skips_start_up
-    "explain-error": 2,  # explain --error / --log; 2: verdict.fix_skips_start_up
+    "explain": 5,  # 2 was the Trace's number; 3: overrides[].site and fields.*.fired[].site are site objects;
+    # 4: verdict.fix_skips_start_up; 5: a verdict's left_to_sglang
+    "explain-error": 3,  # explain --error / --log; 2: verdict.fix_skips_start_up; 3: the verdict's shape as explain 5
     "fix": 1,
-    "report": 3,  # 2: the trace's sites as objects, observed_error.sites as objects, "schema" at the top too;
-    # 3: the verdict's fix_skips_start_up
+    "report": 4,  # 2: the trace's sites as objects, observed_error.sites as objects, "schema" at the top too;
+    # 3: the verdict's fix_skips_start_up; 4: the verdict's left_to_sglang
     "diff": 1,
     "sites": 1,
     "flags": 1,  # 1: an object {schema, sglang_version, flags}; before, a bare list of flags
@@ -159,8 +159,8 @@ def definitions() -> dict[str, dict]:
         "mem_fraction_static": NUM, "kv_cache_gib": NUM, "fits": BOOL},
         description="for a launch that resolves: what the weights leave the KV cache on one GPU (the engine does not "
                     "measure it; sgtrace memory runs SGLang's sizing)")},
-        optional=("overrides", "fix_trade_off", "fix_skips_start_up", "weights_fit"))
-    defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off", "fix_skips_start_up"))
+        optional=("overrides", "fix_trade_off", "fix_skips_start_up", "weights_fit", "left_to_sglang"))
+    defs["field_verdict"] = obj({"field": STR, **verdict}, optional=("fix_trade_off", "fix_skips_start_up", "left_to_sglang"))
     defs["fix_candidate"] = obj({"changes": STRS, "origin": STRS, "outcome": STR, "trade_off": nullable(STR), "command": STR,
                                  "replay": nullable(STR), "note": STR, "assumes": STRS}, optional=("assumes",))
     defs["later_release"] = obj({"version": nullable(STR), "env": mapping(STR), "tried": STRS},
@@ -246,6 +246,8 @@ def verdict_properties() -> dict:
                                "check_server_args but not the model runner's start-up the engine would run for it "
                                "(sgtrace fix runs that too)"},
         "runs": INT,
+        "left_to_sglang": {**ref("cause"), "description": "an override of a setting SGLang fills only because you left "
+                           "it: the setting, and in alternative a value you can state that SGLang keeps (verified)"},
     }
 
 

@@ -161,7 +161,7 @@ def test_json_carries_the_verdict(miniature, capsys):
 
     main(["explain", "--sglang", str(miniature), "--profile", "h100", "--json", "--args", "--model-path /m --speculative-algorithm EAGLE"])
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 4
+    assert data["schema"] == 5
     verdict = data["verdict"]
     assert verdict["outcome"] == "raises"
     assert verdict["causes"][0]["field"] == "strategy" and verdict["causes"][0]["role"] == "sglang-default"
@@ -2663,3 +2663,23 @@ def test_a_setting_sglang_fills_only_because_you_left_it_is_a_cause_and_its_line
                     "because of your --a2a-backend 'mori' (`self.a2a_backend == 'mori' and self.dispatch_mode == 'auto'`)")
     # a write whose condition does not test the setting it fills: the flag stays the cause
     assert verdict_of(explanation, field="page_size").causes[0].field == "a2a_backend"
+
+
+def test_json_carries_the_setting_left_to_sglang_and_validates(tmp_path, capsys):
+    # the override line's "(you left it to SGLang, which keeps a value you state: ...)" is in --json too
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from analyzer import schemas
+
+    tree = miniature_tree(tmp_path, LEFT_TO_SGLANG)
+    main(["explain", "--sglang", str(tree), "--profile", "h100", "--json", "--args", "--model-path /m --a2a-backend mori"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == 5
+    Draft202012Validator(schemas.load("explain")).validate(data)
+    by_field = {o["field"]: o for o in data["verdict"]["overrides"]}
+    left = by_field["dispatch_mode"]["left_to_sglang"]
+    assert (left["field"], left["role"], left["value"], left["alternative"]) == ("dispatch_mode", "default", "auto", "low_latency")
+    assert left["site"]["function"] == "ServerArgs.__post_init__"
+    assert "left_to_sglang" not in by_field["page_size"]

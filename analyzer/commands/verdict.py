@@ -197,6 +197,8 @@ class Verdict:
             data["overrides"] = [{"field": o.field, **v.to_dict()} for o, v in self.overrides]
         if self.weights_fit is not None:
             data["weights_fit"] = self.weights_fit.to_dict()
+        if self.left_to_sglang is not None:
+            data["left_to_sglang"] = self.left_to_sglang.to_dict()
         return data
 
 
