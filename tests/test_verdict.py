@@ -2627,8 +2627,12 @@ class ServerArgs:
     a2a_backend: str = "none"
     dispatch_mode: str = "auto"
     page_size: Optional[int] = None
+    draft_model_path: Optional[str] = None
+    draft_revision: Optional[str] = None
 
     def __post_init__(self):
+        if self.draft_model_path is not None and self.draft_revision is None:
+            self.draft_revision = "main"
         if self.a2a_backend == "mori" and self.dispatch_mode == "auto":
             self.dispatch_mode = "normal"
             logger.warning("MoRI: dispatch mode auto resolves to normal")
@@ -2641,6 +2645,8 @@ class ServerArgs:
         parser.add_argument("--a2a-backend", type=str, choices=["none", "deepep", "mori"], default="none")
         parser.add_argument("--dispatch-mode", type=str, choices=["auto", "normal", "low_latency"], default="auto")
         parser.add_argument("--page-size", type=int, default=None)
+        parser.add_argument("--draft-model-path", type=str, default=None)
+        parser.add_argument("--draft-revision", type=str, default=None, help="The revision of the draft model.")
 
 ''' + PREPARE_SERVER_ARGS
 
@@ -2663,6 +2669,16 @@ def test_a_setting_sglang_fills_only_because_you_left_it_is_a_cause_and_its_line
                     "because of your --a2a-backend 'mori' (`self.a2a_backend == 'mori' and self.dispatch_mode == 'auto'`)")
     # a write whose condition does not test the setting it fills: the flag stays the cause
     assert verdict_of(explanation, field="page_size").causes[0].field == "a2a_backend"
+
+
+def test_a_free_form_setting_left_to_sglang_offers_no_placeholder_as_the_value_it_keeps(tmp_path):
+    # pr25545's launch (0.5.17): speculative_draft_model_revision filled with 'main' under a draft path; a revision
+    # is any string, and argparse's placeholder (DRAFT_REVISION) is no value SGLang keeps worth stating
+    tree = miniature_tree(tmp_path, LEFT_TO_SGLANG)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --draft-model-path /d", profile="h100"))
+    verdict = verdict_of(explanation, field="draft_revision")
+    assert verdict.left_to_sglang is None
+    assert [c.field for c in verdict.causes] == ["draft_model_path"]
 
 
 def test_json_carries_the_setting_left_to_sglang_and_validates(tmp_path, capsys):

@@ -2715,7 +2715,8 @@ LEFT_TRIES = 2  # values of a setting left to SGLang tried stated (each a run of
 def left_to_sglang_cause(explanation: Explanation, override: Override, last: Event, runner: Runner, avoided) -> Cause | None:
     """A setting you left that SGLang's write fills only because you left it (its own condition tests it: 0.5.10's
     ``if self.deepep_mode == 'auto'`` under MoRI, 0.5.20's ``dcp_comm_backend is None`` under DCP): leaving it is the
-    cause, and a value you state is kept. Tried with the values its condition or its flag offers, other than SGLang's."""
+    cause, and a value you state is kept. Tried with the values its condition or its flag offers, other than SGLang's;
+    not argparse's placeholder for a free-form value (a revision, a path: any string is kept, and none is news)."""
     name = override.field
     if "." in name or isinstance(override.before, Unknown):
         return None
@@ -2726,7 +2727,8 @@ def left_to_sglang_cause(explanation: Explanation, override: Override, last: Eve
         return None
     inp = Input("field", name, override.before, "default")
     for alternative in _alternatives(explanation, inp, own, runner.program)[:LEFT_TRIES]:
-        if same_value(alternative, override.after) or same_value(alternative, override.before) or runner.exhausted():
+        if (same_value(alternative, override.after) or same_value(alternative, override.before) or runner.exhausted()
+                or isinstance(alternative, StandIn) or (isinstance(alternative, list) and any(isinstance(a, StandIn) for a in alternative))):
             continue
         trace, _hooks = runner.run([Change("field", name, alternative)])
         if avoided(trace) and same_value(target_value(trace.final, name), alternative):
