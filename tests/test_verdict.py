@@ -2699,3 +2699,24 @@ def test_json_carries_the_setting_left_to_sglang_and_validates(tmp_path, capsys)
     assert (left["field"], left["role"], left["value"], left["alternative"]) == ("dispatch_mode", "default", "auto", "low_latency")
     assert left["site"]["function"] == "ServerArgs.__post_init__"
     assert "left_to_sglang" not in by_field["page_size"]
+
+
+def test_a_setting_named_inside_a_longer_name_of_another_is_not_the_one_the_message_names():
+    # pr40184 (0.5.18): "Optimistic prefill does not support models that use mamba radix cache." names
+    # uses_mamba_radix_cache (what SGLang derives from the model), not the radix cache --disable-radix-cache turns off
+    from analyzer.commands.verdict import Input, mentioned
+
+    class Extraction:
+        fields = {"disable_radix_cache": None, "uses_mamba_radix_cache": None, "enable_dp_attention": None}
+
+        def flags_for_dest(self, name):
+            return []
+
+    ext = Extraction()
+    radix = Input("field", "disable_radix_cache", False, "default")
+    assert not mentioned(radix, "Optimistic prefill does not support models that use mamba radix cache.", ext)
+    assert mentioned(radix, "Chunked prefix caching needs the radix cache.", ext)
+    assert mentioned(radix, "radix cache is not supported with this backend", ext)
+    # the setting's own longer name is itself, not another's ("Please enable dp attention", pr7895)
+    dp = Input("field", "enable_dp_attention", False, "default")
+    assert mentioned(dp, "Please enable dp attention when setting enable_dp_lm_head", ext)

@@ -1290,10 +1290,22 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
             return True  # the setting the message states it supports (``only supports topk=1``)
         if quotes_value(inp, message):
             return True
-        return words in text or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
+        return names_the_setting(inp.name, words, text, extraction) or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     if inp.kind == "model":
         return isinstance(inp.value, str) and bool(inp.value) and inp.value in message  # ``got LlamaForCausalLM``
     return inp.name.lower() in text
+
+
+def names_the_setting(name: str, words: str, text: str, extraction) -> bool:
+    """The message names a setting by its words (``radix cache`` for disable_radix_cache), not as part of a longer
+    name of another setting (``models that use mamba radix cache``: uses_mamba_radix_cache, a property SGLang derives
+    from the model, not the radix cache you can disable)."""
+    for match in re.finditer(rf"(\w+)?\W*{re.escape(words)}", text):
+        before = match.group(1)
+        longer = f"{before}_{words.replace(' ', '_')}" if before else None
+        if longer is None or not any(longer in other for other in extraction.fields if other != name):
+            return True
+    return False
 
 
 ALLOW_LIST_TEST = re.compile(r"\bnot\s+in\b|\bnot\s+any\(")
