@@ -2720,3 +2720,48 @@ def test_a_setting_named_inside_a_longer_name_of_another_is_not_the_one_the_mess
     # the setting's own longer name is itself, not another's ("Please enable dp attention", pr7895)
     dp = Input("field", "enable_dp_attention", False, "default")
     assert mentioned(dp, "Please enable dp attention when setting enable_dp_lm_head", ext)
+
+
+DECIDED_IN_A_HELPER = MINIATURE_HEADER + '''
+
+def _resolve_algorithm(algorithm, draft_path):
+    if algorithm == "NEXTN":
+        if draft_path and "assistant" in draft_path:
+            return "FROZEN_KV_MTP"
+        return "EAGLE"
+    return algorithm
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    speculative_algorithm: Optional[str] = None
+    speculative_draft_model_path: Optional[str] = None
+    enable_lora: bool = False
+
+    def __post_init__(self):
+        self.speculative_algorithm = _resolve_algorithm(self.speculative_algorithm, self.speculative_draft_model_path)
+        if self.enable_lora and self.speculative_algorithm not in ("NGRAM", "EAGLE", None):
+            raise ValueError(f"LoRA is not compatible with {self.speculative_algorithm} speculative decoding")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--speculative-algorithm", type=str, choices=["EAGLE", "NEXTN", "NGRAM", "FROZEN_KV_MTP"], default=None)
+        parser.add_argument("--speculative-draft-model-path", type=str, default=None)
+        parser.add_argument("--enable-lora", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_value_sglang_decides_in_a_helper_is_a_cause_at_the_helpers_return(tmp_path):
+    # pr34337 (0.5.19): NEXTN with a Gemma 4 assistant draft becomes FROZEN_KV_MTP in _resolve_speculative_algorithm_alias,
+    # which the write only stores: the cause's site is the helper's return of that value, where the operator reads why
+    tree = miniature_tree(tmp_path, DECIDED_IN_A_HELPER)
+    explanation = explain(ExplainRequest(sglang=str(tree), profile="h100",
+                                         args="--model-path /m --enable-lora --speculative-algorithm NEXTN --speculative-draft-model-path /d/assistant"))
+    top = verdict_of(explanation).causes[0]
+    assert (top.field, top.role, top.value) == ("speculative_algorithm", "sglang-default", "FROZEN_KV_MTP")
+    source = (tree / "sglang/srt/server_args.py").read_text().splitlines()
+    assert top.site.function == "_resolve_algorithm"
+    assert source[top.site.line - 1].strip() == 'return "FROZEN_KV_MTP"'

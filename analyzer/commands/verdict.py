@@ -1555,7 +1555,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 break
         if found is not None:
             alternative, extra, how_far, was_pinned = found
-            site = inp.site if inp.role == "sglang-default" else (
+            site = (decided_in_helper(explanation, runner.program, inp) or inp.site) if inp.role == "sglang-default" else (
                 SiteRef(guard.file, guard.line, guard.function) if guard is not None else
                 candidate.own if candidate.own is not None else candidate.reached if candidate.reached is not None else
                 (candidate.via.site if candidate.via is not None else candidate.at))
@@ -2350,6 +2350,35 @@ def write_site(extraction, field: str | None, where: SiteRef | None):
         return None
     return next((s for s in extraction.sites if s.kind == "write" and s.field == field
                  and s.location.file == where.file and s.location.line == where.line), None)
+
+
+def decided_in_helper(explanation: Explanation, program, inp: Input) -> SiteRef | None:
+    """Where SGLang decided a value it stores from a helper of the same module (0.5.19's ``speculative_algorithm=
+    _resolve_speculative_algorithm_alias(...)``): the helper's one ``return`` of that very literal (``return
+    "FROZEN_KV_MTP"``), where the operator reads why; None for any other write."""
+    written = write_site(explanation.extraction, inp.name, inp.site)
+    if written is None or written.literal != NOT_LITERAL_VALUE or not isinstance(inp.value, (str, int, float, bool)):
+        return None
+    tree = _parse(written.value.strip())
+    call = tree.body if tree is not None else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return None
+    found = program.function(f"{inp.site.file}::{call.func.id}")
+    if found is None:
+        return None
+    returns = [node for node in _own_nodes(found[1]) if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant)
+               and type(node.value.value) is type(inp.value) and node.value.value == inp.value]
+    return SiteRef(inp.site.file, returns[0].lineno, call.func.id) if len(returns) == 1 else None
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's body, not those of a function or class defined inside it."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def value_candidates(explanation: Explanation, write: Event, limit: int, exclude: set[str]) -> list[Candidate]:
