@@ -2765,3 +2765,31 @@ def test_a_value_sglang_decides_in_a_helper_is_a_cause_at_the_helpers_return(tmp
     source = (tree / "sglang/srt/server_args.py").read_text().splitlines()
     assert top.site.function == "_resolve_algorithm"
     assert source[top.site.line - 1].strip() == 'return "FROZEN_KV_MTP"'
+
+
+def test_a_setting_named_only_in_the_remedy_of_a_message_is_not_its_diagnosis():
+    # pr14792 (0.5.6.post2): "Disabling overlap schedule since MambaRadixCache is not compatible with overlap schedule
+    # currently, try to use --disable-radix-cache if overlap schedule is necessary": --disable-radix-cache is the way out
+    # SGLang offers, the cause is the hybrid model (its rank is then the default's, after the model)
+    import argparse
+
+    from analyzer.commands.verdict import Input, diagnosis, mentioned
+
+    class Extraction:
+        fields = {"disable_radix_cache": None, "mamba_scheduler_strategy": None, "enable_dp_attention": None}
+
+        def flags_for_dest(self, name):
+            return [argparse.Namespace(option_strings=["--" + name.replace("_", "-")])]
+
+    ext = Extraction()
+    overlap = ("Disabling overlap schedule since MambaRadixCache is not compatible with overlap schedule currently, "
+               "try to use --disable-radix-cache if overlap schedule is necessary")
+    assert not mentioned(Input("field", "disable_radix_cache", False, "default"), overlap, ext)
+    # P1 (0.5.11): the strategy is named in the diagnosis too, before "please use"
+    p1 = ("Speculative decoding for Qwen3_5MoeForConditionalGeneration is not compatible with radix cache when using "
+          "--mamba-scheduler-strategy no_buffer. To use radix cache with speculative decoding, please use "
+          "--mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.")
+    assert mentioned(Input("field", "mamba_scheduler_strategy", "no_buffer", "sglang-default"), p1, ext)
+    # a message that opens with its remedy is read whole (pr7895)
+    assert diagnosis("please enable dp attention when setting enable_dp_lm_head") == "please enable dp attention when setting enable_dp_lm_head"
+    assert mentioned(Input("field", "enable_dp_attention", False, "default"), "Please enable dp attention when setting enable_dp_lm_head", ext)

@@ -1273,11 +1273,26 @@ def conditions_of(guards: list[GuardValue]) -> list[GuardValue]:
     return list(seen.values())
 
 
+# where SGLang's message turns from what is wrong to what to do ("..., try to use --disable-radix-cache if overlap
+# schedule is necessary"): a setting named only past it is the way out the message offers, not its diagnosis
+REMEDY = re.compile(r"\b(?:try|please|consider|instead|recommended|you (?:can|may|should|could))\b")
+DIAGNOSIS_WORDS = 4  # a message that opens with its remedy ("Please enable dp attention when ...") is read whole
+
+
+def diagnosis(text: str) -> str:
+    """The part of a message before its remedy (``REMEDY``), or the whole of it when it opens with one."""
+    match = REMEDY.search(text)
+    if match is None or len(text[:match.start()].split()) < DIAGNOSIS_WORDS:
+        return text
+    return text[:match.start()]
+
+
 def mentioned(inp: Input, message: str, extraction) -> bool:
     if not message:
         return False
     text = message.lower()
     if inp.kind == "field":
+        text = diagnosis(text)
         for flag in extraction.flags_for_dest(inp.name):
             if any(option.lower() in text for option in flag.option_strings):
                 return True
