@@ -21,6 +21,8 @@ def read(text: str):
 @pytest.mark.parametrize("text, changes", [
     ("--attention-backend triton (or flashinfer)", {("set", "attention_backend", "triton")}),
     ("drop --enable-dp-attention (or drop --speculative-adaptive)", {("drop", "enable_dp_attention", None)}),
+    # the verb opening a sentence (pr11396's record): "Drop" is drop
+    ("Drop --attention-backend flashinfer (SGLang then picks fa3 on an H100)", {("drop", "attention_backend", None)}),
     ("unset SGLANG_OPT_X (to keep ep_size 1)", {("env", "SGLANG_OPT_X", "")}),
     ("--tp 4 with SGLANG_ENABLE_SPEC_V2=1", {("set", "tp_size", "4"), ("env", "SGLANG_ENABLE_SPEC_V2", "1")}),
     ("none on 0.5.12 (the PR enables it)", set()),

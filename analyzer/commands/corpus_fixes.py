@@ -39,7 +39,7 @@ from ..contracts.trace import same_value, target_value
 from .verdict import Runner, resolves, verdict_of
 
 # a change as a record writes it: ``--flag value``, ``--flag 'a quoted value'`` (a json object), ``drop --flag``, ``ENV=1``
-CHANGE = re.compile(r"(drop|unset|without)?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+('[^']*'|\"[^\"]*\"|[^\s,()]+))?")
+CHANGE = re.compile(r"((?i:drop|unset|without))?\s*(--[a-z0-9-]+|[A-Z][A-Z0-9_]{3,})(?:[ =]+('[^']*'|\"[^\"]*\"|[^\s,()]+))?")
 
 
 @dataclass
@@ -80,6 +80,7 @@ def _changes_of(text: str, flag_dest) -> frozenset | None:
     for verb, name, value in CHANGE.findall(first):
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]  # the shell's quotes around one value
+        verb = verb.lower()  # "Drop --attention-backend flashinfer" opens a sentence
         if name.startswith("--"):
             dest = flag_dest(name)
             if dest is None:
