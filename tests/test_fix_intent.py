@@ -231,3 +231,40 @@ def test_what_a_node_is_and_what_it_was_sized_for_weigh_more_than_a_plain_flag()
     assert dropped_cost("quantization") > set_cost("pp_size", changes_yours=True) > DEFAULT_COST
     assert set_cost("dp_size", changes_yours=True) == DEFAULT_COST
 
+
+
+CHOICE_LEFT_TO_SGLANG = '''
+"""A miniature ServerArgs written for sgtrace's intent tests: a backend SGLang picks when left unset."""
+
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    attention_backend: Optional[str] = None
+
+    def __post_init__(self):
+        if self.attention_backend is None:
+            self.attention_backend = "fa3"
+        if self.attention_backend == "flashinfer":
+            raise ValueError("FlashInfer attention is not supported for this model")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--attention-backend", type=str, default=None, choices=["triton", "flashinfer", "fa3"])
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_choice_of_yours_left_to_sglang_comes_before_another_choice_of_yours(tmp_path):
+    # pr11396 (0.5.3): OLMo-3 refuses your --attention-backend flashinfer; without it SGLang picks its own default
+    # (fa3 on an H100), the path its checks are written for, before a backend of your own choosing (triton)
+    tree = miniature_tree(tmp_path, CHOICE_LEFT_TO_SGLANG)
+    _explanation, report = fixes_for(tree, "--attention-backend flashinfer")
+    ranked = report.fixes + report.trade_offs
+    assert texts(ranked[0]) == ["- --attention-backend"]
+    assert ["+ --attention-backend triton"] in [texts(c) for c in ranked[1:]]

@@ -33,7 +33,8 @@ from ..contracts.launch import ArgOrigin
 from ..contracts.extraction import Flag
 from ..replay import envs
 from ..replay.launch_replay import missing_input, replay_launch
-from ..contracts.trace import EventKind, new_assumptions, same_value
+from ..contracts.trace import EventKind, new_assumptions, same_value, target_value
+from ..knowledge.defaults import picked_by_sglang
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
 from .verdict import (MESSAGE_OPTION, Runner, StandIn, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
@@ -443,8 +444,24 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
             cost /= 2  # ``only support 1 and None``: leaving the flag out is one of the values SGLang asks for
         elif cost and change.kind == "drop-flag" and _advice_keeps(explanation, message, change):
             cost *= 2  # ``set --disable-radix-cache when using --multi-item-scoring-delimiter``: SGLang's advice keeps it
+        elif cost and change.kind == "drop-flag" and _sglang_chooses(candidate, flag, dest):
+            cost /= 2  # your choice left to SGLang, which makes one (``--attention-backend``: fa3 on an H100)
         total += cost
     return total
+
+
+def _sglang_chooses(candidate: Candidate, flag: Flag | None, dest: str) -> bool:
+    """Your flag left out is a choice handed back to SGLang: a flag of choices whose default asks SGLang to pick
+    (None or ``auto``), and the candidate's run ends with SGLang's own pick there. Leaving it out gives up the
+    value you chose, not a feature: SGLang's default for this model and node is the path its checks are written
+    for (pr11396: OLMo-3 on an H100, ``--attention-backend flashinfer`` refused, fa3 without it)."""
+    if flag is None or not flag.choices or not (flag.default is None or picked_by_sglang(flag.default)):
+        return False
+    result = candidate.result
+    if result is None or result.trace.error is not None:
+        return False
+    chosen = target_value(result.trace.final, dest)
+    return isinstance(chosen, str) and chosen in flag.choices and not picked_by_sglang(chosen)
 
 
 def _named(message: str, change: Change, dest: str) -> bool:
