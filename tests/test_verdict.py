@@ -2793,3 +2793,71 @@ def test_a_setting_named_only_in_the_remedy_of_a_message_is_not_its_diagnosis():
     # a message that opens with its remedy is read whole (pr7895)
     assert diagnosis("please enable dp attention when setting enable_dp_lm_head") == "please enable dp attention when setting enable_dp_lm_head"
     assert mentioned(Input("field", "enable_dp_attention", False, "default"), "Please enable dp attention when setting enable_dp_lm_head", ext)
+
+
+def test_a_message_names_a_setting_by_its_value_as_sglang_spells_it_with_a_word_of_its_name():
+    # pr8991 (0.5.7): "FlashAttention3 decode backend is not compatible with hierarchical cache" names your
+    # --decode-attention-backend fa3, not any setting whose value is fa3
+    import argparse
+
+    from analyzer.commands.verdict import Input, mentioned
+
+    class Extraction:
+        fields = {"decode_attention_backend": None, "prefill_attention_backend": None}
+
+        def flags_for_dest(self, name):
+            return [argparse.Namespace(option_strings=["--" + name.replace("_", "-")])]
+
+    message = ("FlashAttention3 decode backend is not compatible with hierarchical cache. Setting hicache_io_backend to "
+               "vanilla I/O, which may lead to suboptimal performance with small page sizes.")
+    assert mentioned(Input("field", "decode_attention_backend", "fa3", "user-flag"), message, Extraction())
+    assert not mentioned(Input("field", "prefill_attention_backend", "fa3", "user-flag"), message, Extraction())
+    assert not mentioned(Input("field", "decode_attention_backend", "triton", "user-flag"), message, Extraction())
+
+
+LOGGED_AFTER = MINIATURE_HEADER + '''
+from sglang.srt.utils import is_hip
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    tp_size: int = 1
+    enable_fusion: bool = False
+
+    def __post_init__(self):
+        if is_hip() and self.tp_size == 8:
+            self.enable_fusion = True
+            logger.info("Enable AllReduce Fusion for 8-way tensor parallelism")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--tp-size", type=int, default=1)
+        parser.add_argument("--enable-fusion", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_the_message_sglang_logs_right_after_its_write_on_the_same_branch_is_its_reason(tmp_path):
+    # pr39790 (0.5.21): declare_resolution(..., enable_aiter_allreduce_fusion=True), then "Enable Aiter AllReduce Fusion
+    # on decode phase for GlmMoeDsaForCausalLM": the log after the write gives its reason as one before it does
+    from analyzer.commands.explain import override_of
+    from analyzer.commands.verdict import write_warning
+
+    tree = miniature_tree(tmp_path, LOGGED_AFTER)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --tp-size 8", profile="mi300x"))
+    assert write_warning(explanation, override_of(explanation, "enable_fusion")) == "Enable AllReduce Fusion for 8-way tensor parallelism"
+
+
+def test_on_a_node_of_its_own_kind_the_model_the_message_names_comes_before_the_kind():
+    # pr39790 (0.5.21, an MI355X): the message names GlmMoeDsaForCausalLM; is_hip() is where the rule applies
+    from analyzer.commands.verdict import Cause, rank
+
+    kind = Cause(field="platform.is_hip", value=True, role="hardware", site=None, why="", condition="get_platform().is_hip",
+                 alternative=False, kind="probe", node_kind=True)
+    model = Cause(field="architectures", value="GlmMoeDsaForCausalLM", role="model", site=None, why="",
+                  condition="model_arch == 'GlmMoeDsaForCausalLM'", alternative="LlamaForCausalLM", kind="model", mentioned=True)
+    assert [c.field for c in rank([kind, model])] == ["architectures", "platform.is_hip"]
+    unnamed = dataclasses.replace(model, mentioned=False)
+    assert [c.field for c in rank([kind, unnamed])] == ["platform.is_hip", "architectures"]

@@ -42,6 +42,7 @@ from ..knowledge.intent import decode_node, dropped_cost, set_cost
 from ..knowledge.kinds import EventKind, SiteKind
 from ..knowledge.probes import PROBES, is_device_kind
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
+from ..knowledge.value_names import spellings
 from ..memory.fit import WeightsFit, weights_fit
 from ..contracts.extraction import NOT_LITERAL as NOT_LITERAL_VALUE
 from ..symbolic import SERVER_ARGS, RunHooks, evaluate, runs_start_up
@@ -1303,7 +1304,7 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
         words = re.sub(r"^(disable|enable)_", "", inp.name).replace("_", " ")
         if any(setting_names(inp.name, name) for name, _ in message_settings(message)):
             return True  # the setting the message states it supports (``only supports topk=1``)
-        if quotes_value(inp, message):
+        if quotes_value(inp, message) or spells_value(inp, text):
             return True
         return names_the_setting(inp.name, words, text, extraction) or re.search(rf"\b{re.escape(inp.name.lower())}\b", text) is not None
     if inp.kind == "model":
@@ -1334,6 +1335,18 @@ def off_the_list(cause: Cause) -> bool:
 
 QUOTED = re.compile(r"[`'\"]([^`'\"\s]{1,40})[`'\"]")
 _GENERIC_WORDS = frozenset({"mode", "size", "type", "backend", "path", "enable", "disable", "max", "min", "num"})
+
+
+def spells_value(inp: Input, text: str) -> bool:
+    """The message (lower-cased, its diagnosis) names the field by its value as SGLang spells it (``value_names``) and
+    by a word of its own name ("FlashAttention3 decode backend is not compatible with hierarchical cache":
+    decode_attention_backend's fa3), not by the value alone (a value many settings share)."""
+    if not isinstance(inp.value, str):
+        return False
+    if not any(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) for word in spellings(inp.value)):
+        return False
+    return any(re.search(rf"\b{re.escape(word)}\b", text) for word in inp.name.lower().split("_")
+               if len(word) > 3 and word not in _GENERIC_WORDS and word not in inp.value.lower())
 
 
 def quotes_value(inp: Input, message: str) -> bool:
@@ -1882,7 +1895,9 @@ def rank(causes: list[Cause]) -> list[Cause]:
     precision is a nearer change than another model (Gemma-4 NVFP4's attention default, pr26791). An env var you set
     that the condition of the node's own kind reads with it (``is_hip() and envs.SGLANG_AITER_KV_CACHE_LAYOUT.get() ==
     'vectorized_5d'``) comes just before that kind: the kind is where the rule applies, your env var is what chose it
-    there (pr27063, pr20897); elsewhere your env vars keep their place after your flags."""
+    there (pr27063, pr20897); elsewhere your env vars keep their place after your flags. So does the model SGLang's
+    message names by its architecture ("Enable Aiter AllReduce Fusion on decode phase for GlmMoeDsaForCausalLM" on
+    an MI355X): the message says whose rule it is (pr39790)."""
     ordered = sorted(causes, key=rank_key)
     for kind in [c for c in ordered if c.node_kind]:
         chosen = [c for c in ordered[ordered.index(kind):] if c.kind == "env" and c.value is not None
@@ -1890,6 +1905,11 @@ def rank(causes: list[Cause]) -> list[Cause]:
         for env in chosen:
             ordered.remove(env)
             ordered.insert(ordered.index(kind), env)
+    kind = next((c for c in ordered if c.node_kind), None)
+    named_model = next((c for c in ordered if c.kind == "model" and c.mentioned and not is_quantization(c)), None)
+    if kind is not None and named_model is not None and ordered.index(named_model) > ordered.index(kind):
+        ordered.remove(named_model)  # "Enable Aiter AllReduce Fusion on decode phase for GlmMoeDsaForCausalLM": its rule
+        ordered.insert(ordered.index(kind), named_model)
     quantization = next((c for c in ordered if is_quantization(c)), None)
     architecture = next((c for c in ordered if c.kind == "model" and not is_quantization(c)), None)
     if quantization is not None and architecture is not None and ordered.index(architecture) < ordered.index(quantization):
@@ -2675,7 +2695,9 @@ WARNING_WINDOW = 4  # events looked back from a write for its warning
 
 
 def write_warning(explanation: Explanation, override: Override) -> str | None:
-    """The message of the warning SGLang logged on the same branch of the same function just before its write."""
+    """The message of the warning SGLang logged on the same branch of the same function just before its write, else
+    just after it (0.5.21's ``declare_resolution(..., enable_aiter_allreduce_fusion=True)``, then "Enable Aiter
+    AllReduce Fusion on decode phase for GlmMoeDsaForCausalLM")."""
     write = override.writes[-1]
     if write.site is None:
         return None
@@ -2684,11 +2706,12 @@ def write_warning(explanation: Explanation, override: Override) -> str | None:
     if at is None:
         return None
     where = [g.where() for g in write.guards]
-    for event in reversed(events[max(0, at - WARNING_WINDOW):at]):
-        if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
-            break  # another function ran between them
-        if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
-            return event.message or ""
+    for nearby in (reversed(events[max(0, at - WARNING_WINDOW):at]), events[at + 1:at + 1 + WARNING_WINDOW]):
+        for event in nearby:
+            if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
+                break  # another function ran between them
+            if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
+                return event.message or ""
     return None
 
 

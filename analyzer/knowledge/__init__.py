@@ -10,6 +10,7 @@ Every SGLang identifier the analyzer relies on is named in one of these modules,
 * ``intent``: what a fix gives up of what you asked for (the features an operator would not give up lightly).
 * ``kinds``: the kinds of extracted sites and of Trace events (their JSON strings).
 * ``read_calls``: the calls and names through which a condition reads an env var, the model's config or a probe.
+* ``value_names``: how SGLang's messages spell some values of its settings (``FlashAttention3`` for ``fa3``).
 
 The package imports nothing else from ``analyzer``: any layer may read it.
 """
