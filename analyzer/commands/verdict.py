@@ -1905,11 +1905,11 @@ def rank(causes: list[Cause]) -> list[Cause]:
         for env in chosen:
             ordered.remove(env)
             ordered.insert(ordered.index(kind), env)
-    kind = next((c for c in ordered if c.node_kind), None)
+    node_kind = next((c for c in ordered if c.node_kind), None)
     named_model = next((c for c in ordered if c.kind == "model" and c.mentioned and not is_quantization(c)), None)
-    if kind is not None and named_model is not None and ordered.index(named_model) > ordered.index(kind):
+    if node_kind is not None and named_model is not None and ordered.index(named_model) > ordered.index(node_kind):
         ordered.remove(named_model)  # "Enable Aiter AllReduce Fusion on decode phase for GlmMoeDsaForCausalLM": its rule
-        ordered.insert(ordered.index(kind), named_model)
+        ordered.insert(ordered.index(node_kind), named_model)
     quantization = next((c for c in ordered if is_quantization(c)), None)
     architecture = next((c for c in ordered if c.kind == "model" and not is_quantization(c)), None)
     if quantization is not None and architecture is not None and ordered.index(architecture) < ordered.index(quantization):
