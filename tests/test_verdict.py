@@ -2824,17 +2824,23 @@ class ServerArgs:
     model_path: str
     tp_size: int = 1
     enable_fusion: bool = False
+    page_size: int = 1
 
     def __post_init__(self):
         if is_hip() and self.tp_size == 8:
             self.enable_fusion = True
             logger.info("Enable AllReduce Fusion for 8-way tensor parallelism")
+        if is_hip() and self.tp_size == 4:
+            self.enable_fusion = True
+            self.page_size = 64
+            logger.info("Use page size 64 for 4-way tensor parallelism")
 
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
         parser.add_argument("--model-path", type=str, required=True)
         parser.add_argument("--tp-size", type=int, default=1)
         parser.add_argument("--enable-fusion", action="store_true")
+        parser.add_argument("--page-size", type=int, default=1)
 
 ''' + PREPARE_SERVER_ARGS
 
@@ -2848,6 +2854,11 @@ def test_the_message_sglang_logs_right_after_its_write_on_the_same_branch_is_its
     tree = miniature_tree(tmp_path, LOGGED_AFTER)
     explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --tp-size 8", profile="mi300x"))
     assert write_warning(explanation, override_of(explanation, "enable_fusion")) == "Enable AllReduce Fusion for 8-way tensor parallelism"
+    # a log after another write of the branch, that names it, is that write's reason (0.5.13's Gemma-4 quantization,
+    # then its MoE runner and "Use flashinfer_trtllm as MoE runner backend")
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --tp-size 4", profile="mi300x"))
+    assert write_warning(explanation, override_of(explanation, "enable_fusion")) is None
+    assert write_warning(explanation, override_of(explanation, "page_size")) == "Use page size 64 for 4-way tensor parallelism"
 
 
 def test_on_a_node_of_its_own_kind_the_model_the_message_names_comes_before_the_kind():

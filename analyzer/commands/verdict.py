@@ -2697,7 +2697,9 @@ WARNING_WINDOW = 4  # events looked back from a write for its warning
 def write_warning(explanation: Explanation, override: Override) -> str | None:
     """The message of the warning SGLang logged on the same branch of the same function just before its write, else
     just after it (0.5.21's ``declare_resolution(..., enable_aiter_allreduce_fusion=True)``, then "Enable Aiter
-    AllReduce Fusion on decode phase for GlmMoeDsaForCausalLM")."""
+    AllReduce Fusion on decode phase for GlmMoeDsaForCausalLM"), unless that one names a setting written between
+    them: it is that write's reason (0.5.13's Gemma-4 branch sets the quantization, then the MoE runner, then logs
+    "Use flashinfer_trtllm as MoE runner backend")."""
     write = override.writes[-1]
     if write.site is None:
         return None
@@ -2706,12 +2708,22 @@ def write_warning(explanation: Explanation, override: Override) -> str | None:
     if at is None:
         return None
     where = [g.where() for g in write.guards]
-    for nearby in (reversed(events[max(0, at - WARNING_WINDOW):at]), events[at + 1:at + 1 + WARNING_WINDOW]):
-        for event in nearby:
-            if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
-                break  # another function ran between them
-            if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
-                return event.message or ""
+    for event in reversed(events[max(0, at - WARNING_WINDOW):at]):
+        if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
+            break  # another function ran between them
+        if event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
+            return event.message or ""
+    between: list[Event] = []
+    for event in events[at + 1:at + 1 + WARNING_WINDOW]:
+        if event.site is None or (event.site.file, event.site.function) != (write.site.file, write.site.function):
+            break
+        if event.kind == EventKind.WRITE and event.field != write.field:
+            between.append(event)
+        elif event.kind == EventKind.WARNING and [g.where() for g in event.guards] == where:
+            message = event.message or ""
+            if any(mentioned(Input("field", e.field, e.new, "sglang-default"), message, explanation.extraction) for e in between):
+                return None
+            return message
     return None
 
 
