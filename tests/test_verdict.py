@@ -2701,16 +2701,25 @@ def test_json_carries_the_setting_left_to_sglang_and_validates(tmp_path, capsys)
     assert "left_to_sglang" not in by_field["page_size"]
 
 
+def message_extraction(fields: dict):
+    """A stand-in for an extraction, for reading which setting a message names: the fields, and each one's flag
+    spelled from its name."""
+    import argparse
+
+    class Extraction:
+        def flags_for_dest(self, name):
+            return [argparse.Namespace(option_strings=["--" + name.replace("_", "-")])]
+
+    Extraction.fields = fields
+    return Extraction
+
+
 def test_a_setting_named_inside_a_longer_name_of_another_is_not_the_one_the_message_names():
     # pr40184 (0.5.18): "Optimistic prefill does not support models that use mamba radix cache." names
     # uses_mamba_radix_cache (what SGLang derives from the model), not the radix cache --disable-radix-cache turns off
     from analyzer.commands.verdict import Input, mentioned
 
-    class Extraction:
-        fields = {"disable_radix_cache": None, "uses_mamba_radix_cache": None, "enable_dp_attention": None}
-
-        def flags_for_dest(self, name):
-            return []
+    Extraction = message_extraction({"disable_radix_cache": None, "uses_mamba_radix_cache": None, "enable_dp_attention": None})
 
     ext = Extraction()
     radix = Input("field", "disable_radix_cache", False, "default")
@@ -2771,15 +2780,10 @@ def test_a_setting_named_only_in_the_remedy_of_a_message_is_not_its_diagnosis():
     # pr14792 (0.5.6.post2): "Disabling overlap schedule since MambaRadixCache is not compatible with overlap schedule
     # currently, try to use --disable-radix-cache if overlap schedule is necessary": --disable-radix-cache is the way out
     # SGLang offers, the cause is the hybrid model (its rank is then the default's, after the model)
-    import argparse
 
     from analyzer.commands.verdict import Input, diagnosis, mentioned
 
-    class Extraction:
-        fields = {"disable_radix_cache": None, "mamba_scheduler_strategy": None, "enable_dp_attention": None}
-
-        def flags_for_dest(self, name):
-            return [argparse.Namespace(option_strings=["--" + name.replace("_", "-")])]
+    Extraction = message_extraction({"disable_radix_cache": None, "mamba_scheduler_strategy": None, "enable_dp_attention": None})
 
     ext = Extraction()
     overlap = ("Disabling overlap schedule since MambaRadixCache is not compatible with overlap schedule currently, "
@@ -2798,15 +2802,10 @@ def test_a_setting_named_only_in_the_remedy_of_a_message_is_not_its_diagnosis():
 def test_a_message_names_a_setting_by_its_value_as_sglang_spells_it_with_a_word_of_its_name():
     # pr8991 (0.5.7): "FlashAttention3 decode backend is not compatible with hierarchical cache" names your
     # --decode-attention-backend fa3, not any setting whose value is fa3
-    import argparse
 
     from analyzer.commands.verdict import Input, mentioned
 
-    class Extraction:
-        fields = {"decode_attention_backend": None, "prefill_attention_backend": None}
-
-        def flags_for_dest(self, name):
-            return [argparse.Namespace(option_strings=["--" + name.replace("_", "-")])]
+    Extraction = message_extraction({"decode_attention_backend": None, "prefill_attention_backend": None})
 
     message = ("FlashAttention3 decode backend is not compatible with hierarchical cache. Setting hicache_io_backend to "
                "vanilla I/O, which may lead to suboptimal performance with small page sizes.")
