@@ -1446,6 +1446,39 @@ def test_an_env_var_you_set_is_tried_unset(tmp_path):
     assert "with SGLANG_MAMBA_TRACK unset" in cause_effect(verdict.causes[0])
 
 
+ENV_DEFAULT_COPIED = MINIATURE_HEADER + '''
+from sglang.srt.environ import envs
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    mamba_track_interval: int = 128
+
+    def __post_init__(self):
+        if (x := envs.SGLANG_MAMBA_TRACK.get()):
+            self.mamba_track_interval = x
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--mamba-track-interval", type=int, default=128)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_env_var_you_left_unset_is_as_true_as_its_default(tmp_path):
+    # pr18309's handler (0.5.9's _handle_prefill_delayer_env_compat): ``if (x := envs.SGLANG_..._MAX_DELAY_PASSES.get())``
+    # copies the var over your flag, and unset it holds environ.py's default 30: true. Its other truth is "0" (before,
+    # "1" was tried, as true as 30: no env cause, only SGLang's write)
+    tree = miniature_tree(tmp_path, ENV_DEFAULT_COPIED)
+    verdict = verdict_of(explained(tree, "--model-path /m --mamba-track-interval 100"), "mamba_track_interval")
+    assert [(c.field, c.role, c.value, c.alternative) for c in verdict.causes] == [("SGLANG_MAMBA_TRACK", "env", None, "0")]
+    from analyzer.views.verdict import cause_headline, short_input
+    assert cause_headline(verdict.causes[0]) == "env SGLANG_MAMBA_TRACK = unset, so SGLang's default 256 holds"
+    assert short_input(verdict.causes[0]) == "env SGLANG_MAMBA_TRACK (unset, so SGLang's default 256 holds)"
+
+
 PAIRED_FILES = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:

@@ -137,6 +137,9 @@ class Cause:
     # where the condition is, when ``site`` is the write of the rule a caller's condition dispatches to (``if algorithm ==
     # 'NGRAM': _handle_ngram(...)``: the condition in the caller, the site in ``_handle_ngram``); None otherwise
     condition_site: SiteRef | None = None
+    # an env var you left unset: SGLang's own default for it (environ.py's ``EnvInt(30)``: "30"), what the condition
+    # read; empty for a var you set or one without a default
+    env_default: str = ""
 
     @property
     def runs_elsewhere(self) -> bool:
@@ -1100,10 +1103,27 @@ def integer_field(explanation: Explanation, inp: Input) -> bool:
     return isinstance(inp.value, int) or bool(flags and flags[0].type == "int" and flags[0].action == "store")
 
 
-def env_alternatives(inp: Input) -> list[Any]:
-    """The other truth of an env var, then, for one you set, leaving it unset (``envs.X.is_set()`` is true for "0")."""
-    current = (inp.value or "").strip().lower()
-    return (["0"] if current in TRUTHY else ["1"]) + ([None] if inp.value is not None else [])
+def env_alternatives(inp: Input, default: Any = None) -> list[Any]:
+    """The other truth of an env var, then, for one you set, leaving it unset (``envs.X.is_set()`` is true for "0").
+    An unset var is as true as ``default``, SGLang's own for it (``EnvInt(30)``: "0" is the other truth, not "1")."""
+    return (["0"] if env_truth(inp.value, default) else ["1"]) + ([None] if inp.value is not None else [])
+
+
+def env_default_text(explanation: Explanation, inp: Input) -> str:
+    """SGLang's default for an env var ``inp`` the launch leaves unset, as Python writes it; "" for one it sets,
+    one SGLang gives no default, or an input that is no env var."""
+    if inp.kind != "env" or inp.value is not None or inp.name in explanation.env:
+        return ""
+    default = explanation.extraction.env_defaults.get(inp.name)
+    return repr(default) if default is not None else ""
+
+
+def env_truth(value: str | None, default: Any = None) -> bool:
+    """Whether an env var holding ``value`` (None: unset, so SGLang's ``default``) reads as true: a set value by its
+    text as a set one's, a default that is a bool or a number by Python's truth (30 is true)."""
+    if value is not None or isinstance(default, str):
+        return str(value if value is not None else default).strip().lower() in TRUTHY
+    return isinstance(default, (bool, int, float)) and bool(default)
 
 
 # -- running the engine again ------------------------------------------------------------------------------
@@ -1378,7 +1398,9 @@ def why_of(inp: Input, guard: GuardValue | None, explanation: Explanation, value
             return f"your {inp.flag or '--' + inp.name.replace('_', '-')} {inp.value!r}; so {cond}"
         return f"{inp.name} = {inp.value!r}, the default (you did not set it); so {cond}"
     if inp.kind == "env":
-        source = "from your environment" if inp.name in explanation.env else "unset, so its default in environ.py"
+        default = env_default_text(explanation, inp)
+        source = ("from your environment" if inp.name in explanation.env
+                  else f"unset, so its default in environ.py{f' ({default})' if default else ''}")
         return f"env {inp.name} {source}; so {cond}"
     if inp.kind == "probe":
         profile = explanation.profile.name if explanation.profile is not None else "no profile"
@@ -1399,7 +1421,8 @@ def _alternatives(explanation: Explanation, inp: Input, guard: GuardValue, progr
         error = explanation.trace.error
         named = error is not None and mentioned(inp, error.message or "", explanation.extraction)
         quoted = [str(n) for n in message_numbers(explanation, None)] if named else []
-        return [*quoted, *(v for v in env_alternatives(inp) if v not in quoted)]
+        default = explanation.extraction.env_defaults.get(inp.name)
+        return [*quoted, *(v for v in env_alternatives(inp, default) if v not in quoted)]
     if inp.kind == "probe":
         if isinstance(inp.value, bool):
             return [not inp.value]
@@ -1616,6 +1639,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
                 later_alternatives=[] if was_pinned or extra else list(queue), undid_flag=undid,
             )
             causes[inp.key].drops = drops_flag(explanation, causes[inp.key])
+            causes[inp.key].env_default = env_default_text(explanation, inp)
             causes[inp.key].node_device = fills_in_the_device(explanation, inp)
             elsewhere = kind_elsewhere(explanation, inp)
             causes[inp.key].node_kind = its_own_kind(explanation, inp) or (elsewhere is not None and same_value(alternative, elsewhere))

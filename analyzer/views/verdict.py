@@ -44,7 +44,7 @@ def cause_headline(cause: Cause) -> str:
     if cause.role == "default":
         return f"{cause.field} = {short(cause.value)}, the default (you did not set it)"
     if cause.role == "env":
-        return f"env {cause.field} = {short(cause.value) if cause.value is not None else 'unset'}"
+        return f"env {cause.field} = {short(cause.value) if cause.value is not None else 'unset' + _default_words(cause)}"
     if cause.role == "hardware":
         reading = f"{cause.field}() = {short(cause.value)} on this profile"
         if getattr(cause, "node_capability", False):
@@ -132,7 +132,7 @@ def short_input(cause: Cause) -> str:
     if cause.role == "default":
         return f"{cause.field} = {short(cause.value)} (default)"
     if cause.role == "env":
-        return f"env {cause.field}"
+        return f"env {cause.field}" + (f" (unset{_default_words(cause)})" if getattr(cause, "env_default", "") else "")
     if cause.role == "hardware":
         return f"{cause.field}() = {short(cause.value)}"
     if is_quantization(cause):
@@ -142,6 +142,12 @@ def short_input(cause: Cause) -> str:
     if cause.role == "node":
         return f"{cause.field} on the node (not known)"
     return f"{cause.field} = {short(cause.value)}"
+
+
+def _default_words(cause: Cause) -> str:
+    """", SGLang's default 30 holds" for an env var left unset whose default decided; "" otherwise."""
+    default = getattr(cause, "env_default", "")
+    return f", so SGLang's default {default} holds" if default else ""
 
 
 def _stand_in_note(verdict: Verdict) -> str:
