@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import filepatch
+from conftest import MINIATURE_HEADER, PREPARE_SERVER_ARGS, miniature_tree
 from analyzer.errors import SgtraceError
 from test_replay_cli import P1_SERVICE, PROFILE, run
 
@@ -111,6 +112,40 @@ def test_existing_backup_is_kept_and_crlf_and_mode_stay(capsys, tmp_path):
     # and the patched CRLF unit resolves
     code, _out, err = run(capsys, "explain", "--sglang", "0.5.11", "--profile", PROFILE, "--service", unit)
     assert code == 0, err
+
+
+OWN_DIRECTORY = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    enable_metrics_dump: bool = False
+    metrics_dump_dir: Optional[str] = None
+
+    def __post_init__(self):
+        if self.enable_metrics_dump and self.metrics_dump_dir is None:
+            raise ValueError("--enable-metrics-dump requires --metrics-dump-dir")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--enable-metrics-dump", action="store_true")
+        parser.add_argument("--metrics-dump-dir", type=str, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_fix_that_needs_your_own_value_is_not_written(capsys, tmp_path):
+    # the verified fix sets --metrics-dump-dir to METRICS_DUMP_DIR, a stand-in for the operator's own directory:
+    # written as it is, the unit would start SGLang with that word as its path (before, --write patched it in)
+    tree = miniature_tree(tmp_path, OWN_DIRECTORY)
+    unit = tmp_path / "sglang.service"
+    original = b"[Service]\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m --enable-metrics-dump\n"
+    unit.write_bytes(original)
+    code, out, err = run(capsys, "fix", "--sglang", tree, "--profile", "h100", "--service", unit, "--write")
+    assert "+ --metrics-dump-dir METRICS_DUMP_DIR" in out
+    assert code == 2 and err.startswith("error: the fix needs your own value for --metrics-dump-dir"), err
+    assert unit.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sglang.service", "tree"]
 
 
 @pytest.mark.network

@@ -43,6 +43,10 @@ def print_fixes(request, explanation, write_patch: bool, report=None, snap=None,
     if write_patch:
         if not report.fixes:
             raise SgtraceError("no verified fix to write", hint="the trade-offs above change what you asked for; edit the file by hand")
+        own = [c for c in report.fixes[0].changes if c.own_value]
+        if own:
+            raise SgtraceError(f"the fix needs your own value for {own[0].option} ({own[0].value} stands for it): nothing written",
+                               hint="edit the file with your value, as the fix above says")
         if adapters.file_of(explanation.launch.origin) is not None and snap is None:
             raise SgtraceError(f"cannot read {explanation.launch.origin.split(':', 1)[1]} back to write it: nothing written",
                                hint="--write patches a regular unit or script file")

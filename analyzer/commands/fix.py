@@ -54,6 +54,11 @@ class Change:
     value: str | None = None  # None for a store_true flag or a drop
     origin: str = ""  # where the idea came from: "message", "condition: <expr>"
 
+    @property
+    def own_value(self) -> bool:
+        """``value`` stands for a value the operator supplies (a directory, a port): nothing to write as it is."""
+        return "stands for your own value" in self.origin
+
     def text(self) -> str:
         if self.kind == "set-env":
             return f"env {self.option}={self.value}"
