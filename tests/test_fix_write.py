@@ -148,6 +148,40 @@ def test_a_fix_that_needs_your_own_value_is_not_written(capsys, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sglang.service", "tree"]
 
 
+OWN_PORT = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    sidecar: Optional[str] = None
+    grpc_port: Optional[int] = None
+
+    def __post_init__(self):
+        if self.sidecar is not None and self.grpc_port is None:
+            raise ValueError("--sidecar requires --grpc-port.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--sidecar", type=str, default=None)
+        parser.add_argument("--grpc-port", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_integer_of_your_own_is_run_as_a_number_and_shown_by_its_name(capsys, tmp_path):
+    # the fix's run parses --grpc-port as an int: it is given a number; the operator reads GRPC_PORT, in the change and
+    # in the command line (before, the integer had no stand-in and the only ways out dropped --sidecar)
+    tree = miniature_tree(tmp_path, OWN_PORT)
+    unit = tmp_path / "sglang.service"
+    original = b"[Service]\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m --sidecar provider.sidecar\n"
+    unit.write_bytes(original)
+    code, out, err = run(capsys, "fix", "--sglang", tree, "--profile", "h100", "--service", unit, "--write")
+    assert "Fix 1 (1 change, verified: resolves):\n    + --grpc-port GRPC_PORT" in out
+    assert "--sidecar provider.sidecar --grpc-port GRPC_PORT\n" in out and "4096" not in out
+    assert code == 2 and err.startswith("error: the fix needs your own value for --grpc-port"), err
+    assert unit.read_bytes() == original
+
+
 @pytest.mark.network
 @pytest.mark.parametrize("failing_write", [1, 2], ids=["backup", "new file"])
 def test_full_disk_leaves_the_original_intact(capsys, tmp_path, monkeypatch, failing_write):

@@ -1118,14 +1118,17 @@ def test_a_free_form_string_left_unset_is_tried_with_a_stand_in_for_your_value(t
     assert fix_line(verdict, "sgtrace fix ...").endswith("--export-dir EXPORT_DIR  (EXPORT_DIR: your own value)")
 
 
-def test_a_stand_in_is_offered_only_for_a_free_form_string_flag():
-    from analyzer.commands.verdict import value_stand_in
+def test_a_stand_in_is_offered_only_for_a_free_form_string_or_integer_flag():
+    from analyzer.commands.verdict import StandInNumber, value_stand_in
     from analyzer.contracts.extraction import Flag
 
     assert value_stand_in(Flag(["--export-dir"], "export_dir")) == "EXPORT_DIR"
     assert value_stand_in(Flag(["--hosts"], "hosts", nargs="+")) == ["HOSTS"]
     assert value_stand_in(Flag(["--mode"], "mode", choices=["a", "b"])) is None
-    assert value_stand_in(Flag(["--size"], "size", type="int")) is None
+    size = value_stand_in(Flag(["--size"], "size", type="int"))
+    assert isinstance(size, StandInNumber) and (str(size), f"{size}", repr(size)) == ("SIZE", "SIZE", "SIZE") and size > 0
+    assert value_stand_in(Flag(["--sizes"], "sizes", type="int", nargs="+")) is None
+    assert value_stand_in(Flag(["--ratio"], "ratio", type="float")) is None
     assert value_stand_in(Flag(["--on"], "on", action="store_true")) is None
 
 
@@ -1477,6 +1480,42 @@ def test_an_env_var_you_left_unset_is_as_true_as_its_default(tmp_path):
     from analyzer.views.verdict import cause_headline, short_input
     assert cause_headline(verdict.causes[0]) == "env SGLANG_MAMBA_TRACK = unset, so SGLang's default 256 holds"
     assert short_input(verdict.causes[0]) == "env SGLANG_MAMBA_TRACK (unset, so SGLang's default 256 holds)"
+
+
+OWN_PORT = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    sidecar: Optional[str] = None
+    grpc_port: Optional[int] = None
+
+    def __post_init__(self):
+        if self.sidecar is not None and self.grpc_port is None:
+            raise ValueError("--sidecar requires --grpc-port.")
+        if self.grpc_port is not None and not (0 < self.grpc_port < 65536):
+            raise ValueError("--grpc-port must be a port")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--sidecar", type=str, default=None)
+        parser.add_argument("--grpc-port", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_integer_of_your_own_left_unset_is_tried_with_a_stand_in(tmp_path):
+    # pr31076's check (0.5.16): "--sidecar requires --grpc-port or SGLANG_GRPC_PORT." (``self.grpc_port is None``). The
+    # port is an integer of the operator's own: the engine runs a number, the verdict names it GRPC_PORT, and the
+    # default the message names comes before your flag (before, only a string had a stand-in: the cause was --sidecar)
+    tree = miniature_tree(tmp_path, OWN_PORT)
+    verdict = verdict_of(explained(tree, "--model-path /m --sidecar provider.sidecar"))
+    assert [(c.field, c.role, str(c.alternative)) for c in verdict.causes] == [
+        ("grpc_port", "default", "GRPC_PORT"), ("sidecar", "user-flag", "None")]
+    from analyzer.commands.verdict import StandInNumber
+    assert isinstance(verdict.causes[0].alternative, StandInNumber) and 0 < int(verdict.causes[0].alternative) < 65536
+    assert verdict.fix == "--grpc-port GRPC_PORT" and verdict.fix_verified
+    assert verdict.causes[0].to_dict()["alternative"] == "GRPC_PORT"
 
 
 PAIRED_FILES = MINIATURE_HEADER + '''

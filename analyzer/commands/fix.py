@@ -37,7 +37,7 @@ from ..contracts.trace import EventKind, new_assumptions, same_value, target_val
 from ..knowledge.defaults import picked_by_sglang
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import (MESSAGE_OPTION, Runner, StandIn, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
+from .verdict import (MESSAGE_OPTION, Runner, StandInNumber, is_stand_in, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
                       typed_words,
                       verdict_of)
 
@@ -53,6 +53,9 @@ class Change:
     option: str  # the flag or the env var
     value: str | None = None  # None for a store_true flag or a drop
     origin: str = ""  # where the idea came from: "message", "condition: <expr>"
+    # the word the engine's run is given where ``value`` names the operator's own value (``GRPC_PORT``, an integer
+    # flag: the run parses a number); None where the run takes ``value`` itself
+    run_value: str | None = None
 
     @property
     def own_value(self) -> bool:
@@ -250,7 +253,9 @@ def build_candidates(explanation: Explanation, message: str, guards) -> list[lis
 # -- verification -------------------------------------------------------------------------------
 
 
-def apply(explanation: Explanation, changes: list[Change]) -> tuple[list[str], dict[str, str]]:
+def apply(explanation: Explanation, changes: list[Change], shown: bool = False) -> tuple[list[str], dict[str, str]]:
+    """The launch's argv and env with ``changes``: as the engine and the replay run them, or (``shown``) as the
+    operator reads them, a value of their own by its name (``--grpc-port GRPC_PORT``, run as a number)."""
     argv = list(explanation.launch.argv)
     env = dict(explanation.launch.env)
     for change in changes:
@@ -262,7 +267,8 @@ def apply(explanation: Explanation, changes: list[Change]) -> tuple[list[str], d
             flag = _flag_of(explanation, change.option)
             field = given_field(explanation, flag) if flag is not None else None
             typed = explanation.parsed.given_flags.get(field) if field is not None else None
-            argv = argv_with(argv, change.option, change.value, typed)
+            word = change.run_value if change.run_value is not None and not shown else change.value
+            argv = argv_with(argv, change.option, word, typed)
     return argv, env
 
 
@@ -326,10 +332,11 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
                 changes.append(Change("drop-flag", typed, None, f"verdict: {cause.condition}"))
         elif (words := typed_words(flag, value)) is not None and len(words) == 1:  # (a change holds one word)
             # the operator's own value goes there (a directory, a host, one of ``--encoder-urls``)
-            own = any(isinstance(v, StandIn) for v in (value if isinstance(value, list) else [value]))
+            own = is_stand_in(value)
             option = typed if cause.field in explanation.parsed.given else flag.primary  # your value: in your spelling
             changes.append(Change("set-flag", option, words[0],
-                                  (f"{words[0]} stands for your own value; " if own else "") + f"verdict: {cause.condition}"))
+                                  (f"{words[0]} stands for your own value; " if own else "") + f"verdict: {cause.condition}",
+                                  run_value=str(int(value)) if isinstance(value, StandInNumber) else None))
     return changes
 
 
@@ -944,7 +951,8 @@ def _drop_supersets(report: FixReport) -> FixReport:
 def command_line(explanation: Explanation, candidate: Candidate) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in candidate.env.items() if explanation.launch.env.get(k) != v)
     launcher = explanation.launch.launcher or "sglang serve"
-    return (env + " " if env else "") + launcher + " " + shlex.join(candidate.argv)
+    argv = apply(explanation, candidate.changes, shown=True)[0] if any(c.run_value is not None for c in candidate.changes) else candidate.argv
+    return (env + " " if env else "") + launcher + " " + shlex.join(argv)
 
 
 def file_patch(explanation: Explanation, candidate: Candidate, snap=None) -> tuple[Path, str, str] | None:

@@ -156,7 +156,8 @@ class Cause:
             "site": site_dict(self.site),
             "why": self.why,
             "condition": self.condition,
-            "alternative": encode_value(self.alternative),
+            # (the operator's own integer by its name, as a string stand-in is: not the number the engine ran with)
+            "alternative": encode_value(str(self.alternative) if isinstance(self.alternative, StandInNumber) else self.alternative),
         }
 
 
@@ -796,10 +797,46 @@ class StandIn(str):
     with this string, and the views say it stands for the operator's own value."""
 
 
+class StandInNumber(int):
+    """An integer the operator supplies (a port, a window size), shown as argparse's --help names it
+    (``GRPC_PORT``): the engine runs with ``number``, a plain one no check reads as special, and the views say
+    it stands for the operator's own value, as ``StandIn`` does for a string."""
+
+    name: str
+
+    def __new__(cls, name: str, number: int) -> "StandInNumber":
+        value = super().__new__(cls, number)
+        value.name = name
+        return value
+
+    def __str__(self) -> str:
+        return self.name
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return self.name if not spec else int.__format__(self, spec)
+
+
+STAND_INS = (StandIn, StandInNumber)  # the operator's own value, of either type
+STAND_IN_NUMBER = 4096  # what the engine runs an integer of the operator's with: positive, no port or size in use
+
+
+def is_stand_in(value: Any) -> bool:
+    """A stand-in for the operator's own value, alone or in a list (``StandIn``, ``StandInNumber``)."""
+    return isinstance(value, STAND_INS) or (isinstance(value, list) and any(isinstance(v, STAND_INS) for v in value))
+
+
 def value_stand_in(flag) -> Any:
     """A stand-in for the free-form value of a string flag (no choices): its dest as argparse's --help shows it
-    (``EXPORT_METRICS_TO_FILE_DIR``), a list of one for a flag that takes several; None for any other flag."""
-    if flag is None or flag.action != "store" or flag.choices or flag.type not in (None, "str"):
+    (``EXPORT_METRICS_TO_FILE_DIR``), a list of one for a flag that takes several; for an integer flag that takes
+    one value, the same name over a number (``--grpc-port GRPC_PORT``: "--sidecar requires --grpc-port"); None for
+    any other flag."""
+    if flag is None or flag.action != "store" or flag.choices:
+        return None
+    if flag.type == "int" and flag.nargs is None:
+        return StandInNumber(flag.dest.upper(), STAND_IN_NUMBER)
+    if flag.type not in (None, "str"):
         return None
     word = StandIn(flag.dest.upper())
     if flag.nargs in ("+", "*"):
@@ -2843,7 +2880,7 @@ def left_to_sglang_cause(explanation: Explanation, override: Override, last: Eve
     inp = Input("field", name, override.before, "default")
     for alternative in _alternatives(explanation, inp, own, runner.program)[:LEFT_TRIES]:
         if (same_value(alternative, override.after) or same_value(alternative, override.before) or runner.exhausted()
-                or isinstance(alternative, StandIn) or (isinstance(alternative, list) and any(isinstance(a, StandIn) for a in alternative))):
+                or is_stand_in(alternative)):
             continue
         trace, _hooks = runner.run([Change("field", name, alternative)])
         if avoided(trace) and same_value(target_value(trace.final, name), alternative):

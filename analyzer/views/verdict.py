@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import ALSO_DECISIVE, Cause, StandIn, Verdict, fix_words, is_quantization, reads_name
+from ..commands.verdict import ALSO_DECISIVE, STAND_INS, Cause, Verdict, fix_words, is_quantization, reads_name
 from ..node_files import KIND_WORDS
 
 WIDTH = 100
@@ -118,7 +118,7 @@ def _stand_in(value: Any) -> str | None:
     """The stand-in for the operator's own value (``StandIn``, alone or in a list of one), else None."""
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
-    return str(value) if isinstance(value, StandIn) else None
+    return str(value) if isinstance(value, STAND_INS) else None
 
 
 def _your_flag(cause: Cause) -> str:
