@@ -53,14 +53,11 @@ class Change:
     option: str  # the flag or the env var
     value: str | None = None  # None for a store_true flag or a drop
     origin: str = ""  # where the idea came from: "message", "condition: <expr>"
-    # the word the engine's run is given where ``value`` names the operator's own value (``GRPC_PORT``, an integer
-    # flag: the run parses a number); None where the run takes ``value`` itself
+    # ``value`` stands for a value the operator supplies (a directory, a port: ``GRPC_PORT``): nothing to write as it is
+    own_value: bool = False
+    # the word the engine's run is given where ``value`` names the operator's own integer (``GRPC_PORT``: the run
+    # parses a number); None where the run takes ``value`` itself
     run_value: str | None = None
-
-    @property
-    def own_value(self) -> bool:
-        """``value`` stands for a value the operator supplies (a directory, a port): nothing to write as it is."""
-        return "stands for your own value" in self.origin
 
     def text(self) -> str:
         if self.kind == "set-env":
@@ -336,7 +333,7 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
             option = typed if cause.field in explanation.parsed.given else flag.primary  # your value: in your spelling
             changes.append(Change("set-flag", option, words[0],
                                   (f"{words[0]} stands for your own value; " if own else "") + f"verdict: {cause.condition}",
-                                  run_value=str(int(value)) if isinstance(value, StandInNumber) else None))
+                                  own_value=own, run_value=str(int(value)) if isinstance(value, StandInNumber) else None))
     return changes
 
 

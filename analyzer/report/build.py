@@ -247,6 +247,7 @@ def _fixes_json(report: Report) -> dict | None:
         for key in ("next_error", "result", "cost", "sglang_own", "message_default", "moved", "elsewhere"):
             data.pop(key, None)  # the search's own state (the runs, the ranking; ``trade_off`` says ``elsewhere``)
         for change in data["changes"]:
+            change.pop("own_value", None)  # (its ``origin`` says so in words)
             change.pop("run_value", None)  # (``argv`` holds what the run was given)
         return data
 

@@ -115,7 +115,7 @@ def _with(cause: Cause) -> str:
 
 
 def _stand_in(value: Any) -> str | None:
-    """The stand-in for the operator's own value (``StandIn``, alone or in a list of one), else None."""
+    """The stand-in for the operator's own value (``StandIn``, ``StandInNumber``, alone or in a list of one), else None."""
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
     return str(value) if isinstance(value, STAND_INS) else None
@@ -132,7 +132,7 @@ def short_input(cause: Cause) -> str:
     if cause.role == "default":
         return f"{cause.field} = {short(cause.value)} (default)"
     if cause.role == "env":
-        return f"env {cause.field}" + (f" (unset{_default_words(cause)})" if getattr(cause, "env_default", "") else "")
+        return f"env {cause.field}" + (f" (unset{_default_words(cause)})" if cause.env_default else "")
     if cause.role == "hardware":
         return f"{cause.field}() = {short(cause.value)}"
     if is_quantization(cause):
@@ -146,8 +146,7 @@ def short_input(cause: Cause) -> str:
 
 def _default_words(cause: Cause) -> str:
     """", SGLang's default 30 holds" for an env var left unset whose default decided; "" otherwise."""
-    default = getattr(cause, "env_default", "")
-    return f", so SGLang's default {default} holds" if default else ""
+    return f", so SGLang's default {cause.env_default} holds" if cause.env_default else ""
 
 
 def _stand_in_note(verdict: Verdict) -> str:
