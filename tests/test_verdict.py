@@ -2305,6 +2305,20 @@ def test_a_value_a_registered_model_override_declares_is_the_models(tree, tmp_pa
 
 
 @pytest.mark.network
+def test_what_sglangs_model_config_makes_of_the_model_is_the_model(tree):
+    """0.5.17 upgrades a multimodal model's breakable prefill graph to tc_piecewise where ``self.get_model_config()
+    .is_multimodal_piecewise_cuda_graph_supported``: a property of the model (Kimi-K2.6, pr32785), so the model is an
+    input of that condition (before, only ``model_arch``, ``architectures`` and ``hf_config`` were read as the model,
+    and the verdict fell back to SGLang's own write)."""
+    config = Path(__file__).parent / "cases" / "models" / "Kimi-K2.6.json"
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.17").root), args="--model-path moonshotai/Kimi-K2.6 --tp 8",
+                                         profile="b200", model_config=str(config)))
+    cause = verdict_of(explanation, field="cuda_graph_config.prefill.backend").causes[0]
+    assert (cause.field, cause.role, cause.value) == ("architectures", "model", "KimiK25ForConditionalGeneration")
+    assert "get_model_config().is_multimodal_piecewise_cuda_graph_supported" in cause.condition
+
+
+@pytest.mark.network
 def test_a_value_sglang_wrote_for_the_model_is_itself_a_cause(tree):
     """DeepSeek-V4's provider writes ``attention_backend = 'dsv4'`` for the model, and deterministic inference refuses
     that backend. The model is why SGLang wrote it, but the value is what the operator can change: it stays the

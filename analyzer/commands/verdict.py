@@ -482,7 +482,7 @@ def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -
             env_names.extend(ENV_ATTR.findall(text))
             probes.extend(PROBE_CALL.findall(text))
             probes.extend(name for name in answered if re.search(rf"\b{re.escape(name)}\(", text))  # with arguments too
-            model = model or bool(re.search(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b", text))
+            model = model or MODEL_READ.search(text) is not None
             quantized = quantized or QUANTIZATION_READ.search(text) is not None
 
     read([guard.expr, *local])
@@ -493,6 +493,11 @@ def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -
         # start-up code whose condition reads no field the way resolution's code does: where its values come from
         read(startup_sources(explanation, guard, local))
     return inputs_named(explanation, names, env_names, probes, model, limit, any_probe=True, quantized=quantized)
+
+
+# a condition that reads which model it is: its architecture, its config.json, or what SGLang's ModelConfig makes of
+# them (``self.get_model_config().is_multimodal_piecewise_cuda_graph_supported``, Kimi-K2.6's prefill graph)
+MODEL_READ = re.compile(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b|\bget_model_config\(\)\.\w+|\bmodel_config\.\w+")
 
 
 # a condition that reads how the checkpoint is quantized: config.json's own dict, or what SGLang's ModelConfig makes of
