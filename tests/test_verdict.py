@@ -2319,6 +2319,19 @@ def test_what_sglangs_model_config_makes_of_the_model_is_the_model(tree):
 
 
 @pytest.mark.network
+def test_a_local_sglang_takes_from_its_model_config_is_the_model(tree):
+    """0.5.17 turns --is-embedding on for a pooling-only encoder: ``embedding_model_spec = getattr(model_config,
+    "embedding_model_spec", None)`` of ``model_config = self.get_model_config()``, then ``embedding_model_spec is not None
+    and embedding_model_spec.auto_enable_embedding`` (bge-m3, pr32481). The local comes from the model (before, the
+    verdict fell back to SGLang's own write)."""
+    config = Path(__file__).parent / "cases" / "models" / "bge-m3.json"
+    explanation = explain(ExplainRequest(sglang=str(tree("0.5.17").root), args="--model-path BAAI/bge-m3",
+                                         profile="h100", model_config=str(config)))
+    cause = verdict_of(explanation, field="is_embedding").causes[0]
+    assert (cause.field, cause.role, cause.value) == ("architectures", "model", "XLMRobertaModel")
+
+
+@pytest.mark.network
 def test_a_value_sglang_wrote_for_the_model_is_itself_a_cause(tree):
     """DeepSeek-V4's provider writes ``attention_backend = 'dsv4'`` for the model, and deterministic inference refuses
     that backend. The model is why SGLang wrote it, but the value is what the operator can change: it stays the

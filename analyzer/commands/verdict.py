@@ -496,8 +496,10 @@ def _condition_inputs(explanation: Explanation, guard: GuardValue, limit: int) -
 
 
 # a condition that reads which model it is: its architecture, its config.json, or what SGLang's ModelConfig makes of
-# them (``self.get_model_config().is_multimodal_piecewise_cuda_graph_supported``, Kimi-K2.6's prefill graph)
-MODEL_READ = re.compile(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b|\bget_model_config\(\)\.\w+|\bmodel_config\.\w+")
+# them (``self.get_model_config().is_multimodal_piecewise_cuda_graph_supported``, Kimi-K2.6's prefill graph; a local
+# ``getattr(model_config, "embedding_model_spec", None)`` of ``model_config = self.get_model_config()``, bge-m3's)
+MODEL_READ = re.compile(r"\bmodel_arch\b|\barchitectures\b|\bhf_config\b|\bget_model_config\(\)|\bmodel_config\.\w+"
+                        r"|\bgetattr\(\s*model_config\b")
 
 
 # a condition that reads how the checkpoint is quantized: config.json's own dict, or what SGLang's ModelConfig makes of
