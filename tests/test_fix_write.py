@@ -23,6 +23,7 @@ from analyzer import filepatch
 from conftest import MINIATURE_HEADER, PREPARE_SERVER_ARGS, miniature_tree
 from analyzer.errors import SgtraceError
 from test_replay_cli import P1_SERVICE, PROFILE, run
+from test_verdict import OWN_PORT
 
 REPO = Path(__file__).resolve().parent.parent
 FIX = ["fix", "--sglang", "0.5.11", "--profile", PROFILE]
@@ -146,26 +147,6 @@ def test_a_fix_that_needs_your_own_value_is_not_written(capsys, tmp_path):
     assert code == 2 and err.startswith("error: the fix needs your own value for --metrics-dump-dir"), err
     assert unit.read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sglang.service", "tree"]
-
-
-OWN_PORT = MINIATURE_HEADER + '''
-@dataclasses.dataclass
-class ServerArgs:
-    model_path: str
-    sidecar: Optional[str] = None
-    grpc_port: Optional[int] = None
-
-    def __post_init__(self):
-        if self.sidecar is not None and self.grpc_port is None:
-            raise ValueError("--sidecar requires --grpc-port.")
-
-    @staticmethod
-    def add_cli_args(parser: argparse.ArgumentParser):
-        parser.add_argument("--model-path", type=str, required=True)
-        parser.add_argument("--sidecar", type=str, default=None)
-        parser.add_argument("--grpc-port", type=int, default=None)
-
-''' + PREPARE_SERVER_ARGS
 
 
 def test_an_integer_of_your_own_is_run_as_a_number_and_shown_by_its_name(capsys, tmp_path):
