@@ -30,12 +30,12 @@ from .node_files import HOLDS_FOR
 
 # document -> its schema number. A history of each number is in README ("JSON output").
 SCHEMA_NUMBERS = {
-    "explain": 5,  # 2 was the Trace's number; 3: overrides[].site and fields.*.fired[].site are site objects;
-    # 4: verdict.fix_skips_start_up; 5: a verdict's left_to_sglang
-    "explain-error": 3,  # explain --error / --log; 2: verdict.fix_skips_start_up; 3: the verdict's shape as explain 5
-    "fix": 1,
-    "report": 4,  # 2: the trace's sites as objects, observed_error.sites as objects, "schema" at the top too;
-    # 3: the verdict's fix_skips_start_up; 4: the verdict's left_to_sglang
+    "explain": 6,  # 2 was the Trace's number; 3: overrides[].site and fields.*.fired[].site are site objects;
+    # 4: verdict.fix_skips_start_up; 5: a verdict's left_to_sglang; 6: verdict.fix_env null (unset), a change "drop-env"
+    "explain-error": 4,  # explain --error / --log; 2: verdict.fix_skips_start_up; 3: the verdict's shape as explain 5; 4: as 6
+    "fix": 2,  # 2: a change of kind "drop-env" (an env var of yours unset)
+    "report": 5,  # 2: the trace's sites as objects, observed_error.sites as objects, "schema" at the top too;
+    # 3: the verdict's fix_skips_start_up; 4: the verdict's left_to_sglang; 5: as explain 6
     "diff": 1,
     "sites": 1,
     "flags": 1,  # 1: an object {schema, sglang_version, flags}; before, a bare list of flags
@@ -238,7 +238,7 @@ def verdict_properties() -> dict:
         "summary": STR,
         "causes": array(ref("cause")),
         "fix": nullable(STR),
-        "fix_env": mapping(STR),
+        "fix_env": mapping(nullable(STR)),
         "fix_verified": BOOL,
         "fix_trade_off": {"const": True, "description": "present when the fix gives up a flag you gave (without it, "
                           "or its value when not given)"},
@@ -424,7 +424,7 @@ def documents() -> dict[str, tuple]:
 
 
 def report_candidate() -> dict:
-    return obj({"changes": array(obj({"kind": {"enum": ["set-flag", "drop-flag", "set-env"]}, "option": STR, "value": nullable(STR),
+    return obj({"changes": array(obj({"kind": {"enum": ["set-flag", "drop-flag", "set-env", "drop-env"]}, "option": STR, "value": nullable(STR),
                                       "origin": STR})),
                 "argv": STRS, "env": mapping(STR), "verified": BOOL, "outcome": STR, "trade_off": nullable(STR),
                 "replayed": nullable(STR), "assumes": STRS, "note": STR})

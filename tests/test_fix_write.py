@@ -303,3 +303,97 @@ def test_a_held_lock_is_waited_for_then_refused(tmp_path, monkeypatch):
     finally:
         os.close(holder)
     assert path.read_bytes() == b"[Service]\nExecStart=a\n"
+
+
+# pr36631's shape (0.5.20): an env var SGLang no longer supports, refused whatever its value; the way out is to unset it
+LEGACY_ENV = MINIATURE_HEADER + '''
+import os
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    sampling_mask_max_tokens: Optional[int] = None
+
+    def __post_init__(self):
+        if os.environ.get("SGLANG_LEGACY_MASK_TOKENS") is not None:
+            raise ValueError("SGLANG_LEGACY_MASK_TOKENS is no longer supported. Unset it and use --sampling-mask-max-tokens.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--sampling-mask-max-tokens", type=int, default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_env_var_of_yours_that_raises_is_unset_by_the_fix(capsys, tmp_path):
+    # the verdict's cause is your env var, unset it does not raise: the Fix line, sgtrace fix and --write unset it (before,
+    # a fix could only set an env var: "Fix: none verified", and fix found no change that keeps your arguments)
+    tree = miniature_tree(tmp_path, LEGACY_ENV)
+    code, out, _err = run(capsys, "explain", "--sglang", tree, "--profile", "h100", "--args", "--model-path /m",
+                          "--env", "SGLANG_LEGACY_MASK_TOKENS=8192")
+    assert code == 3 and "  Fix (verified by the engine): unset env SGLANG_LEGACY_MASK_TOKENS\n" in out, out
+    code, out, _err = run(capsys, "fix", "--sglang", tree, "--profile", "h100", "--args", "--model-path /m",
+                          "--env", "SGLANG_LEGACY_MASK_TOKENS=8192")
+    assert code == 0 and "unset env SGLANG_LEGACY_MASK_TOKENS" in out and "env -u SGLANG_LEGACY_MASK_TOKENS sglang serve --model-path /m" in out, out
+    unit = tmp_path / "sglang.service"
+    original = (b"[Service]\nEnvironment=CUDA_VISIBLE_DEVICES=0\nEnvironment=SGLANG_LEGACY_MASK_TOKENS=8192\n"
+                b"ExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m\n")
+    unit.write_bytes(original)
+    code, out, err = run(capsys, "fix", "--sglang", tree, "--profile", "h100", "--service", unit, "--write")
+    assert code == 0, err
+    assert unit.read_bytes() == original.replace(b"Environment=SGLANG_LEGACY_MASK_TOKENS=8192\n", b"")
+
+
+def test_an_env_var_set_beside_others_on_one_line_is_left_for_you_to_unset(capsys, tmp_path):
+    # the fix unsets one of two assignments of one Environment= line: --write does not rewrite the line, and says so
+    tree = miniature_tree(tmp_path, LEGACY_ENV)
+    unit = tmp_path / "sglang.service"
+    original = (b'[Service]\nEnvironment="CUDA_VISIBLE_DEVICES=0" "SGLANG_LEGACY_MASK_TOKENS=8192"\n'
+                b"ExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m\n")
+    unit.write_bytes(original)
+    code, out, err = run(capsys, "fix", "--sglang", tree, "--profile", "h100", "--service", unit, "--write")
+    assert "unset env SGLANG_LEGACY_MASK_TOKENS" in out
+    assert code == 2 and "unsets an env var on a line that sets others too" in err, err
+    assert unit.read_bytes() == original
+
+
+def test_an_env_var_sglang_does_not_ask_you_to_unset_is_a_trade_off(capsys, tmp_path):
+    # the same raise whose message does not ask for it: unsetting your env var gives up what you set it for
+    tree = miniature_tree(tmp_path, LEGACY_ENV.replace("is no longer supported. Unset it and use", "conflicts with"))
+    code, out, _err = run(capsys, "explain", "--sglang", tree, "--profile", "h100", "--args", "--model-path /m",
+                          "--env", "SGLANG_LEGACY_MASK_TOKENS=8192")
+    assert ("  Fix (verified by the engine; a trade-off: it unsets an env var you set): unset env SGLANG_LEGACY_MASK_TOKENS\n"
+            in out), out
+
+
+# issue13352's shape: a check your env var turns on; setting it otherwise changes what you set (before, a --env item stayed
+# over the fix's own value in its run: such a change never verified, and when it did it weighed nothing)
+SPEC_V2_PAGES = MINIATURE_HEADER + '''
+from sglang.srt.environ import envs
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    page_size: int = 1
+
+    def __post_init__(self):
+        if envs.SGLANG_ENABLE_SPEC_V2.get() and self.page_size > 1:
+            raise ValueError("spec v2 supports page size 1 only")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--page-size", type=int, default=1)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_an_env_var_of_yours_set_otherwise_is_a_trade_off(capsys, tmp_path):
+    tree = miniature_tree(tmp_path, SPEC_V2_PAGES)
+    code, out, _err = run(capsys, "fix", "--sglang", tree, "--profile", "h100", "--args", "--model-path /m --page-size 16",
+                          "--env", "SGLANG_ENABLE_SPEC_V2=1")
+    assert code == 3 and "No verified fix keeps all of your arguments." in out, out
+    assert "    env SGLANG_ENABLE_SPEC_V2=0  -- changes your env SGLANG_ENABLE_SPEC_V2=1 to 0\n" in out, out

@@ -113,7 +113,7 @@ def test_the_miniature_outputs_hold_what_the_schemas_describe(mini, capsys):
     assert overridden["fields"]["page_size"]["fired"][0]["site"]["file"] == "sglang/srt/server_args.py"
     assert overridden["verdict"]["overrides"][0]["field"] == "page_size"
     assert output(capsys, runs[3][1], runs[3][2])["consistent"] is False
-    assert output(capsys, runs[6][1], runs[6][2]) == {"schema": 1, "resolves": True, "fixes": [], "trade_offs": [], "plausible": [], "keep": []}
+    assert output(capsys, runs[6][1], runs[6][2]) == {"schema": 2, "resolves": True, "fixes": [], "trade_offs": [], "plausible": [], "keep": []}
     reported = output(capsys, runs[8][1], runs[8][2])
     assert reported["report"]["schema"] == reported["schema"] and reported["trace"]["schema"] == schemas.SCHEMA_NUMBERS["explain"]
     assert set(reported["report"]["observed_error"]["sites"][0]) == {"file", "line", "function"}

@@ -161,7 +161,7 @@ def test_json_carries_the_verdict(miniature, capsys):
 
     main(["explain", "--sglang", str(miniature), "--profile", "h100", "--json", "--args", "--model-path /m --speculative-algorithm EAGLE"])
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 5
+    assert data["schema"] == 6
     verdict = data["verdict"]
     assert verdict["outcome"] == "raises"
     assert verdict["causes"][0]["field"] == "strategy" and verdict["causes"][0]["role"] == "sglang-default"
@@ -2791,7 +2791,7 @@ def test_json_carries_the_setting_left_to_sglang_and_validates(tmp_path, capsys)
     tree = miniature_tree(tmp_path, LEFT_TO_SGLANG)
     main(["explain", "--sglang", str(tree), "--profile", "h100", "--json", "--args", "--model-path /m --a2a-backend mori"])
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 5
+    assert data["schema"] == 6
     Draft202012Validator(schemas.load("explain")).validate(data)
     by_field = {o["field"]: o for o in data["verdict"]["overrides"]}
     left = by_field["dispatch_mode"]["left_to_sglang"]

@@ -52,7 +52,8 @@ def print_fixes(request, explanation, write_patch: bool, report=None, snap=None,
                                hint="--write patches a regular unit or script file")
         patch = file_patch(explanation, report.fixes[0], snap)
         if patch is None and adapters.file_of(explanation.launch.origin) is not None:
-            raise SgtraceError("the fix changes a flag that another file writes (an EnvironmentFile=, a script the unit runs or a --config file)",
+            raise SgtraceError("the fix changes a flag or env var that another file writes (an EnvironmentFile=, a script the unit "
+                               "runs or a --config file), or unsets an env var on a line that sets others too",
                                hint="edit that file as the fix above says")
         if patch is None:
             raise SgtraceError("--write needs --service or --script", hint="for --args/--cmd, copy the corrected command above")

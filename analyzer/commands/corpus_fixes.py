@@ -118,6 +118,8 @@ def _candidate_changes(candidate, flag_dest) -> frozenset:
     for change in candidate.changes:
         if change.kind == "set-env":
             items.add(("env", change.option, change.value))
+        elif change.kind == "drop-env":
+            items.add(("env", change.option, ""))  # unset, as the records' ``unset VAR`` reads
         elif change.kind == "drop-flag":
             items.add(("drop", flag_dest(change.option) or change.option, None))
         else:

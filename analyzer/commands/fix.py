@@ -18,7 +18,7 @@ import difflib
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from ..errors import SgtraceError
 from .compare import same_raise
 from .explain import ExplainRequest, Explanation, explain_with
 from ..inputs import adapters
-from ..knowledge.intent import SERVER_ROLE, decode_node, dropped_cost, set_cost
+from ..knowledge.intent import ENV_COST, SERVER_ROLE, decode_node, dropped_cost, set_cost
 from ..contracts.launch import ArgOrigin
 from ..contracts.extraction import Flag
 from ..replay import envs
@@ -37,7 +37,7 @@ from ..contracts.trace import EventKind, new_assumptions, same_value, target_val
 from ..knowledge.defaults import picked_by_sglang
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import (MESSAGE_OPTION, Runner, StandInNumber, is_stand_in, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
+from .verdict import (MESSAGE_OPTION, Runner, StandInNumber, asks_to_unset, is_stand_in, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
                       typed_words,
                       verdict_of)
 
@@ -45,11 +45,12 @@ from .verdict import (MESSAGE_OPTION, Runner, StandInNumber, is_stand_in, flags_
 FLAG_HINT = re.compile(r"\b(?:use|set|pass|add|try|enable|specify|with)\s+(--[a-z][a-z0-9-]+)(?:[ =]+([A-Za-z0-9_.:/-]+))?", re.IGNORECASE)
 ENV_HINT = re.compile(r"\b(SGLANG_[A-Z0-9_]+|[A-Z][A-Z0-9_]{3,})=(\S+?)[.,;]?(?:\s|$)")
 MAX_CANDIDATES = 24
+ENV_CHANGES = ("set-env", "drop-env")
 
 
 @dataclass
 class Change:
-    kind: str  # "set-flag", "drop-flag", "set-env"
+    kind: str  # "set-flag", "drop-flag", "set-env", "drop-env" (an env var of yours unset)
     option: str  # the flag or the env var
     value: str | None = None  # None for a store_true flag or a drop
     origin: str = ""  # where the idea came from: "message", "condition: <expr>"
@@ -62,6 +63,8 @@ class Change:
     def text(self) -> str:
         if self.kind == "set-env":
             return f"env {self.option}={self.value}"
+        if self.kind == "drop-env":
+            return f"unset env {self.option}"
         if self.kind == "drop-flag":
             return f"- {self.option}"
         return f"+ {self.option}" + (f" {self.value}" if self.value is not None else "")
@@ -153,6 +156,15 @@ def argv_with(argv: list[str], option: str, value: str | None, typed: str | None
             out = out[: span[0]] + [option] + ([value] if value is not None else []) + out[span[1]:]
             return out
     return out + [option] + ([value] if value is not None else [])
+
+
+def request_for(request: ExplainRequest, changes: list[Change]) -> ExplainRequest:
+    """``request`` without the ``--env`` items of the env vars ``changes`` set or unset: an explanation's env is the
+    launch's with ``--env`` over it, so an item left there would undo the change in the run."""
+    changed = {c.option for c in changes if c.kind in ENV_CHANGES}
+    if not changed or not any(item.split("=", 1)[0].strip() in changed for item in request.env):
+        return request
+    return replace(request, env=[item for item in request.env if item.split("=", 1)[0].strip() not in changed])
 
 
 def with_argv(request: ExplainRequest, argv: list[str], explanation: Explanation, env: dict[str, str] | None = None):
@@ -258,6 +270,8 @@ def apply(explanation: Explanation, changes: list[Change], shown: bool = False) 
     for change in changes:
         if change.kind == "set-env":
             env[change.option] = change.value or ""
+        elif change.kind == "drop-env":
+            env.pop(change.option, None)
         elif change.kind == "drop-flag":
             argv = argv_without(argv, change.option) or argv
         else:
@@ -276,9 +290,14 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
     giving that value is saying what you asked for in SGLang's own name, not changing it."""
     costs = []
     given = explanation.parsed.given
+    message = explanation.trace.error.message if explanation.trace.error is not None else ""
     for change in changes:
         if change.kind == "drop-flag":
             costs.append(f"drops your {change.option}")
+        elif change.kind == "drop-env" and not asks_to_unset(message, change.option):
+            costs.append(f"unsets your env {change.option}")
+        elif change.kind == "set-env" and change.option in explanation.env and explanation.env[change.option] != change.value:
+            costs.append(f"changes your env {change.option}={explanation.env[change.option]} to {change.value}")
         elif change.kind == "set-flag":
             flag = _flag_of(explanation, change.option)
             field = given_field(explanation, flag) if flag is not None else None
@@ -310,6 +329,9 @@ def cause_changes(explanation: Explanation, causes=None) -> list[Change]:
             continue
         if cause.kind == "env" and cause.alternative is not None:
             changes.append(Change("set-env", cause.field, str(cause.alternative), f"verdict: {cause.condition}"))
+            continue
+        if cause.kind == "env" and cause.field in explanation.env:  # yours, and unset it does not raise
+            changes.append(Change("drop-env", cause.field, None, f"verdict: {cause.condition}"))
             continue
         if cause.kind != "field":
             continue
@@ -355,7 +377,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
     candidate = Candidate(changes, argv, env)
     launch = with_argv(request, argv, explanation, env)
     try:
-        result = explain_with(request, launch=launch, session=explanation.session, text_reads=False)
+        result = explain_with(request_for(request, changes), launch=launch, session=explanation.session, text_reads=False)
     except SgtraceError as exc:
         candidate.outcome = f"does not parse: {exc.message}"
         return candidate
@@ -385,7 +407,7 @@ def verify(request: ExplainRequest, explanation: Explanation, changes: list[Chan
             candidate.outcome = "resolves"
             candidate.verified = True
         candidate.moved = len(other_changes(explanation.trace, result.trace,
-                                            {_dest(explanation, c) for c in changes if c.kind != "set-env"}))
+                                            {_dest(explanation, c) for c in changes if c.kind not in ENV_CHANGES}))
     return candidate
 
 
@@ -435,6 +457,10 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
     total = 0.0
     for change in candidate.changes:
         if change.kind == "set-env":
+            total += ENV_COST if explanation.env.get(change.option, change.value) != change.value else 0
+            continue
+        if change.kind == "drop-env":
+            total += 0 if asks_to_unset(message, change.option) else ENV_COST
             continue
         flag = _flag_of(explanation, change.option)
         dest = flag.dest if flag is not None else change.option.lstrip("-").replace("-", "_")
@@ -946,7 +972,11 @@ def _drop_supersets(report: FixReport) -> FixReport:
 
 
 def command_line(explanation: Explanation, candidate: Candidate) -> str:
+    """The fixed command as the operator types it: ``env -u NAME`` for an env var of theirs it unsets, then the
+    env vars it sets, the launcher and the arguments."""
+    unset = " ".join(f"-u {shlex.quote(c.option)}" for c in candidate.changes if c.kind == "drop-env")
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in candidate.env.items() if explanation.launch.env.get(k) != v)
+    env = f"env {unset}" + (f" {env}" if env else "") if unset else env
     launcher = explanation.launch.launcher or "sglang serve"
     argv = apply(explanation, candidate.changes, shown=True)[0] if any(c.run_value is not None for c in candidate.changes) else candidate.argv
     return (env + " " if env else "") + launcher + " " + shlex.join(argv)
@@ -974,9 +1004,11 @@ def file_patch(explanation: Explanation, candidate: Candidate, snap=None) -> tup
     style = adapters.patch_style(origin)
     if style is None:
         return None
+    env_lines = {name: o.line for name, o in explanation.launch.env_origins.items()
+                 if o.file and o.line and o.line <= len(lines) and os.path.realpath(o.file) == here}
     try:
         for change in candidate.changes:
-            lines = _patch_lines(lines, change, explanation, argv_origins, style)
+            lines = _patch_lines(lines, change, explanation, argv_origins, style, env_lines)
     except _ElsewhereError:
         return None
     return path, old, "".join(lines)
@@ -993,7 +1025,16 @@ def _line_of_option(explanation, option: str | None, argv_origins) -> int | None
     return argv_origins[span[0]].line
 
 
-def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, style: adapters.PatchStyle) -> list[str]:
+def _patch_lines(lines: list[str], change: Change, explanation, argv_origins, style: adapters.PatchStyle,
+                 env_lines: dict[str, int]) -> list[str]:
+    if change.kind == "drop-env":
+        # the line that sets it, emptied (the list keeps its length: the other changes' line numbers hold), when
+        # it sets that var alone (``Environment=NAME=1``, ``export NAME=1``); elsewhere, or with others, by hand
+        line_no = env_lines.get(change.option)
+        if line_no is None or not style.sets_alone(lines[line_no - 1], change.option):
+            raise _ElsewhereError
+        lines[line_no - 1] = ""
+        return lines
     if change.kind == "set-env":
         position = style.env_position(lines)
         return lines[:position] + [style.env_line(change.option, change.value)] + lines[position:]

@@ -38,7 +38,7 @@ from . import guard_reads
 from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, device_kind
 from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
-from ..knowledge.intent import decode_node, dropped_cost, set_cost
+from ..knowledge.intent import ENV_COST, decode_node, dropped_cost, set_cost
 from ..knowledge.kinds import EventKind, SiteKind
 from ..knowledge.probes import PROBES, is_device_kind
 from ..knowledge.receivers import BAG_LEAF, HELD_RECORD, RECEIVER_ATTR, RECEIVERS, VIEW_CALLS
@@ -170,7 +170,8 @@ class Verdict:
     causes: list[Cause] = field(default_factory=list)
     fix: str | None = None  # a change to the command line (flags), verified by the engine when fix_verified
     fix_verified: bool = False
-    fix_env: dict[str, str] = field(default_factory=dict)  # env vars the fix sets too (SGLang's message asks for them)
+    # env vars the fix sets (SGLang's message asks for them, or the cause is one), or unsets (None: one of yours)
+    fix_env: dict[str, str | None] = field(default_factory=dict)
     target: str = ""  # "raise" or the field name
     runs: int = 0  # engine runs it took
     overrides: list[tuple[Override, "Verdict"]] = field(default_factory=list)  # for a launch that resolves
@@ -210,9 +211,20 @@ class Verdict:
 def fix_words(verdict: "Verdict") -> str | None:
     """The fix as the operator types it: flags, then the env vars it needs."""
     parts = [verdict.fix] if verdict.fix else []
-    if verdict.fix_env:
-        parts.append("env " + " ".join(f"{k}={v}" for k, v in verdict.fix_env.items()))
+    sets = [f"{k}={v}" for k, v in verdict.fix_env.items() if v is not None]
+    unsets = [k for k, v in verdict.fix_env.items() if v is None]
+    if unsets:
+        parts.append("unset env " + " ".join(unsets))
+    if sets:
+        parts.append("env " + " ".join(sets))
     return " with ".join(parts) if parts else None
+
+
+def given_up_words(verdict: "Verdict") -> str:
+    """What a trade-off fix gives up, in words: a flag you gave, or (a fix of env vars alone) an env var you set."""
+    if verdict.fix or not verdict.fix_env:
+        return "it gives up a flag you gave"
+    return "it unsets an env var you set" if all(v is None for v in verdict.fix_env.values()) else "it changes an env var you set"
 
 
 def site_dict(site: SiteRef | None) -> dict | None:
@@ -2083,7 +2095,7 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
             continue
         if cause.role == "sglang-default" and cause.flag and not cause.mentioned:
             continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
-        fix = _cause_fix(explanation, cause, runner, hinted)
+        fix = _cause_fix(explanation, cause, runner, hinted, message)
         if fix is None:
             later_values = [v for v in cause.later_alternatives if not same_value(v, cause.value)]
             for later in later_values[:MORE_VALUES_TRIED]:
@@ -2093,7 +2105,7 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
                 other = dataclasses.replace(cause, alternative=later)
                 other.drops = drops_flag(explanation, other)
                 other.prescribed = isinstance(later, str) and names_value(message or "", later)
-                fix = _cause_fix(explanation, other, runner, hinted)
+                fix = _cause_fix(explanation, other, runner, hinted, message)
                 if fix is not None:
                     break
         if fix is None:
@@ -2116,12 +2128,23 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
 MORE_VALUES_TRIED = 2  # a cause's later values find_fix tries when its first does not resolve
 
 
-def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: list[Change]) -> tuple[tuple, tuple] | None:
+UNSET_WORD = re.compile(r"\bunset\b", re.IGNORECASE)
+
+
+def asks_to_unset(message: str, name: str) -> bool:
+    """SGLang's message names the env var ``name`` and asks that it be unset ("SGLANG_DISAGGREGATION_SAMPLING_MASK_MAX_TOKENS
+    is no longer supported. Unset it.", "unset SGLANG_MOE_NVFP4_DISPATCH"): unsetting yours is its own advice, no
+    trade-off."""
+    return name in (message or "") and UNSET_WORD.search(message) is not None
+
+
+def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: list[Change], message: str = "") -> tuple[tuple, tuple] | None:
     """``find_fix``'s run of one cause's alternative (with SGLang's advice first, when the message gives env): the fix
     and its cost when it resolves with nothing assumed that the prediction did not; else None."""
     text = change_text(explanation, cause)
-    if text is None or (cause.kind == "env" and cause.alternative is None):
-        return None  # (an env var left unset is a cause, not a fix the Fix line and ``fix_env`` can state)
+    unsets = cause.kind == "env" and cause.alternative is None
+    if text is None or (unsets and cause.field not in explanation.env):
+        return None  # (an env var SGLang reads unset is a cause, not a fix: yours, it is unset in ``fix_env``)
     change = Change("env" if cause.kind == "env" else "field", cause.field, cause.alternative)
     for extra in (hinted, []) if hinted else ([],):  # SGLang's own advice in full first, then the change alone
         if runner.exhausted() and not runner.has_run([change, *extra]):
@@ -2139,17 +2162,25 @@ def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: l
             env = {c.name: c.value for c in extra}
             if cause.kind == "env":
                 env = {cause.field: cause.alternative, **env}
-            fix = ((text if cause.kind != "env" else None), env, True, cause.drops)
             # what the fix gives up (``knowledge.intent``, as ``sgtrace fix`` ranks): a flag of yours left out, a value
-            # of yours changed, a feature turned off with its --disable-x
+            # of yours changed, a feature turned off with its --disable-x, an env var of yours changed, or unset (unless
+            # SGLang's message asks for that: ``asks_to_unset``)
             decode = decode_node(explanation.parsed.values)
-            if cause.kind != "field":
+            drops = cause.drops
+            if unsets:
+                drops = not asks_to_unset(message, cause.field)
+                given_up = ENV_COST if drops else 0.0
+            elif cause.kind == "env":
+                drops = explanation.env.get(cause.field, str(cause.alternative)) != str(cause.alternative)  # yours, changed
+                given_up = ENV_COST if drops else 0.0
+            elif cause.kind != "field":
                 given_up = 0.0
             elif cause.drops:
                 given_up = dropped_cost(cause.field, decode)
             else:
                 given_up = set_cost(cause.field, cause.role == "user-flag", decode)
-            return fix, (given_up, cause.drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
+            fix = ((text if cause.kind != "env" else None), env, True, drops)
+            return fix, (given_up, drops, len(other_changes(explanation.trace, trace, {c.name for c in (change, *extra)})))
     return None
 
 

@@ -11,6 +11,7 @@ and ``fix --write`` all read this table: a new format is one reader and one entr
 
 from __future__ import annotations
 
+import shlex
 from typing import Callable, Mapping
 
 from ..contracts.launch import ArgOrigin, LaunchSpec
@@ -40,6 +41,19 @@ class PatchStyle:
                 found = index + 1
             index += 1
         return found
+
+    def sets_alone(self, line: str, name: str) -> bool:
+        """Whether ``line`` is an env line that sets ``name`` and nothing else (``Environment="NAME=a b"``,
+        ``export NAME=1``): the line a fix that unsets it removes."""
+        stripped = line.strip()
+        prefix = next((p for p in self.env_prefixes if stripped.startswith(p)), None)
+        if prefix is None:
+            return False
+        try:
+            words = shlex.split(stripped[len(prefix):], comments=True)
+        except ValueError:
+            return False
+        return len(words) == 1 and words[0].split("=", 1)[0] == name and "=" in words[0]
 
     def env_position(self, lines: list[str]) -> int:
         """The 0-based index where a new env line goes: after the last one before the command, else just

@@ -2,8 +2,8 @@
 
 A fix that leaves out or changes a flag you gave, or turns a feature off with its ``--disable-x``, gives
 something up; these weights order such fixes (``sgtrace fix``'s ranking, explain's Fix line), lowest first. Keeping the PD role, speculative decoding,
-DP attention and the radix cache weighs most (issue 15); any other flag of yours changed or left out
-costs ``DEFAULT_COST``; a change that keeps everything costs nothing.
+DP attention and the radix cache weighs most (issue 15); any other flag of yours changed or left out,
+or env var of yours unset or changed, costs ``DEFAULT_COST``; a change that keeps everything costs nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ SERVER_ROLE = {"encoder_only": "an encoder-only server (it serves the multimodal
                "disaggregation_mode": "a node of another PD disaggregation role"}
 FAMILY_COST = {"speculative_": 50}  # a setting of a feature weighs what the feature does (speculative_adaptive)
 DEFAULT_COST = 10
+ENV_COST = DEFAULT_COST  # an env var of yours unset or changed: what another flag of yours left out or changed costs
 SWITCHED_ON_COST = 15  # an ``--enable-...`` switch of yours left out: a feature turned off, though not a listed one
 DECODE_RADIX_COST = 1  # a PD decode node runs without the radix cache unless told otherwise
 RADIX_FIELDS = ("disable_radix_cache", "disaggregation_decode_enable_radix_cache")

@@ -66,6 +66,7 @@ SUM_CAUSE_NODE = ("{path} on the node, which sgtrace cannot see, taken as missin
 SUM_ALSO_DECISIVE = "Also decisive: {inputs}. "
 SUM_VERIFIED_FIX = "Fix, verified by sgtrace's engine: {fix}. "
 SUM_TRADE_OFF_FIX = "Fix, verified by sgtrace's engine, a trade-off that gives up one of the flags: {fix}. "
+SUM_TRADE_OFF_ENV_FIX = "Fix, verified by sgtrace's engine, a trade-off that unsets or changes one of the env vars: {fix}. "
 SUM_FIX_SKIPS_START_UP = "The engine ran it through argument resolution, not the start-up that follows; sgtrace fix runs that too. "
 SUM_OVERRIDES = "SGLang silently overrode {given} argument(s) you gave and resolved {defaults} default(s). "
 SUM_OVERRIDDEN_LIST = "Overridden: {fields}. "

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..commands.explain import override_of
 from ..contracts.trace import ENGINE_CHECK, RESOLUTION, START_UP, Unknown, change_of, open_checks
-from ..commands.verdict import ALSO_DECISIVE, STAND_INS, Cause, Verdict, fix_words, is_quantization, reads_name
+from ..commands.verdict import ALSO_DECISIVE, STAND_INS, Cause, Verdict, fix_words, is_quantization, reads_name, given_up_words
 from ..node_files import KIND_WORDS
 
 WIDTH = 100
@@ -159,7 +159,7 @@ def fix_line(verdict: Verdict, fix_command: str) -> str:
     verified = "verified by the engine through resolution, not start-up" if verdict.fix_skips_start_up else "verified by the engine"
     if fix_words(verdict) and verdict.fix_verified and verdict.fix_trade_off:
         also = " and runs start-up" if verdict.fix_skips_start_up else ""
-        return (f"  Fix ({verified}; a trade-off: it gives up a flag you gave): {fix_words(verdict)}\n"
+        return (f"  Fix ({verified}; a trade-off: {given_up_words(verdict)}): {fix_words(verdict)}\n"
                 f"    `{fix_command}` weighs the others{also}")
     if fix_words(verdict) and verdict.fix_verified:
         line = f"  Fix ({verified}): {fix_words(verdict)}{_stand_in_note(verdict)}"

@@ -131,9 +131,14 @@ def _verdict_summary(verdict, version: str) -> list:
 
     if fix_words(verdict) and verdict.fix_verified:
         fix = [Code(verdict.fix)] if verdict.fix else []
-        if verdict.fix_env:
-            fix.append(Code(" ".join(f"{k}={v}" for k, v in verdict.fix_env.items())))
-        parts += fill(words.SUM_TRADE_OFF_FIX if verdict.fix_trade_off else words.SUM_VERIFIED_FIX, fix=joined(fix, " with env "))
+        sets = " ".join(f"{k}={v}" for k, v in verdict.fix_env.items() if v is not None)
+        unsets = " ".join(k for k, v in verdict.fix_env.items() if v is None)
+        if unsets:
+            fix.append(Code(f"unset {unsets}"))
+        if sets:
+            fix.append(Code(sets))
+        trade_off = words.SUM_TRADE_OFF_FIX if verdict.fix else words.SUM_TRADE_OFF_ENV_FIX
+        parts += fill(trade_off if verdict.fix_trade_off else words.SUM_VERIFIED_FIX, fix=joined(fix, " with env "))
         if verdict.fix_skips_start_up:
             parts += fill(words.SUM_FIX_SKIPS_START_UP)
     return parts
