@@ -1201,6 +1201,19 @@ def test_the_device_sglang_fills_in_from_the_node_comes_after_your_flag(tmp_path
     # and sgtrace fix offers no other device
     assert [c.text() for c in cause_changes(explanation, verdict.causes)] == ["+ --attention-backend fa3"]
 
+def test_a_write_that_leaves_the_value_as_it_was_is_not_where_it_came_from(tmp_path):
+    # 0.5.22 strips a device index after the fill (``device=cfg.device.split(":")[0]``, pr40453): the value still comes
+    # from ``get_device()``, so it is the device SGLang filled in from the node, not SGLang's own choice at the strip
+    # (before, the strip's site was the origin, and the device ranked first as SGLang's default on an XPU)
+    fill = "            self.device = get_device()\n"
+    tree = miniature_tree(tmp_path, NODE_DEVICE.replace(fill, fill + '        self.device = self.device.split(":")[0]\n'))
+    verdict = verdict_of(explained(tree, "--model-path /m --attention-backend trtllm_mha"))
+    [device] = [c for c in verdict.causes if c.field == "device"]
+    assert device.node_device and device is verdict.causes[-1] and device.site.line == 26  # the fill, not the strip (27)
+    from analyzer.views.verdict import short_input
+    assert short_input(device) == "device = 'cuda' (SGLang's pick for this node's kind of device)"
+
+
 
 NEGATIVE_LITERAL = MINIATURE_HEADER + '''
 @dataclasses.dataclass
@@ -2970,3 +2983,4 @@ def test_on_a_node_of_its_own_kind_the_model_the_message_names_comes_before_the_
     assert [c.field for c in rank([kind, model])] == ["architectures", "platform.is_hip"]
     unnamed = dataclasses.replace(model, mentioned=False)
     assert [c.field for c in rank([kind, unnamed])] == ["platform.is_hip", "architectures"]
+

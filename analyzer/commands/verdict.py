@@ -599,10 +599,11 @@ def inputs_named(explanation: Explanation, names, env_names, probe_names, model:
         if name not in extraction.fields and name not in parsed.values:
             continue
         start = parsed.given[name] if name in parsed.given else parsed.values.get(name)
-        # a write that leaves the value as it started (SGLang re-declaring your EAGLE) changes no origin
+        # a write that leaves the value as it started (SGLang re-declaring your EAGLE) changes no origin, nor does one that
+        # leaves it as it was (0.5.22 strips a device index: ``device=cfg.device.split(":")[0]`` after ``device=get_device()``)
         writes = [e for e in events if e.kind == EventKind.WRITE and e.field == name]
         if writes and not same_value(writes[-1].new, start):
-            last = writes[-1]
+            last = next((w for w in reversed(writes) if not same_value(w.new, w.old)), writes[-1])
             out.append(Input("field", name, last.new, "sglang-default", last.site, last.old, parsed.given_flags.get(name)))
         elif name in parsed.given:
             out.append(Input("field", name, parsed.given[name], "user-flag", flag=parsed.given_flags.get(name)))

@@ -141,6 +141,8 @@ def short_input(cause: Cause) -> str:
         return f"model {cause.value}"
     if cause.role == "node":
         return f"{cause.field} on the node (not known)"
+    if cause.node_device:
+        return f"{cause.field} = {short(cause.value)} (SGLang's pick for this node's kind of device)"
     return f"{cause.field} = {short(cause.value)}"
 
 
