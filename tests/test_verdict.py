@@ -2984,3 +2984,31 @@ def test_on_a_node_of_its_own_kind_the_model_the_message_names_comes_before_the_
     unnamed = dataclasses.replace(model, mentioned=False)
     assert [c.field for c in rank([kind, unnamed])] == ["platform.is_hip", "architectures"]
 
+
+# pr34608's shape (0.5.19): both flags are yours, and the message says which one the other needs
+NEEDS_ANOTHER = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    load_publish_endpoint: Optional[str] = None
+    kv_events_publisher: str = "null"
+
+    def __post_init__(self):
+        if self.load_publish_endpoint is not None and self.kv_events_publisher == "null":
+            raise ValueError("--load-publish-endpoint needs an active --kv-events-publisher")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--load-publish-endpoint", type=str, default=None)
+        parser.add_argument("--kv-events-publisher", type=str, choices=["null", "zmq"], default="null")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_what_the_message_says_another_flag_needs_comes_first(tmp_path):
+    # "A needs B": B is what is missing, A what you asked for (before, the flag the condition reads first: A)
+    tree = miniature_tree(tmp_path, NEEDS_ANOTHER)
+    verdict = verdict_of(explained(tree, "--model-path /m --load-publish-endpoint auto --kv-events-publisher null"))
+    assert [(c.field, c.role, c.required) for c in verdict.causes] == [
+        ("kv_events_publisher", "user-flag", True), ("load_publish_endpoint", "user-flag", False)]

@@ -140,6 +140,9 @@ class Cause:
     # an env var you left unset: SGLang's own default for it (environ.py's ``EnvInt(30)``: "30"), what the condition
     # read; empty for a var you set or one without a default
     env_default: str = ""
+    # SGLang's message names it as what another setting requires ("--load-publish-endpoint needs an active
+    # --kv-events-config publisher": kv_events_config): what is missing, before the setting that asked for it
+    required: bool = False
 
     @property
     def runs_elsewhere(self) -> bool:
@@ -1389,6 +1392,18 @@ def mentioned(inp: Input, message: str, extraction) -> bool:
     return inp.name.lower() in text
 
 
+REQUIRES = re.compile(r"\b(?:requires|needs|must be used with|depends on)\b", re.IGNORECASE)
+
+
+def named_as_required(inp: Input, message: str, extraction) -> bool:
+    """SGLang's message names ``inp`` after its "requires" / "needs" and not before: what the setting it starts with
+    requires ("--kv-canary-sweep-interval requires --kv-canary in {log, raise}": kv_canary, not the sweep interval)."""
+    found = REQUIRES.search(message or "")
+    if found is None:
+        return False
+    return mentioned(inp, message[found.end():], extraction) and not mentioned(inp, message[:found.start()], extraction)
+
+
 def names_the_setting(name: str, words: str, text: str, extraction) -> bool:
     """The message names a setting by its words (``radix cache`` for disable_radix_cache), not as part of a longer
     name of another setting (``models that use mamba radix cache``: uses_mamba_radix_cache, a property SGLang derives
@@ -1704,6 +1719,7 @@ def find_causes(explanation: Explanation, candidates: list[Candidate], avoided: 
             causes[inp.key].mainstream_kind = mainstream_kind(explanation, inp)
             causes[inp.key].prescribed = prescribes and isinstance(alternative, str) and names_value(message or "", alternative)
             causes[inp.key].off_the_list = off_the_list(causes[inp.key])
+            causes[inp.key].required = named and named_as_required(inp, message, explanation.extraction)
             continue
         if inp.role == "sglang-default" and candidate.via is None and inp.key not in stepped_back:
             # a value SGLang wrote that no change of its own avoids it: what made SGLang write it
@@ -1856,7 +1872,7 @@ def rank_key(cause: Cause) -> tuple:
             effective_rank(cause.role, cause.mentioned, cause.drops, cause.prescribed, cause.off_the_list, cause.node_kind,
                            cause.node_capability, is_quantization(cause)),
             not_this_machine(cause),
-            not cause.mentioned, cause.role != "default")
+            not cause.mentioned, not cause.required, cause.role != "default")
 
 
 def not_this_machine(cause: Cause) -> bool:
