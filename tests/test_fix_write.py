@@ -397,3 +397,19 @@ def test_an_env_var_of_yours_set_otherwise_is_a_trade_off(capsys, tmp_path):
                           "--env", "SGLANG_ENABLE_SPEC_V2=1")
     assert code == 3 and "No verified fix keeps all of your arguments." in out, out
     assert "    env SGLANG_ENABLE_SPEC_V2=0  -- changes your env SGLANG_ENABLE_SPEC_V2=1 to 0\n" in out, out
+
+
+@pytest.mark.parametrize("style, line, alone", [
+    ("unit", "Environment=SGLANG_X=1\n", True),
+    ("unit", 'Environment="SGLANG_X=a b"\n', True),
+    ("unit", 'Environment="CUDA_VISIBLE_DEVICES=0" "SGLANG_X=1"\n', False),
+    ("unit", "Environment=SGLANG_XY=1\n", False),
+    ("unit", "ExecStart=/usr/bin/env SGLANG_X=1 python3 -m sglang.launch_server\n", False),
+    ("script", "export SGLANG_X=1\n", True),
+    ("script", "export SGLANG_X=1 OTHER=2\n", False),
+    ("script", "SGLANG_X=1 python3 -m sglang.launch_server --model-path /m\n", False),
+    ("script", "export SGLANG_X='unterminated\n", False),
+])
+def test_only_a_line_that_sets_the_var_alone_is_removed(style, line, alone):
+    from analyzer.inputs.adapters import SCRIPT_PATCH, UNIT_PATCH
+    assert (UNIT_PATCH if style == "unit" else SCRIPT_PATCH).sets_alone(line, "SGLANG_X") is alone
