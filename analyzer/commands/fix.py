@@ -448,7 +448,8 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
     ``SWITCHED_ON_COST``), another flag of yours changed or left out ``DEFAULT_COST`` (a ``--disable-...`` of yours left out too:
     it turns the feature back on); a value SGLang itself writes there later in resolution, or SGLang's own name for your
     value, costs nothing; on a PD decode node the radix cache costs ``DECODE_RADIX_COST``; a change
-    whose value SGLang's message names costs half (the message is SGLang's own advice)."""
+    whose value SGLang's message names costs half (the message is SGLang's own advice). An env var of yours unset or
+    set otherwise costs ``ENV_COST``, unless SGLang's message asks that it be unset; one you did not set, nothing."""
     if candidate.trade_off is None and not candidate.assumes:
         return 0.0
 
