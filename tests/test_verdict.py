@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -3012,3 +3013,18 @@ def test_what_the_message_says_another_flag_needs_comes_first(tmp_path):
     verdict = verdict_of(explained(tree, "--model-path /m --load-publish-endpoint auto --kv-events-publisher null"))
     assert [(c.field, c.role, c.required) for c in verdict.causes] == [
         ("kv_events_publisher", "user-flag", True), ("load_publish_endpoint", "user-flag", False)]
+
+
+
+@pytest.mark.network
+def test_one_error_on_several_paths_is_listed_once(capsys):
+    # 0.5.22 on an XPU, no model config: every architecture the engine cannot rule out is a path to the same
+    # InstantTensor check. Before, each path printed the error again (four times on the first screen), and the headline
+    # read "depending on model config has no attribute ..."
+    main(["explain", "--sglang", "0.5.22", "--profile", "intel-max-1550", "--args",
+          "--model-path Qwen/Qwen3-8B --tp 1 --load-format instanttensor"])
+    out = capsys.readouterr().out
+    listed = out.split("\nResolution: ", 1)[1].split("\n\n", 1)[0]
+    assert listed.startswith("may raise, depending on what sgtrace cannot know here: model config has no attribute")
+    assert listed.count("ValueError: InstantTensor requires a CUDA-compatible device") == 1, listed
+    assert re.search(r"ValueError: InstantTensor requires a CUDA-compatible device .*  \(on \d+ paths\)\n", listed), listed

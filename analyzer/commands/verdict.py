@@ -3104,7 +3104,7 @@ def open_inputs(explanation: Explanation, alternatives) -> str:
     inputs = list(dict.fromkeys(i for a in alternatives for i in a.inputs))
     if not inputs:
         return "inputs the profile or the model config leave open"
-    words = "; ".join(inputs[:2]) + (f"; and {len(inputs) - 2} more" if len(inputs) > 2 else "")
+    words = "what sgtrace cannot know here: " + "; ".join(inputs[:2]) + (f"; and {len(inputs) - 2} more" if len(inputs) > 2 else "")
     draft = explanation.parsed.values.get("speculative_draft_model_path") if explanation.parsed is not None else None
     if isinstance(draft, str) and any(i.startswith(f"the config.json of {draft} ") for i in inputs):
         words += "; give it with --draft-model-config FILE"

@@ -71,10 +71,19 @@ def error_section(explanation: Explanation, verdict=None, show_all: bool = False
             return ["Resolution: succeeds (no error predicted)."]
 
         lines = [f"Resolution: may raise, depending on {open_inputs(explanation, raising)}:"]
+        by_error: dict[tuple, list] = {}  # one error reached on several paths is listed once, with each path's conditions
         for alternative in raising:
-            lines.append(f"  {alternative.error.exc_type}: {alternative.error.message}")
-            for condition in alternative.condition[:3]:
-                lines.append(f"    if {condition if show_all else deciding_part(condition)}")
+            by_error.setdefault((alternative.error.exc_type, alternative.error.message), []).append(alternative)
+        for (exc_type, message), paths in by_error.items():
+            lines.append(f"  {exc_type}: {message}" + (f"  (on {len(paths)} paths)" if len(paths) > 1 else ""))
+            shown: set[str] = set()
+            for alternative in paths:
+                for condition in alternative.condition[:3]:
+                    line = f"    if {condition if show_all else deciding_part(condition)}"
+                    key = line.split("  (after ")[0]  # the same deciding condition, however many came before it
+                    if show_all or key not in shown:
+                        shown.add(key)
+                        lines.append(line)
         return lines
     lines = [
         f"Predicted error: {error.exc_type}",
