@@ -37,7 +37,7 @@ from ..contracts.trace import EventKind, new_assumptions, same_value, target_val
 from ..knowledge.defaults import picked_by_sglang
 from .device_values import values_of_another_kind
 from .later_release import LaterRelease
-from .verdict import (MESSAGE_OPTION, Runner, StandInNumber, asks_to_unset, is_stand_in, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
+from .verdict import (MESSAGE_OPTION, Runner, StandInNumber, asks_to_unset, sets_yours_otherwise, is_stand_in, flags_of_field, given_field, literal, names_value, ordering_causes, other_changes, setting_hints,
                       typed_words,
                       verdict_of)
 
@@ -296,7 +296,7 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
             costs.append(f"drops your {change.option}")
         elif change.kind == "drop-env" and not asks_to_unset(message, change.option):
             costs.append(f"unsets your env {change.option}")
-        elif change.kind == "set-env" and change.option in explanation.env and explanation.env[change.option] != change.value:
+        elif change.kind == "set-env" and sets_yours_otherwise(explanation.env, change.option, change.value):
             costs.append(f"changes your env {change.option}={explanation.env[change.option]} to {change.value}")
         elif change.kind == "set-flag":
             flag = _flag_of(explanation, change.option)
@@ -458,7 +458,7 @@ def intent_cost(explanation: Explanation, candidate: Candidate, message: str = "
     total = 0.0
     for change in candidate.changes:
         if change.kind == "set-env":
-            total += ENV_COST if explanation.env.get(change.option, change.value) != change.value else 0
+            total += ENV_COST if sets_yours_otherwise(explanation.env, change.option, change.value) else 0
             continue
         if change.kind == "drop-env":
             total += 0 if asks_to_unset(message, change.option) else ENV_COST

@@ -214,13 +214,18 @@ class Verdict:
 def fix_words(verdict: "Verdict") -> str | None:
     """The fix as the operator types it: flags, then the env vars it needs."""
     parts = [verdict.fix] if verdict.fix else []
-    sets = [f"{k}={v}" for k, v in verdict.fix_env.items() if v is not None]
-    unsets = [k for k, v in verdict.fix_env.items() if v is None]
+    sets, unsets = env_words(verdict.fix_env)
     if unsets:
-        parts.append("unset env " + " ".join(unsets))
+        parts.append("unset env " + unsets)
     if sets:
-        parts.append("env " + " ".join(sets))
+        parts.append("env " + sets)
     return " with ".join(parts) if parts else None
+
+
+def env_words(fix_env: dict) -> tuple[str, str]:
+    """A fix's env as typed: the vars it sets (``A=1 B=2``) and the vars of yours it unsets (``C D``), each "" if none."""
+    return (" ".join(f"{k}={v}" for k, v in fix_env.items() if v is not None),
+            " ".join(k for k, v in fix_env.items() if v is None))
 
 
 def given_up_words(verdict: "Verdict") -> str:
@@ -2155,6 +2160,11 @@ def asks_to_unset(message: str, name: str) -> bool:
     return name in (message or "") and UNSET_WORD.search(message) is not None
 
 
+def sets_yours_otherwise(env, name: str, value) -> bool:
+    """An env var you set (``env``: the launch's), given another value: a value of yours given up."""
+    return name in env and env[name] != str(value)
+
+
 def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: list[Change], message: str = "") -> tuple[tuple, tuple] | None:
     """``find_fix``'s run of one cause's alternative (with SGLang's advice first, when the message gives env): the fix
     and its cost when it resolves with nothing assumed that the prediction did not; else None."""
@@ -2188,7 +2198,7 @@ def _cause_fix(explanation: Explanation, cause: Cause, runner: Runner, hinted: l
                 drops = not asks_to_unset(message, cause.field)
                 given_up = ENV_COST if drops else 0.0
             elif cause.kind == "env":
-                drops = explanation.env.get(cause.field, str(cause.alternative)) != str(cause.alternative)  # yours, changed
+                drops = sets_yours_otherwise(explanation.env, cause.field, cause.alternative)
                 given_up = ENV_COST if drops else 0.0
             elif cause.kind != "field":
                 given_up = 0.0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...commands.explain import Override
-from ...commands.verdict import ALSO_DECISIVE, fix_words
+from ...commands.verdict import ALSO_DECISIVE, env_words, fix_words
 from ...node_files import KIND_WORDS
 from ...views.explain import show
 from ...views.verdict import short_input
@@ -131,8 +131,7 @@ def _verdict_summary(verdict, version: str) -> list:
 
     if fix_words(verdict) and verdict.fix_verified:
         fix = [Code(verdict.fix)] if verdict.fix else []
-        sets = " ".join(f"{k}={v}" for k, v in verdict.fix_env.items() if v is not None)
-        unsets = " ".join(k for k, v in verdict.fix_env.items() if v is None)
+        sets, unsets = env_words(verdict.fix_env)
         if unsets:
             fix.append(Code(f"unset {unsets}"))
         if sets:
