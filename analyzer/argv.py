@@ -46,6 +46,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from . import prepare_args
 from .controls import printable
 from .errors import SgtraceError
 from .extract.parse import parse_python
@@ -59,6 +60,7 @@ PROG = "sglang serve"
 SUPPRESS = argparse.SUPPRESS
 ACTION_FILES = ("sglang/srt/arg_groups/argparse_actions.py", SERVER_ARGS_FILE)
 FROM_CLI_ARGS = f"{SERVER_ARGS_FILE}::{SERVER_ARGS_CLASS}.from_cli_args"
+PREPARE_SERVER_ARGS = f"{SERVER_ARGS_FILE}::prepare_server_args"
 MAX_SUGGESTIONS = 3
 
 
@@ -375,6 +377,9 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         self.sgtrace_current: str | None = None
         self.sgtrace_build_notes: list[str] = []  # flags that could not be registered: true of every parse
         self.sgtrace_config_keys: tuple | None = None  # (store_true keys, unsupported keys) for --config files
+        # read from the tree once per parser: from_cli_args's record copies, prepare_server_args's namespace sets
+        self.sgtrace_record_copies: list[tuple[str, str]] | None = None
+        self.sgtrace_namespace_sets: list[prepare_args.NamespaceSet] | None = None
         self.sgtrace_build_width: int | None = None  # the help width while ``build_parser`` adds the flags
         self.sgtrace_build_formatter: argparse.HelpFormatter | None = None  # and the formatter of that width
 
@@ -648,12 +653,23 @@ def _read(path: Path) -> str:
 
 def _record_copies(extraction: Extraction) -> list[tuple[str, str]]:
     """``args.FIELD = args.DEST`` lines of ``ServerArgs.from_cli_args`` (era A), in order."""
-    function = extraction.functions.get(FROM_CLI_ARGS)
-    if function is None:
-        return []
-    lines = _read(Path(extraction.root) / function.file).splitlines()[function.line - 1 : function.end_line]
+    lines = _function_lines(extraction, FROM_CLI_ARGS)
     pattern = re.compile(r"^\s*args\.(\w+)\s*=\s*args\.(\w+)\s*(#.*)?$")
     return [(m.group(1), m.group(2)) for m in map(pattern.match, lines) if m]
+
+
+def _namespace_sets(extraction: Extraction) -> list[prepare_args.NamespaceSet]:
+    """What ``prepare_server_args`` sets on the parsed namespace from argv (``prepare_args``)."""
+    lines = _function_lines(extraction, PREPARE_SERVER_ARGS)
+    return prepare_args.namespace_sets("\n".join(lines)) if lines else []
+
+
+def _function_lines(extraction: Extraction, function_id: str) -> list[str]:
+    """The lines of a function of the tree, its ``def`` first; [] when the extraction has no such function."""
+    function = extraction.functions.get(function_id)
+    if function is None:
+        return []
+    return _read(Path(extraction.root) / function.file).splitlines()[function.line - 1 : function.end_line]
 
 
 # ---------------------------------------------------------------------------
@@ -695,8 +711,39 @@ def parse_argv(
     parsed.notes.extend(parser.sgtrace_notes)
     _record_given(parsed, parser.sgtrace_uses, merged_argv, config_count)
     _note_types(parsed, extraction)
-    _record_fields(parsed, extraction)
+    if parser.sgtrace_namespace_sets is None:
+        parser.sgtrace_namespace_sets = _namespace_sets(extraction)
+    if parser.sgtrace_namespace_sets:
+        derived, notes = prepare_args.evaluate_sets(parser.sgtrace_namespace_sets, merged_argv)
+        parsed.values.update(derived)
+        parsed.notes.extend(notes)
+    if parser.sgtrace_record_copies is None:
+        parser.sgtrace_record_copies = _record_copies(extraction)
+    _record_fields(parsed, extraction, parser.sgtrace_record_copies)
     return parsed
+
+
+def values_stating(extraction: Extraction, values: Mapping[str, Any], given: Mapping[str, Any], argv: list[str],
+                   changes: Mapping[str, Any]) -> tuple[dict, dict]:
+    """(values, given) of a parsed launch (its record fields, the ones given, its argv after the ``--config`` merge)
+    with the fields of ``changes`` stated on the command line, without a parse (a verdict's run of one flag stated,
+    a memory plan's): with them, what ``prepare_server_args`` sets on the namespace from argv itself
+    (``prepare_args``), worked out on the argv those flags would make."""
+    values = {**values, **changes}
+    given = {**given, **changes}
+    parser = _parser_for(extraction)
+    if parser.sgtrace_namespace_sets is None:
+        parser.sgtrace_namespace_sets = _namespace_sets(extraction)
+    if not changes or not parser.sgtrace_namespace_sets:
+        return values, given
+    argv = list(argv)
+    for name, value in changes.items():
+        flags = extraction.flags_for_dest(name)
+        if flags:
+            takes_value = flags[0].action not in ("store_true", "store_false", "store_const", "count", "boolean_optional")
+            argv = prepare_args.argv_stating(argv, flags[0].primary, value, takes_value)
+    values.update(prepare_args.evaluate_sets(parser.sgtrace_namespace_sets, argv)[0])
+    return values, given
 
 
 def _escape_invisible(text: str | None) -> str | None:
@@ -790,11 +837,11 @@ def _note_types(parsed: ParsedArgs, extraction: Extraction) -> None:
             parsed.notes.append(f"{parsed.canonical[flag.dest]}: choices {flag.choices_src} are not literal; not checked")
 
 
-def _record_fields(parsed: ParsedArgs, extraction: Extraction) -> None:
-    """What ``ServerArgs.from_cli_args`` hands the record."""
+def _record_fields(parsed: ParsedArgs, extraction: Extraction, copies: list[tuple[str, str]]) -> None:
+    """What ``ServerArgs.from_cli_args`` hands the record (``copies``: its ``_record_copies``)."""
     values = dict(parsed.values)
     given = dict(parsed.given)
-    for target, source in _record_copies(extraction):
+    for target, source in copies:
         if source in values:
             values[target] = values[source]
         if source in given:

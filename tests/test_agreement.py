@@ -57,6 +57,7 @@ REPLAYED = [
     "deepseek-nextn-flashinfer-mla-draft-topk4-0.5.23",
     "dllm-sdar-low-confidence-0.5.23",
     "llama-h100-prefill-delayer-env-over-flag-0.5.11",
+    "qwen3vl-h100-eviction-typed-lru-equals-0.5.23",  # what prepare_server_args reads from argv itself
     # releases before 0.5.7 (issue 17) and the accelerators beyond NVIDIA and AMD
     "old-llama-h100-tp2-0.4.9",
     # (0.5.3 and 0.5.5's scenarios run in `make agreement`: each old release is a replay env to build)

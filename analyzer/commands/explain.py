@@ -62,6 +62,11 @@ class UserArgs:
     raw: Any  # analyzer.argv.ParsedArgs
 
 
+def launch_argv(explanation) -> list[str]:
+    """The launch's argv as SGLang parses it (after the ``--config`` merge); [] where the parse kept none."""
+    return list(getattr(explanation.parsed.raw, "argv", None) or [])
+
+
 def user_args(parsed) -> UserArgs:
     flags: dict[str, str] = {}
     for dest, option in parsed.given_flags.items():

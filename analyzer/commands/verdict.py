@@ -33,10 +33,11 @@ from dataclasses import field
 from typing import Any, Callable
 
 from .. import node_files
+from ..argv import values_stating
 from ..models import model_type_for
 from . import guard_reads
 from ..profiles import MAINSTREAM_RUNTIME, answers_elsewhere, device_kind
-from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, override_of, switched_features
+from .explain import ENV_ATTR, PROBE_CALL, Explanation, Override, launch_argv, override_of, switched_features
 from ..knowledge.defaults import picked_by_sglang
 from ..knowledge.intent import ENV_COST, decode_node, dropped_cost, set_cost
 from ..knowledge.kinds import EventKind, SiteKind
@@ -1278,8 +1279,8 @@ class Runner:
                     stop_unless is None or not stops_at(whole[1], *stop_unless)):
                 return whole
         e = self.explanation
-        values = dict(e.parsed.values)
-        given = dict(e.parsed.given)
+        values, given = values_stating(e.extraction, e.parsed.values, e.parsed.given, launch_argv(e),
+                                       {c.name: c.value for c in changes if c.kind == "field"})
         env = dict(e.env)
         profile = e.profile
         model = e.model
@@ -1287,10 +1288,7 @@ class Runner:
         for change in changes:
             if change.kind == "write" and change.site is not None:  # (an attribute's write: its field's site)
                 replace[(change.site.file, change.site.line, split_target(change.name)[0])] = change.value
-            if change.kind == "field":
-                values[change.name] = change.value
-                given[change.name] = change.value
-            elif change.kind == "env":
+            if change.kind == "env":
                 if change.value is None:
                     env.pop(change.name, None)
                 else:

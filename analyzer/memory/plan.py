@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..argv import values_stating
+from ..commands.explain import launch_argv
 from ..errors import SgtraceError
 from ..symbolic import RunHooks, evaluate, make_record, pool_startup
 from ..symbolic.interp import BudgetExceeded, Decisions, Frame, Interpreter, SGLangError
@@ -522,8 +524,8 @@ def sizing_raise(error) -> tuple[str, int] | None:
 def resolve_with(explanation, changes: dict, notes: list[str], raised: list[dict], plan: StrategyPlan | None = None) -> dict:
     """Resolution with ``changes`` to the user's values; its final values. A raise is passed (up to 4 of them); the
     start-up sizing's raise is not (it is the plan's own: ``plan.refused_at``)."""
-    values = {**explanation.parsed.values, **changes}
-    given = {**explanation.parsed.given, **changes}
+    values, given = values_stating(explanation.extraction, explanation.parsed.values, explanation.parsed.given,
+                                   launch_argv(explanation), changes)
     passed: set = set()
     program = shared_program(Path(explanation.tree.root))
     for _ in range(5):
