@@ -2784,6 +2784,56 @@ def test_a_setting_sglang_fills_only_because_you_left_it_is_a_cause_and_its_line
     assert verdict_of(explanation, field="page_size").causes[0].field == "a2a_backend"
 
 
+LEFT_VALUES = MINIATURE_HEADER + '''
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    tp_size: int = 1
+    vision: bool = False
+    sampler: Optional[str] = None
+    eviction: str = "lru"
+    eviction_typed: bool = False
+
+    def __post_init__(self):
+        if self.sampler is None:
+            self.sampler = "fast" if self.tp_size == 1 else "plain"
+        if self.vision and self.eviction == "lru" and not self.eviction_typed:
+            self.eviction = "priority"
+            logger.info("vision defaults: eviction priority")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--tp-size", type=int, default=1)
+        parser.add_argument("--vision", action="store_true")
+        parser.add_argument("--sampler", type=str, choices=["fast", "exotic", "plain"], default=None)
+        parser.add_argument("--eviction", type=str, choices=["lru", "lfu", "priority"], default="lru")
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    eviction_typed = any(arg == "--eviction" or arg.startswith("--eviction=") for arg in argv)
+    raw_args = parser.parse_args(argv)
+    raw_args.eviction_typed = eviction_typed
+    return ServerArgs(**vars(raw_args))
+'''
+
+
+def test_the_value_a_setting_left_to_sglang_keeps_is_the_one_it_had_then_the_one_sglang_picks_elsewhere(tmp_path):
+    # pr36411 (0.5.20): Qwen3-VL's Hopper defaults turn an eviction policy nobody typed from 'lru' into 'priority' and
+    # keep a typed one, 'lru' too: the value it had is what to state, not the flag's next choice ('lfu'). A fill with
+    # SGLang's own two values ("fast" if ... else "plain") keeps the other one, not the flag's middle choice ('exotic')
+    tree = miniature_tree(tmp_path, LEFT_VALUES)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --vision", profile="h100"))
+    assert explanation.trace.final["eviction"] == "priority"
+    assert verdict_of(explanation, field="eviction").left_to_sglang.alternative == "lru"
+    assert verdict_of(explanation, field="sampler").left_to_sglang.alternative == "plain"
+    typed = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --vision --eviction lru", profile="h100"))
+    assert typed.trace.final["eviction"] == "lru"
+
+
 def test_a_free_form_setting_left_to_sglang_offers_no_placeholder_as_the_value_it_keeps(tmp_path):
     # pr25545's launch (0.5.17): speculative_draft_model_revision filled with 'main' under a draft path; a revision
     # is any string, and argparse's placeholder (DRAFT_REVISION) is no value SGLang keeps worth stating

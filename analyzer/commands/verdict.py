@@ -2924,7 +2924,31 @@ def override_verdict(explanation: Explanation, override: Override, runner: Runne
     return Verdict("overrides", summary, causes, fix, False, target=name, runs=runner.runs, left_to_sglang=left)
 
 
-LEFT_TRIES = 2  # values of a setting left to SGLang tried stated (each a run of the line's budget)
+LEFT_TRIES = 2  # values of a setting left to SGLang tried stated (each a run of the line's budget), past ``left_values_first``
+
+
+def left_values_first(extraction, override: Override, last: Event, flag) -> list[Any]:
+    """The values of a setting left to SGLang that an operator would state first, each tried before the condition's
+    and the flag's others: the value it had (0.5.20 turns an unset ``--radix-eviction-policy`` from 'lru' into
+    'priority' for Qwen3-VL on Hopper and keeps an explicit one, 'lru' too), then the other values of SGLang's own
+    write (``'flashinfer' if is_flashinfer_available() else 'pytorch'``: the one it picks elsewhere, not the
+    flag's last choice). Each one the flag can take: one of its choices, else a value of the type of the one it had."""
+    values: list[Any] = []
+    if override.before is not None and not isinstance(override.before, (bool, Unknown)):
+        values.append(override.before)
+    written = write_site(extraction, override.field, last.site)
+    tree = _parse(written.value.strip()) if written is not None and written.value else None
+    if tree is not None:
+        values += [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)]
+    kind = type(override.before) if override.before is not None else type(override.after)
+    out: list[Any] = []
+    for value in values:
+        if value is None or type(value) is not kind or any(same_value(value, o) for o in out):
+            continue
+        if flag is not None and flag.choices and value not in flag.choices:
+            continue
+        out.append(value)
+    return out
 
 
 def left_to_sglang_cause(explanation: Explanation, override: Override, last: Event, runner: Runner, avoided) -> Cause | None:
@@ -2941,13 +2965,18 @@ def left_to_sglang_cause(explanation: Explanation, override: Override, last: Eve
     if own is None:
         return None
     inp = Input("field", name, override.before, "default")
-    for alternative in _alternatives(explanation, inp, own, runner.program)[:LEFT_TRIES]:
-        if (same_value(alternative, override.after) or same_value(alternative, override.before) or runner.exhausted()
-                or is_stand_in(alternative)):
+    flags = extraction.flags_for_dest(name)
+    first = left_values_first(extraction, override, last, flags[0] if flags else None)
+    others = [v for v in _alternatives(explanation, inp, own, runner.program) if not any(same_value(v, f) for f in first)]
+    tried = 0
+    for alternative in [*first, *others]:
+        if tried == LEFT_TRIES + len(first) or runner.exhausted():
+            break
+        if same_value(alternative, override.after) or is_stand_in(alternative):
             continue
+        tried += 1
         trace, _hooks = runner.run([Change("field", name, alternative)])
         if avoided(trace) and same_value(target_value(trace.final, name), alternative):
-            flags = extraction.flags_for_dest(name)
             return Cause(field=name, value=override.before, role="default", site=last.site,
                          why=(f"{name} = {override.before!r}, the default (you did not set it): SGLang fills it only when "
                               f"it is left so; an explicit {alternative!r} is kept"),
