@@ -66,6 +66,9 @@ def test_two_changes_each_asked_for_by_the_raise_before_resolve_together(chain):
     assert first.changes[1].origin.startswith("after + --strategy extra_buffer: ")
     # leaving out speculative decoding resolves too, but gives up what was asked for
     assert any(c.trade_off and "drops your --speculative-algorithm" in c.trade_off for c in report.trade_offs)
+    # and says so once: the None a dropped flag leaves is the flag's default, no feature "turned off" besides
+    dropped = next(c for c in report.trade_offs if [ch.text() for ch in c.changes] == ["- --speculative-algorithm"])
+    assert dropped.trade_off == "drops your --speculative-algorithm"
 
 
 def test_a_single_change_that_resolves_is_not_extended(chain):

@@ -309,9 +309,13 @@ def trade_off_of(explanation: Explanation, changes: list[Change], result: Explan
                 costs.append(f"makes this node {SERVER_ROLE[flag.dest]}")
             if flag is not None and flag.dest.startswith("disable_") and (flag.dest, _typed(change)) not in later:
                 costs.append(f"turns off {flag.dest[len('disable_'):].replace('_', ' ')}")
+    # a value of yours that ends None: a feature turned off; not where the change drops its flag (its None is the flag's
+    # default, SGLang's own choice: ``--attention-backend`` dropped is the backend SGLang picks, said by "drops your")
+    dropped = {given_field(explanation, flag) for change in changes if change.kind == "drop-flag"
+               and (flag := _flag_of(explanation, change.option)) is not None}
     for name, value in given.items():
         final = result.trace.final.get(name)
-        if value is not None and final is None:
+        if value is not None and final is None and name not in dropped:
             costs.append(f"turns off {name.replace('_', ' ')} (you asked for {value})")
     return "; ".join(dict.fromkeys(costs)) or None
 
