@@ -20,8 +20,9 @@ What argparse cannot know is reproduced here, from SGLang's source:
   is read from the class's source in the tree.
 - the ``type=`` callables (``nullable_str``, ``human_readable_int``,
   ``json_list_type``, ``json.loads``, ``parse_cuda_graph_backend_arg`` exactly;
-  ``parse_cuda_graph_config_arg`` without its phase/key validation). A type not
-  known here keeps the raw string and says so in ``notes``.
+  ``parse_cuda_graph_config_arg`` with the phases and keys per phase the tree's
+  ``cuda_graph_config`` module declares, read when the flag is first parsed). A type
+  not known here keeps the raw string and says so in ``notes``.
 - ``--config file.yaml``, merged by ``analyzer.inputs.config_yaml`` the way the
   version's ``ConfigArgumentMerger`` does, with the store_true and unsupported
   flags computed from this parser as SGLang computes them from its own.
@@ -159,20 +160,80 @@ def parse_cuda_graph_backend_arg(raw: str) -> str:
     return raw
 
 
-def parse_cuda_graph_config_arg(raw: str) -> dict:
-    """``parse_cuda_graph_config_arg`` up to its per-version phase and key checks (not reproduced)."""
+def parse_cuda_graph_config_arg(raw: str, phases: tuple | None = None, allowed: Mapping[str, tuple] | None = None,
+                                checks_backend: bool = False) -> dict:
+    """``model_executor.cuda_graph_config.parse_cuda_graph_config_arg`` (0.5.19+): a JSON object of phase -> settings.
+    ``phases`` (``Phase.ALL``) and ``allowed`` (``ALLOWED_KEYS_PER_PHASE``) are the tree's; None where they could not
+    be read, and those checks are left out. ``checks_backend``: each phase's ``backend`` goes through
+    ``parse_cuda_graph_backend_arg`` (0.5.22+)."""
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as e:
         raise argparse.ArgumentTypeError(f"--cuda-graph-config must be JSON: {e}") from None
     if not isinstance(parsed, dict):
         raise argparse.ArgumentTypeError(f"--cuda-graph-config must be a JSON object, got {type(parsed).__name__}")
+    result: dict[str, dict] = {}
     for phase, settings in parsed.items():
+        phase = str(phase)
+        if phases is not None and phase not in phases:
+            raise argparse.ArgumentTypeError(f"--cuda-graph-config: unknown phase '{phase}', expected one of {phases}")
         if not isinstance(settings, dict):
             raise argparse.ArgumentTypeError(
                 f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}"
             )
-    return {str(phase): dict(settings) for phase, settings in parsed.items()}
+        if checks_backend and "backend" in settings:
+            parse_cuda_graph_backend_arg(settings["backend"])
+        keys = allowed.get(phase) if allowed is not None else None
+        for key in settings:
+            if keys is not None and key not in keys:
+                raise argparse.ArgumentTypeError(
+                    f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {keys}"
+                )
+        result[phase] = dict(settings)
+    return result
+
+
+CUDA_GRAPH_CONFIG_MODULE = "sglang.srt.model_executor.cuda_graph_config"
+CUDA_GRAPH_CONFIG_TYPE = "parse_cuda_graph_config_arg"
+
+
+class TreeCudaGraphConfigType:
+    """``parse_cuda_graph_config_arg`` of one tree: its phases, its keys per phase and whether it checks each phase's
+    backend, read from the tree's ``cuda_graph_config`` module when the flag is first parsed (libcst's constant
+    evaluation: a launch without the flag never loads it). ``exact`` turns False where they could not be read."""
+
+    def __init__(self, root: Path) -> None:
+        self.__name__ = CUDA_GRAPH_CONFIG_TYPE  # (argparse names a type by it in its messages)
+        self.root = root
+        self.facts: tuple[tuple | None, dict | None, bool] | None = None
+        self.exact = True
+
+    def __call__(self, raw: str) -> dict:
+        if self.facts is None:
+            self.facts = self._read()
+            self.exact = self.facts[0] is not None and self.facts[1] is not None
+        phases, allowed, checks_backend = self.facts
+        return parse_cuda_graph_config_arg(raw, phases, allowed, checks_backend)
+
+    def _read(self) -> tuple[tuple | None, dict | None, bool]:
+        import libcst as cst  # only where the flag is given
+
+        from .extract.constants import Ctx, Evaluator
+        from .extract.parse import SourceIndex
+
+        evaluator = Evaluator(SourceIndex(self.root))
+        module = evaluator.module(CUDA_GRAPH_CONFIG_MODULE)
+        if module is None:
+            return None, None, False
+        phases = evaluator.value(cst.parse_expression("Phase.ALL"), Ctx(module))
+        allowed = evaluator.value(cst.parse_expression("ALLOWED_KEYS_PER_PHASE"), Ctx(module))
+        phases = tuple(phases) if isinstance(phases, (tuple, list)) and all(isinstance(p, str) for p in phases) else None
+        if not (isinstance(allowed, dict) and all(isinstance(v, (tuple, list)) for v in allowed.values())):
+            allowed = None
+        source = _read(self.root / (CUDA_GRAPH_CONFIG_MODULE.replace(".", "/") + ".py"))
+        body = re.search(r"\ndef parse_cuda_graph_config_arg\(.*?(?=\n\S)", source, re.S)
+        checks_backend = body is not None and "parse_cuda_graph_backend_arg(" in body.group(0)
+        return phases, ({str(k): tuple(v) for k, v in allowed.items()} if allowed is not None else None), checks_backend
 
 
 # type name as the flag table records it -> (callable, reproduced exactly?)
@@ -186,7 +247,7 @@ TYPES: Mapping[str, tuple[Callable[[str], Any], bool]] = {
     "human_readable_int": (human_readable_int, True),
     "json_list_type": (json_list_type, True),
     "parse_cuda_graph_backend_arg": (parse_cuda_graph_backend_arg, True),
-    "parse_cuda_graph_config_arg": (parse_cuda_graph_config_arg, False),
+    "parse_cuda_graph_config_arg": (parse_cuda_graph_config_arg, True),  # (its tree's checks: ``TreeCudaGraphConfigType``)
 }
 
 
@@ -380,6 +441,7 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         # read from the tree once per parser: from_cli_args's record copies, prepare_server_args's namespace sets
         self.sgtrace_record_copies: list[tuple[str, str]] | None = None
         self.sgtrace_namespace_sets: list[prepare_args.NamespaceSet] | None = None
+        self.sgtrace_tree_types: dict[str, Any] = {}  # ``_TreeFacts.types`` of the tree it was built for
         self.sgtrace_build_width: int | None = None  # the help width while ``build_parser`` adds the flags
         self.sgtrace_build_formatter: argparse.HelpFormatter | None = None  # and the formatter of that width
 
@@ -422,6 +484,7 @@ class _TreeFacts:
 
     deprecated_mode: str = "warn"  # warn, error_message, raise_help
     error_messages: dict[tuple[str, int], Any] = field(default_factory=dict)
+    types: dict[str, Any] = field(default_factory=dict)  # type= callables whose checks are the tree's (by type name)
 
 
 def build_parser(extraction: Extraction, enforce_required: bool = True,
@@ -431,6 +494,7 @@ def build_parser(extraction: Extraction, enforce_required: bool = True,
     parser = SGLangArgumentParser()
     parser.add_argument("-h", "--help", action=_HelpAction, help="show this help message and exit")
     facts = _tree_facts(extraction)
+    parser.sgtrace_tree_types = facts.types
     custom_classes: dict[str, type[argparse.Action]] = {}
     parser.sgtrace_build_width = shutil.get_terminal_size().columns - 2  # what HelpFormatter takes by itself
     try:
@@ -507,6 +571,8 @@ def _argparse_call(
     if action == "boolean_optional":
         return _positive_names(flag.option_strings), {**kwargs, "action": argparse.BooleanOptionalAction}
     kwargs.update(_value_kwargs(flag))
+    if flag.type in facts.types:
+        kwargs["type"] = facts.types[flag.type]
     if action.startswith("custom:"):
         kwargs.update(_custom_kwargs(flag, facts, custom_classes))
     elif action in ("store", "append", "extend"):
@@ -597,6 +663,8 @@ def _tree_facts(extraction: Extraction) -> _TreeFacts:
     root = Path(extraction.root)
     source = _class_source(root, "DeprecatedAction")
     facts = _TreeFacts()
+    if any(flag.type == CUDA_GRAPH_CONFIG_TYPE for flag in extraction.flags):
+        facts.types[CUDA_GRAPH_CONFIG_TYPE] = TreeCudaGraphConfigType(root)
     if "raise ValueError(self.help)" in source:
         facts.deprecated_mode = "raise_help"
     elif "error_message" in source:
@@ -710,7 +778,7 @@ def parse_argv(
     parsed.notes.extend(merge_notes)
     parsed.notes.extend(parser.sgtrace_notes)
     _record_given(parsed, parser.sgtrace_uses, merged_argv, config_count)
-    _note_types(parsed, extraction)
+    _note_types(parsed, extraction, parser.sgtrace_tree_types)
     if parser.sgtrace_namespace_sets is None:
         parser.sgtrace_namespace_sets = _namespace_sets(extraction)
     if parser.sgtrace_namespace_sets:
@@ -823,12 +891,13 @@ def _find_token(argv: list[str], typed: str, start: int) -> int | None:
     return None
 
 
-def _note_types(parsed: ParsedArgs, extraction: Extraction) -> None:
-    """A given flag whose ``type=`` is not reproduced exactly."""
+def _note_types(parsed: ParsedArgs, extraction: Extraction, tree_types: Mapping[str, Any]) -> None:
+    """A given flag whose ``type=`` is not reproduced exactly (``tree_types``: the ones whose checks are the tree's,
+    exact where the tree's facts could be read)."""
     for flag in extraction.flags:
         if flag.dest not in parsed.given or not flag.type or parsed.canonical.get(flag.dest) not in flag.option_strings:
             continue
-        exact = TYPES.get(flag.type, (None, False))[1]
+        exact = getattr(tree_types[flag.type], "exact", False) if flag.type in tree_types else TYPES.get(flag.type, (None, False))[1]
         if not exact:
             known = flag.type in TYPES
             what = "is reproduced without its per-version checks" if known else "is not reproduced; the value is kept as text"

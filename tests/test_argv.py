@@ -414,3 +414,29 @@ def test_token_oracle_follows_its_env_switch_on_0_5_23():
 def test_a_flag_with_one_key_too_many_suggests_the_flag_it_would_abbreviate():
     error = fails(real_extraction("0.5.11"), ["--model-path", "/m", "--tpp", "4"])
     assert "did you mean --tp-size" in error.one_line()  # --tp abbreviates --tp-size
+
+
+# --cuda-graph-config's argparse type checks the JSON against the phases and keys the tree's cuda_graph_config
+# declares; the messages are SGLang's own, as its replay printed them (argv_forms scenarios, before they left the
+# matrix: a launch argparse refuses cannot be compared there)
+@pytest.mark.network
+@pytest.mark.parametrize("version, value, message", [
+    ("0.5.23", '{"extend": {"max_bs": 8}}', "unknown phase 'extend', expected one of ('decode', 'prefill')"),
+    ("0.5.20", '{"decode": {"full_prefill_max_req": 4}}',
+     "--cuda-graph-config['decode']: unknown key 'full_prefill_max_req', expected one of ('backend', 'max_bs', 'bs', 'tc_compiler')"),
+    ("0.5.23", '{"decode": {"tc_compiler": "x"}}', "unknown key 'tc_compiler', expected one of ('backend', 'max_bs', 'bs')"),
+    ("0.5.23", '{"prefill": {"backend": "tc_piecewise"}}', "tc_piecewise was removed; select breakable, full, or disabled"),
+])
+def test_cuda_graph_config_is_checked_against_the_trees_phases_and_keys(version, value, message):
+    extraction = real_extraction(version)
+    assert message in fails(extraction, ["--model-path", "/m", "--cuda-graph-config", value]).one_line()
+    # what each release accepts: its own keys; 0.5.20 checks no backend at parse time
+    accepted = parse_argv(extraction, ["--model-path", "/m", "--cuda-graph-config", '{"prefill": {"max_bs": 8}}'])
+    assert accepted.values["cuda_graph_config"] == {"prefill": {"max_bs": 8}}
+    assert not any("cuda-graph-config" in note for note in accepted.notes)
+
+
+@pytest.mark.network
+def test_0_5_20_checks_no_cuda_graph_backend_at_parse_time():
+    parsed = parse_argv(real_extraction("0.5.20"), ["--model-path", "/m", "--cuda-graph-config", '{"prefill": {"backend": "tc_piecewise"}}'])
+    assert parsed.values["cuda_graph_config"] == {"prefill": {"backend": "tc_piecewise"}}
