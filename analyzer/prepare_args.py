@@ -26,7 +26,7 @@ from typing import Any
 from .plain_dataclass import plain_dataclass
 
 PARSE_CALLS = ("parse_args", "parse_known_args")
-STR_METHODS = frozenset({"startswith", "endswith", "lower", "upper", "strip", "split", "partition", "replace"})
+STR_METHODS = frozenset({"startswith", "endswith", "lower", "upper", "strip", "split", "partition"})  # none grows a string
 BUILTINS = {"any": any, "all": all, "len": len, "bool": bool}
 MAX_DEPTH = 50  # locals that read locals: deeper than this is not what prepare_server_args writes
 
@@ -120,6 +120,7 @@ class _Evaluator:
     def __init__(self, assigned: dict[str, ast.expr], argv: list[str]) -> None:
         self.assigned = assigned
         self.argv = list(argv)
+        self.values: dict[str, Any] = {}  # each local worked out once (a local read twice by the next is not 2**n work)
 
     def eval(self, node: ast.expr, bound: dict[str, Any], depth: int) -> Any:
         if depth > MAX_DEPTH:
@@ -133,7 +134,9 @@ class _Evaluator:
             if node.id == "argv":
                 return list(self.argv)
             if node.id in self.assigned:
-                return self.eval(self.assigned[node.id], {}, depth)
+                if node.id not in self.values:
+                    self.values[node.id] = self.eval(self.assigned[node.id], {}, depth)
+                return self.values[node.id]
             raise Unsupported(f"reads {node.id}")
         if isinstance(node, (ast.Tuple, ast.List)):
             return [self.eval(e, bound, depth) for e in node.elts]

@@ -89,3 +89,14 @@ def test_0_5_20_records_whether_the_eviction_policy_was_typed(args, typed):
     values, _given = argv_module.values_stating(extraction, parsed.fields, parsed.given_fields, parsed.argv,
                                                 {"radix_eviction_policy": "lru"})
     assert values["_radix_eviction_policy_explicitly_set"] is True
+
+
+def test_a_chain_of_locals_each_read_twice_is_worked_out_once_each():
+    # a hostile tree: 60 locals, each a pair of the one before: 2**60 evaluations without each local kept once (the
+    # nesting bound stops it at the 25th: a note, and nothing of it set)
+    lines = ["def prepare_server_args(argv):", "    v0 = len(argv)"]
+    lines += [f"    v{i} = (v{i - 1}, v{i - 1})" for i in range(1, 61)]
+    lines += ["    raw_args = parser.parse_args(argv)", "    raw_args.deep = bool(v20)", "    raw_args.deeper = bool(v60)"]
+    values, notes = evaluate_sets(namespace_sets("\n".join(lines)), ["--a"])
+    assert values == {"deep": True}
+    assert len(notes) == 1 and "sets deeper = bool(v60); not reproduced (nested too deep)" in notes[0]
