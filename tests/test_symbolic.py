@@ -585,3 +585,60 @@ def test_a_comprehension_copying_every_field_gives_what_the_generic_evaluation_d
         assert fast.error.message == "copied ['model_path', 'page_size', 'tp_size'] with page_size 16"
     assert (fast.error, fast.events, fast.final) == (generic.error, generic.events, generic.final)
     assert fast_steps == generic_steps and fast_steps and fast_steps[0] > 0
+
+
+TORCH_CONSTANTS = '''
+import argparse
+import dataclasses
+
+import torch
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    dtype: str = "auto"
+    fused: bool = False
+    half_named: bool = False
+
+    def __post_init__(self):
+        if self._torch_dtype() == torch.bfloat16:
+            self.fused = True
+        if self._torch_dtype() == torch.half:
+            self.half_named = True
+
+    def _torch_dtype(self):
+        return torch.bfloat16 if self.dtype == "auto" else torch.float16
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--dtype", type=str, default="auto")
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.mark.parametrize("dtype, fused, half_named", [("auto", True, False), ("float16", False, True)])
+def test_a_torch_constant_reached_twice_is_one_value(tmp_path, dtype, fused, half_named):
+    # 0.5.23's MiMo all-reduce fusion: ``model_config.dtype == torch.bfloat16`` (a dtype SGLang took from torch, against
+    # torch's own name for it) is true; torch.half is torch.float16
+    from conftest import miniature_tree
+
+    tree = sources.resolve(str(miniature_tree(tmp_path, TORCH_CONSTANTS)))
+    trace = run((tree, extract_uncached(tree)), {"model_path": "/m", "dtype": dtype, "fused": False, "half_named": False})
+    assert (trace.final["fused"], trace.final["half_named"]) == (fused, half_named)
+
+
+def test_a_fallback_is_resolution_results_not_a_views():
+    # 0.5.23's DeepSeek-V4 provider tests ``cfg.swa_full_tokens_ratio is None`` on a resolving view: the field's
+    # Arg(fallback=0.8) is not there yet (it is resolution_result's), so the provider's 0.1 applies
+    from analyzer.symbolic.objects import Record
+
+    record = Record(fields={"swa_full_tokens_ratio": None}, era="B", fallbacks={"swa_full_tokens_ratio": 0.8})
+    assert record.resolved("swa_full_tokens_ratio") == 0.8
+    assert record.resolved("swa_full_tokens_ratio", fallback=False) is None

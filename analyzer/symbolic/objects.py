@@ -113,14 +113,18 @@ class Record:
     # a later run is compared on those declarations, not on the whole stash (which every run builds its own way)
     stash_reads = None
 
-    def resolved(self, name: str) -> Any:
+    def resolved(self, name: str, fallback: bool = True) -> Any:
+        """The last declaration of ``name``, else its raw input; a None given its declared fallback
+        (``Arg(fallback=0.8)``) as ``resolution_result`` does, but not for a view's read (``fallback=False``:
+        SGLang's ``ResolvingConfig``/``ResolvedView`` fall through to ``getattr(server_args, name)``, and a
+        handler tells a setting left unset by its None)."""
         value = self.declared(name)
         if value is not MISSING:
             return value
         value = self.fields.get(name, MISSING)
         if value is MISSING:
             value = self.extra.get(name, MISSING)
-        if value is None and name in self.fallbacks:
+        if value is None and fallback and name in self.fallbacks:
             return self.fallbacks[name]
         return value
 

@@ -766,7 +766,7 @@ class World:
                 return obj.written[attr]
             if attr in obj.overlay:
                 return obj.overlay[attr]
-            value = obj.record.resolved(attr)
+            value = obj.record.resolved(attr, fallback=False)
             if value is MISSING:
                 # every view class of SGLang falls through with ``getattr(server_args, name)``: a method or a
                 # property is the server args' own, bound to them (``view.get_model_config()`` is the record's,
@@ -1162,6 +1162,10 @@ class World:
         if isinstance(left, Instance) and isinstance(right, Instance):
             same = left is right or (left.cls.name == right.cls.name and "name" in left.attrs and left.attrs.get("name") == right.attrs.get("name"))
             return same if op is ast.Eq else not same if op is ast.NotEq else Unknown("ordering of enum members")
+        if isinstance(left, ExternalRef) and isinstance(right, ExternalRef) and op in (ast.Eq, ast.NotEq):
+            # one constant of a package outside the tree, reached twice (``model_config.dtype == torch.bfloat16``)
+            same = _external_name(left.path) == _external_name(right.path)
+            return same if op is ast.Eq else not same
         if isinstance(left, Instance) and is_plain(right) and op in (ast.Eq, ast.NotEq) and "value" in left.attrs and _is_str_enum(self, left):
             same = left.attrs["value"] == right
             return same if op is ast.Eq else not same
@@ -1398,3 +1402,14 @@ __all__ = ["World", "json", "math"]
 def _runs_calls_at_import(module) -> bool:
     """Whether the module's top level has call statements (registrations), beyond definitions and assignments."""
     return any(isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) for stmt in module.tree.body)
+
+
+# names torch gives one dtype twice: ``torch.half is torch.float16``
+TORCH_DTYPE_ALIASES = {"torch.half": "torch.float16", "torch.float": "torch.float32", "torch.double": "torch.float64",
+                       "torch.cfloat": "torch.complex64", "torch.cdouble": "torch.complex128", "torch.short": "torch.int16",
+                       "torch.int": "torch.int32", "torch.long": "torch.int64"}
+
+
+def _external_name(path: str) -> str:
+    """The one name of an object outside the tree: its path, a torch dtype's alias as its canonical name."""
+    return TORCH_DTYPE_ALIASES.get(path, path)
