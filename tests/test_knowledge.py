@@ -112,3 +112,21 @@ def test_the_harness_names_the_start_up_parts_as_the_trace_does():
     from analyzer.replay import harness
 
     assert harness.STARTUP_PARTS == trace.STARTUP_PARTS
+
+
+@pytest.mark.parametrize("raw, kind, default, expected", [
+    ("YES", "EnvBool", False, True),
+    ("n", "EnvBool", True, False),
+    ("on", "EnvBool", False, False),  # EnvBool.parse refuses it: EnvField.get warns and returns the default
+    ("on", "EnvBool", True, True),
+    (" true", "EnvBool", False, False),  # lower-cased, not stripped
+    ("4k", "EnvInt", 7, 7),
+    (" 31000 ", "EnvInt", 0, 31000),  # int() strips
+    ("x", "EnvFloat", 0.5, 0.5),
+    ("on", None, None, "on"),
+])
+def test_an_env_value_is_read_as_its_declaring_class_reads_it(raw, kind, default, expected):
+    from analyzer.knowledge.env_values import convert
+
+    assert convert(raw, kind, default) == expected
+

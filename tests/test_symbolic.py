@@ -642,3 +642,45 @@ def test_a_fallback_is_resolution_results_not_a_views():
     record = Record(fields={"swa_full_tokens_ratio": None}, era="B", fallbacks={"swa_full_tokens_ratio": 0.8})
     assert record.resolved("swa_full_tokens_ratio") == 0.8
     assert record.resolved("swa_full_tokens_ratio", fallback=False) is None
+
+
+BOOL_ENV_VAR = '''
+import argparse
+import dataclasses
+import os
+
+
+def get_bool_env_var(name, default="false"):
+    return os.getenv(name, default).lower() in ("true", "1")
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    fast: bool = False
+
+    def __post_init__(self):
+        if get_bool_env_var("SGLANG_FAST"):
+            self.fast = True
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.mark.parametrize("raw, fast", [("1", True), ("TRUE", True), ("yes", False), ("on", False), (" 1", False)])
+def test_get_bool_env_var_is_true_for_true_and_1_alone(tmp_path, raw, fast):
+    # SGLang's get_bool_env_var (the engine's own, for a function of that name): ("true", "1") after lower(), anything
+    # else false with a warning
+    from conftest import miniature_tree
+
+    tree = sources.resolve(str(miniature_tree(tmp_path, BOOL_ENV_VAR)))
+    trace = run((tree, extract_uncached(tree)), {"model_path": "/m", "fast": False}, env={"SGLANG_FAST": raw})
+    assert trace.final["fast"] is fast

@@ -6,25 +6,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contracts.trace import Unknown
 
-ENV_TRUE = ("1", "true", "yes", "y", "on")
+# ``EnvBool.parse`` (every release with ``environ.py``): the lower-cased text, not stripped; anything else is refused
+ENV_TRUE = ("true", "1", "yes", "y")
+ENV_FALSE = ("false", "0", "no", "n")
+# ``utils.get_bool_env_var`` (every release): true for these alone, anything else false (after a warning)
+BOOL_ENV_VAR_TRUE = ("true", "1")
 
 
-def convert(raw: str, kind: str | None) -> Any:
-    """The value ``envs.NAME.get()`` returns for the raw string ``raw`` of a variable declared as ``kind``."""
+def convert(raw: str, kind: str | None, default: Any = None) -> Any:
+    """The value ``envs.NAME.get()`` returns for the raw string ``raw`` of a variable declared as ``kind``: a value its
+    class refuses (``EnvBool`` of "on", ``EnvInt`` of "4k") is the declared ``default``, as ``EnvField.get`` returns
+    it after its warning."""
     if kind in ("EnvBool", "EnvBoolWithAlias"):
-        return raw.strip().lower() in ENV_TRUE
+        value = raw.lower()
+        if value in ENV_TRUE:
+            return True
+        return False if value in ENV_FALSE else default
     if kind in ("EnvInt", "EnvIntWithAlias"):
         try:
             return int(raw)
         except ValueError:
-            return Unknown(f"env value {raw!r} is not an int")
+            return default
     if kind in ("EnvFloat",):
         try:
             return float(raw)
         except ValueError:
-            return Unknown(f"env value {raw!r} is not a float")
+            return default
     return raw
 
 
@@ -32,5 +40,5 @@ def is_on(name: str, env: dict[str, str] | None, defaults: dict[str, Any], types
     """Whether ``envs.NAME.get()`` (or ``get_bool_env_var("NAME")``) is truthy for ``env``: the raw
     value converted as declared, else the declared default."""
     if env and name in env:
-        return convert(env[name], types.get(name) or "EnvBool") is True
+        return convert(env[name], types.get(name) or "EnvBool", defaults.get(name)) is True
     return defaults.get(name) is True

@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import hfconfig
 from ..errors import SgtraceError
+from ..knowledge import env_values
 from ..knowledge.log_levels import LOGGER_METHODS
 from ..knowledge.receivers import SERVER_ARGS_CLASS, SERVER_ARGS_FILE
 from ..safe_read import read_file
@@ -525,7 +526,7 @@ def get_bool_env_var(interp, args, kwargs, node, frame):
         return Unknown("env var name")
     default = args[1] if len(args) > 1 else kwargs.get("default", "false")
     value = interp.world.effective_env().get(name, default)
-    return str(value).strip().lower() in ("1", "true", "yes", "y", "on")
+    return str(value).lower() in env_values.BOOL_ENV_VAR_TRUE
 
 
 def get_int_env_var(interp, args, kwargs, node, frame):

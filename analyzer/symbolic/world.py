@@ -662,11 +662,11 @@ class World:
         if name in self.env:
             return self.env[name]
         kind = self.extraction.env_types.get(name)
-        if name in self.user_env:
-            return env_values.convert(self.user_env[name], kind)
         default = self.extraction.env_defaults.get(name, MISSING)
         if default is MISSING or default == NOT_LITERAL:
-            return None if kind is None else Unknown(f"default of {name} is not a literal")
+            default = None if kind is None else Unknown(f"default of {name} is not a literal")
+        if name in self.user_env:
+            return env_values.convert(self.user_env[name], kind, default)
         return default
 
     def env_set(self, name: str, value: Any, frame, node, how: str) -> None:
