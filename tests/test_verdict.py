@@ -2784,6 +2784,37 @@ def test_a_setting_sglang_fills_only_because_you_left_it_is_a_cause_and_its_line
     assert verdict_of(explanation, field="page_size").causes[0].field == "a2a_backend"
 
 
+NAMED_AS_WHAT_IT_IS = MINIATURE_HEADER + '''
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    attention_backend: Optional[str] = None
+
+    def __post_init__(self):
+        if self.attention_backend == "fast_mla":
+            raise ValueError("FAST MLA backend is only supported on newer GPUs. Please use a different backend.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--attention-backend", type=str, choices=["fast_mla", "flashinfer"], default=None)
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_message_that_names_your_value_as_the_kind_of_setting_it_is_offers_your_flag_left_out(tmp_path):
+    # pr8632 (0.5.0rc0): "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100). Please use a different
+    # backend." names --attention-backend trtllm_mla by its value and the last word of the setting's name: SGLang's
+    # advice is about your flag, and leaving it out is a fix to weigh (a trade-off), not "none verified". It does not
+    # rank the flag (pr9238's "trtllm_mla backend does not support speculative decoding yet" is the feature's)
+    tree = miniature_tree(tmp_path, NAMED_AS_WHAT_IT_IS)
+    explanation = explain(ExplainRequest(sglang=str(tree), args="--model-path /m --attention-backend fast_mla", profile="h100"))
+    verdict = verdict_of(explanation)
+    assert verdict.causes[0].field == "attention_backend" and not verdict.causes[0].mentioned
+    assert verdict.fix == "without --attention-backend" and verdict.fix_verified
+
+
 LEFT_VALUES = MINIATURE_HEADER + '''
 
 @dataclasses.dataclass

@@ -1444,6 +1444,24 @@ def spells_value(inp: Input, text: str) -> bool:
                if len(word) > 3 and word not in _GENERIC_WORDS and word not in inp.value.lower())
 
 
+def advice_on_your_value(cause: Cause, message: str) -> bool:
+    """SGLang's message names the value of your flag as what the setting is ("TRTLLM MLA backend is only supported on
+    Blackwell GPUs (SM100). Please use a different backend.": your --attention-backend trtllm_mla): what it refuses is
+    your choice, and leaving the flag out is a way out to weigh, though the flag itself is not named (not a rank)."""
+    return (cause.kind == "field" and isinstance(cause.value, str)
+            and named_as_its_kind(Input("field", cause.field, cause.value, cause.role), diagnosis((message or "").lower())))
+
+
+def named_as_its_kind(inp: Input, text: str) -> bool:
+    """The message (lower-cased) names the field's value as what the setting is: the value, or a spelling of it, then
+    the last word of the setting's name ("TRTLLM MLA backend is only supported on Blackwell GPUs": attention_backend's
+    trtllm_mla)."""
+    kind = inp.name.lower().rsplit("_", 1)[-1]
+    value = inp.value.lower()
+    words = {*spellings(inp.value), value, value.replace("_", " ")}
+    return len(kind) > 3 and any(re.search(rf"(?<![\w-]){re.escape(word)}\s+{re.escape(kind)}\b", text) for word in words)
+
+
 def quotes_value(inp: Input, message: str) -> bool:
     """The message quotes the field's value and names the field by a word of its own ("DeepEP MoE `auto` mode is not
     supported with DP Attention": deepep_mode's `auto`): the setting it refuses, spelled as a value."""
@@ -2111,7 +2129,7 @@ def find_fix(explanation: Explanation, causes: list[Cause], runner: Runner, mess
     for cause in causes:
         if cause.role not in ("sglang-default", "ordering", "user-flag", "default", "env") or cause.runs_elsewhere:
             continue
-        if cause.role == "user-flag" and not (cause.mentioned or cause.prescribed):
+        if cause.role == "user-flag" and not (cause.mentioned or cause.prescribed or advice_on_your_value(cause, message)):
             continue
         if cause.role == "sglang-default" and cause.flag and not cause.mentioned:
             continue  # SGLang's value over a flag you gave (NEXTN -> EAGLE): another value there changes what you asked for
