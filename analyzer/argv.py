@@ -42,6 +42,7 @@ import dataclasses
 import json
 import re
 import shutil
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
@@ -440,7 +441,6 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         self.sgtrace_config_keys: tuple | None = None  # (store_true keys, unsupported keys) for --config files
         # read from the tree once per parser: from_cli_args's record copies, prepare_server_args's namespace sets
         self.sgtrace_record_copies: list[tuple[str, str]] | None = None
-        self.sgtrace_namespace_sets: list[prepare_args.NamespaceSet] | None = None
         self.sgtrace_tree_types: dict[str, Any] = {}  # ``_TreeFacts.types`` of the tree it was built for
         self.sgtrace_build_width: int | None = None  # the help width while ``build_parser`` adds the flags
         self.sgtrace_build_formatter: argparse.HelpFormatter | None = None  # and the formatter of that width
@@ -726,10 +726,22 @@ def _record_copies(extraction: Extraction) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in map(pattern.match, lines) if m]
 
 
+# each extraction's ``prepare_args`` statements, by identity, without keeping the extraction alive (an upgrade reads 17
+# releases; no parser is built for a verdict's run, which reads these)
+_NAMESPACE_SETS: dict[int, tuple[weakref.ref, list[prepare_args.NamespaceSet]]] = {}
+
+
 def _namespace_sets(extraction: Extraction) -> list[prepare_args.NamespaceSet]:
-    """What ``prepare_server_args`` sets on the parsed namespace from argv (``prepare_args``)."""
+    """What ``prepare_server_args`` sets on the parsed namespace from argv (``prepare_args``), read once per extraction."""
+    found = _NAMESPACE_SETS.get(id(extraction))
+    if found is not None and found[0]() is extraction:
+        return found[1]
     lines = _function_lines(extraction, PREPARE_SERVER_ARGS)
-    return prepare_args.namespace_sets("\n".join(lines)) if lines else []
+    sets = prepare_args.namespace_sets("\n".join(lines)) if lines else []
+    for key in [k for k, (ref, _sets) in _NAMESPACE_SETS.items() if ref() is None]:
+        del _NAMESPACE_SETS[key]
+    _NAMESPACE_SETS[id(extraction)] = (weakref.ref(extraction), sets)
+    return sets
 
 
 def _function_lines(extraction: Extraction, function_id: str) -> list[str]:
@@ -779,10 +791,9 @@ def parse_argv(
     parsed.notes.extend(parser.sgtrace_notes)
     _record_given(parsed, parser.sgtrace_uses, merged_argv, config_count)
     _note_types(parsed, extraction, parser.sgtrace_tree_types)
-    if parser.sgtrace_namespace_sets is None:
-        parser.sgtrace_namespace_sets = _namespace_sets(extraction)
-    if parser.sgtrace_namespace_sets:
-        derived, notes = prepare_args.evaluate_sets(parser.sgtrace_namespace_sets, merged_argv)
+    namespace_sets = _namespace_sets(extraction)
+    if namespace_sets:
+        derived, notes = prepare_args.evaluate_sets(namespace_sets, merged_argv)
         parsed.values.update(derived)
         parsed.notes.extend(notes)
     if parser.sgtrace_record_copies is None:
@@ -799,10 +810,10 @@ def values_stating(extraction: Extraction, values: Mapping[str, Any], given: Map
     (``prepare_args``), worked out on the argv those flags would make."""
     values = {**values, **changes}
     given = {**given, **changes}
-    parser = _parser_for(extraction)
-    if parser.sgtrace_namespace_sets is None:
-        parser.sgtrace_namespace_sets = _namespace_sets(extraction)
-    if not changes or not parser.sgtrace_namespace_sets:
+    if not changes:
+        return values, given
+    namespace_sets = _namespace_sets(extraction)
+    if not namespace_sets:
         return values, given
     argv = list(argv)
     for name, value in changes.items():
@@ -810,7 +821,7 @@ def values_stating(extraction: Extraction, values: Mapping[str, Any], given: Map
         if flags:
             takes_value = flags[0].action not in ("store_true", "store_false", "store_const", "count", "boolean_optional")
             argv = prepare_args.argv_stating(argv, flags[0].primary, value, takes_value)
-    values.update(prepare_args.evaluate_sets(parser.sgtrace_namespace_sets, argv)[0])
+    values.update(prepare_args.evaluate_sets(namespace_sets, argv)[0])
     return values, given
 
 
