@@ -217,10 +217,10 @@ class TreeCudaGraphConfigType:
         return parse_cuda_graph_config_arg(raw, phases, allowed, checks_backend)
 
     def _read(self) -> tuple[tuple | None, dict | None, bool]:
-        import libcst as cst  # only where the flag is given
+        import libcst as cst  # only where the flag is given: a warm explain imports no libcst
 
-        from .extract.constants import Ctx, Evaluator
-        from .extract.parse import SourceIndex
+        from .extract.constants import Ctx, Evaluator  # (libcst's, as above)
+        from .extract.parse import SourceIndex  # (its index for them)
 
         evaluator = Evaluator(SourceIndex(self.root))
         module = evaluator.module(CUDA_GRAPH_CONFIG_MODULE)
@@ -439,7 +439,7 @@ class SGLangArgumentParser(argparse.ArgumentParser):
         self.sgtrace_current: str | None = None
         self.sgtrace_build_notes: list[str] = []  # flags that could not be registered: true of every parse
         self.sgtrace_config_keys: tuple | None = None  # (store_true keys, unsupported keys) for --config files
-        # read from the tree once per parser: from_cli_args's record copies, prepare_server_args's namespace sets
+        # read from the tree once per parser: from_cli_args's record copies
         self.sgtrace_record_copies: list[tuple[str, str]] | None = None
         self.sgtrace_tree_types: dict[str, Any] = {}  # ``_TreeFacts.types`` of the tree it was built for
         self.sgtrace_build_width: int | None = None  # the help width while ``build_parser`` adds the flags
