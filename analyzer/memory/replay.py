@@ -17,6 +17,7 @@ from typing import Any
 
 from ..commands.compare import same_raise
 from ..errors import SgtraceError
+from ..prepare_args import argv_stating
 from ..knowledge import probes
 from ..replay import process, runner
 from .plan import READINGS, MemoryReport
@@ -51,18 +52,8 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def argv_with(argv: list[str], flag: str, value: str) -> list[str]:
-    out, skip = [], False
-    for token in argv:
-        if skip:
-            skip = False
-            continue
-        if token == flag:
-            skip = True
-            continue
-        if token.startswith(flag + "="):
-            continue
-        out.append(token)
-    return out + [flag, value]
+    """``argv`` with each use of ``flag`` left out, then ``flag value`` at its end."""
+    return argv_stating(argv_stating(argv, flag, None, True), flag, value, True)
 
 
 def strategy_flag(explanation, field_name: str) -> str | None:
