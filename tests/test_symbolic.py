@@ -684,3 +684,79 @@ def test_get_bool_env_var_is_true_for_true_and_1_alone(tmp_path, raw, fast):
     tree = sources.resolve(str(miniature_tree(tmp_path, BOOL_ENV_VAR)))
     trace = run((tree, extract_uncached(tree)), {"model_path": "/m", "fast": False}, env={"SGLANG_FAST": raw})
     assert trace.final["fast"] is fast
+
+
+BOOTSTRAP_CLASSES = '''
+import argparse
+import dataclasses
+
+
+class CommonBootstrapServer:
+    pass
+
+
+class MooncakeBootstrapServer(CommonBootstrapServer):
+    pass
+
+
+class FakeBootstrapServer:
+    pass
+
+
+SERVERS = {"mooncake": MooncakeBootstrapServer, "fake": FakeBootstrapServer}
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    backend: str = "mooncake"
+    port: int = 30000
+    bootstrap_port: int = 8998
+    shared_server: bool = False
+    default_seen: int = 0
+    missing_seen: str = "unset"
+
+    def __post_init__(self):
+        self.shared_server = issubclass(SERVERS[self.backend], (FakeBootstrapServer, CommonBootstrapServer))
+        if not issubclass(SERVERS[self.backend], CommonBootstrapServer):
+            return
+        default_port = next(f.default for f in dataclasses.fields(self) if f.name == "bootstrap_port")
+        self.default_seen = default_port
+        self.missing_seen = next((f.name for f in dataclasses.fields(self) if f.name == "nothing"), "none")
+        if self.bootstrap_port not in (default_port, self.port):
+            raise ValueError(f"--bootstrap-port {self.bootstrap_port} conflicts with --port {self.port}")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+'''
+
+
+@pytest.mark.parametrize("backend, port, shared, default_seen, raises", [
+    ("mooncake", 8998, True, 8998, False),
+    ("mooncake", 9000, True, 8998, True),
+    ("fake", 9000, True, 0, False),
+])
+def test_issubclass_next_of_a_generator_and_a_field_s_default(tmp_path, backend, port, shared, default_seen, raises):
+    # 0.5.18-0.5.23's PD hook under SGLANG_RUST_SERVER: issubclass(the backend's bootstrap server, CommonKVBootstrapServer),
+    # then next(f.default for f in dataclasses.fields(server_args) if f.name == ...) and a raise when the port given is
+    # neither that default nor --port (the engine read issubclass as unknown, and the field's default as unknown)
+    from conftest import miniature_tree
+
+    tree = sources.resolve(str(miniature_tree(tmp_path, BOOTSTRAP_CLASSES)))
+    values = {"model_path": "/m", "backend": backend, "port": 30000, "bootstrap_port": port, "shared_server": False,
+              "default_seen": 0, "missing_seen": "unset"}
+    trace = run((tree, extract_uncached(tree)), values)
+    assert (trace.error is not None) is raises
+    if raises:
+        assert trace.error.message == "--bootstrap-port 9000 conflicts with --port 30000"
+        return
+    assert trace.final["shared_server"] is shared
+    assert trace.final["default_seen"] == default_seen
+    assert trace.final["missing_seen"] == ("none" if backend == "mooncake" else "unset")

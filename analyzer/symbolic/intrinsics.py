@@ -256,8 +256,19 @@ def record_fields(interp, args, kwargs, node, frame):
     names = tuple(interp.world.record.fields)
     made = interp.program.field_objects.get(names)
     if made is None:
-        made = interp.program.field_objects[names] = tuple(Instance(FIELD_CLASS, {"name": n}) for n in names)
+        declared = interp.world.extraction.fields
+        made = interp.program.field_objects[names] = tuple(Instance(FIELD_CLASS, field_attributes(declared.get(n), {"name": n}))
+                                                           for n in names)
     return list(made)
+
+
+def field_attributes(decl, attrs: dict) -> dict:
+    """``attrs`` of a field object (``dataclasses.Field``, msgspec's ``FieldInfo``) with its ``default`` where the
+    declaration's default is a literal (``next(f.default for f in dataclasses.fields(server_args) if ...)``, the
+    PD hook's default bootstrap port); a default the engine does not know is left out (reading it is unknown)."""
+    if decl is not None and decl.has_literal_default:
+        attrs["default"] = decl.default
+    return attrs
 
 
 def field_names(interp, args, kwargs, node, frame):
@@ -803,6 +814,55 @@ def _isinstance(interp, args, kwargs, node, frame):
     return undecided if undecided is not None else False
 
 
+def _next(interp, args, kwargs, node, frame):
+    """``next``: of an iterator, Python's own; of a generator expression, which the evaluator holds as the list of its
+    items (``Interpreter.expr_GeneratorExp``), its next item, taken from the list (``next(f.default for f in ...
+    if f.name == ...)``), else the default given, else ``StopIteration`` as Python raises it."""
+    if not args or len(args) > 2 or kwargs:
+        return Unknown("next() with other arguments")
+    items = args[0]
+    if isinstance(items, Unknown):
+        return items
+    if isinstance(items, list):
+        if items:
+            return items.pop(0)
+        if len(args) == 2:
+            return args[1]
+        raise StopIteration
+    return next(*args)
+
+
+def _issubclass(interp, args, kwargs, node, frame):
+    """``issubclass``: decided by the class hierarchy where the evaluator knows it (a class of the tree against its
+    own bases, ``issubclass(server_class, CommonKVBootstrapServer)``), else Unknown."""
+    if len(args) != 2:
+        return Unknown("issubclass() with other than two arguments")
+    cls, kinds = args
+    options = kinds if isinstance(kinds, tuple) else (kinds,)
+    undecided = None
+    for kind in options:
+        held = _subclass_of(interp.world, cls, kind)
+        if held is True:
+            return True
+        if isinstance(held, Unknown):
+            undecided = undecided or held
+    return undecided if undecided is not None else False
+
+
+def _subclass_of(world, cls, kind):
+    """One ``issubclass(cls, kind)``: True, False or Unknown."""
+    if isinstance(cls, type) and isinstance(kind, type):
+        return issubclass(cls, kind)
+    if not isinstance(cls, ClassRef) or not isinstance(kind, (ClassRef, ExternalRef, type)):
+        return Unknown("issubclass of what the engine does not know as a class")
+    if kind is object:
+        return True
+    name = kind.__name__ if isinstance(kind, type) else kind.name if isinstance(kind, ClassRef) else kind.path.split(".")[-1]
+    if name in _base_names(world, cls):
+        return True
+    return False if isinstance(kind, ClassRef) and _hierarchy_known(world, cls) else Unknown(f"issubclass(..., {name})")
+
+
 def _instance_of(world, value, kind):
     """One ``isinstance(value, kind)``: True, False or Unknown."""
     if isinstance(kind, type):
@@ -969,6 +1029,7 @@ BUILTINS: dict[str, Any] = {
     "hasattr": _builtin("hasattr", _hasattr),
     "setattr": _builtin("setattr", _setattr),
     "isinstance": _builtin("isinstance", _isinstance),
+    "issubclass": _builtin("issubclass", _issubclass),
     "type": _builtin("type", _type),
     "map": _builtin("map", _higher_order("map")),
     "filter": _builtin("filter", _higher_order("filter")),
@@ -981,7 +1042,7 @@ BUILTINS: dict[str, Any] = {
     "frozenset": frozenset, "range": range, "enumerate": lambda *a: list(enumerate(*a)), "zip": lambda *a: list(zip(*a)),
     "reversed": lambda a: list(reversed(a)), "min": min, "max": max, "sum": sum, "abs": abs, "round": round, "any": any,
     "all": all, "repr": repr, "divmod": divmod, "pow": pow, "hash": hash, "chr": chr, "ord": ord,
-    "iter": iter, "next": next, "format": format,
+    "iter": iter, "next": _builtin("next", _next), "format": format,
     "ValueError": ClassRef("<builtins>", "ValueError"), "TypeError": ClassRef("<builtins>", "TypeError"),
     "RuntimeError": ClassRef("<builtins>", "RuntimeError"), "KeyError": ClassRef("<builtins>", "KeyError"),
     "AssertionError": ClassRef("<builtins>", "AssertionError"), "NotImplementedError": ClassRef("<builtins>", "NotImplementedError"),
@@ -1155,7 +1216,7 @@ def _ns_marker(world, path: str):
 def _dc_fields(world, args, kwargs):
     if not args or not _server_args_class(world, args[0]):
         return NotImplemented
-    return tuple(Instance(_FIELD, {"name": d.name, "type": d.type}) for d in _declared_fields(world))
+    return tuple(Instance(_FIELD, field_attributes(d, {"name": d.name, "type": d.type})) for d in _declared_fields(world))
 
 
 def _type_hints(world, args, kwargs):
