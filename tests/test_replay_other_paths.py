@@ -61,9 +61,30 @@ def test_what_the_harness_reports_maps_every_stand_in_back():
 def test_the_configs_sent_as_content_are_written_one_folder_each(tmp_path):
     folders = harness._write_other_configs(str(tmp_path), {DRAFT: {"block_size": 8}, "/models/b": {"block_size": 4}})
     assert set(folders) == {DRAFT, "/models/b"} and len(set(folders.values())) == 2
-    assert json.loads((tmp_path / "other-1" / "config.json").read_text()) == {"block_size": 4}  # sorted by path
+    assert json.loads((tmp_path / "other-1" / "b" / "config.json").read_text()) == {"block_size": 4}  # sorted by path
+    assert folders[DRAFT].endswith("/other-0/Llama-3.1-8B-DFlash-b8")  # named as the launch's path ends
     assert json.loads(open(folders[DRAFT] + "/config.json").read()) == {"block_size": 8}
     assert harness._write_other_configs(str(tmp_path), None) == {}
+
+
+@pytest.mark.parametrize("path, name", [
+    ("/models/Llama-2-7b-chat-hf", "Llama-2-7b-chat-hf"), ("meta-llama/Llama-2-7b-chat-hf/", "Llama-2-7b-chat-hf"),
+    ("C:\\models\\Qwen3-8B", "Qwen3-8B"), ("Qwen3-8B", "Qwen3-8B"), ("/", "model"), ("..", "model"), ("", "model"),
+    (None, "model"), ("x" * 300, "model"),
+])
+def test_a_stand_in_folder_is_named_as_the_launch_s_path_ends(path, name):
+    # SGLang reads the model path's text ("llama-2" in self.model_path.lower() caps 0.5.11's piecewise CUDA graph at
+    # 4096 tokens): the replay's folder for the config.json carries the same last part, on this machine and over ssh
+    from analyzer.replay.launch_replay import folder_name
+
+    assert folder_name(path) == name
+    assert harness.model_folder_name(path) == name
+
+
+def test_the_harness_writes_the_model_s_config_in_a_folder_named_as_its_path(tmp_path):
+    folder = harness._write_model_config(str(tmp_path), {"architectures": ["LlamaForCausalLM"]}, "/models/Llama-2-7b-chat-hf")
+    assert folder == str(tmp_path / "model" / "Llama-2-7b-chat-hf")
+    assert json.loads((tmp_path / "model" / "Llama-2-7b-chat-hf" / "config.json").read_text())["architectures"] == ["LlamaForCausalLM"]
 
 
 # -- what the replay and the comparison are handed --------------------------------------------------------------------

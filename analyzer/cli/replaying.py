@@ -12,7 +12,7 @@ from ..errors import SgtraceError
 from ..commands.explain import load_launch, parse_env_items, pick_model, pick_profile
 from ..render import dumps
 from ..replay import envs
-from ..replay.launch_replay import missing_input, replay_launch, sends_model
+from ..replay.launch_replay import missing_input, model_path_in, replay_launch, sends_model
 from ..replay.runner import ReplayCrash, ReplayError, ReplayTimeout, parse_ssh_target
 from ..views.replay import (
     NO_PROFILE_NOTE,
@@ -47,17 +47,6 @@ def replay_place(sglang_spec, python_path, ssh_target, ssh_config, tree_version=
         return {"ssh": None, "python": None, "version": tree_version}
     raise SgtraceError(f"--sglang {sglang_spec} is a source tree: a replay needs an interpreter",
                        hint="give --sglang VERSION (a replay environment) or --python PATH")
-
-
-def model_path_in(argv) -> str | None:
-    """The --model-path (or --model) of an argv, as the replay harness finds it to stand a model config in."""
-    for i, token in enumerate(argv):
-        for option in ("--model-path", "--model"):
-            if token == option and i + 1 < len(argv):
-                return argv[i + 1]
-            if token.startswith(option + "="):
-                return token.split("=", 1)[1]
-    return None
 
 
 def replay_request(request, place: dict, timeout_s: float, memory_mib: int | None = None):

@@ -2326,9 +2326,20 @@ def _substitute_model(argv, model_dir):
     return out, original
 
 
-def _write_model_config(tmp, config):
-    """Write the input's model config.json into a folder of our temporary directory; return the folder."""
-    folder = os.path.join(tmp, "model")
+def model_folder_name(path):
+    """The name of the folder a config.json stands in for the launch's model ``path`` in: the path's own last part
+    (``Llama-2-7b-chat-hf`` of ``meta-llama/Llama-2-7b-chat-hf``), so that SGLang's checks on the path's text
+    (``"llama-2" in self.model_path.lower()``) read what they read on the node; ``model`` for a path without one."""
+    name = os.path.basename(str(path or "").replace("\\", "/").rstrip("/"))
+    if name in ("", ".", "..") or "\x00" in name or len(name.encode("utf-8", "surrogateescape")) > 200:
+        return "model"
+    return name
+
+
+def _write_model_config(tmp, config, path=None):
+    """Write the input's model config.json into a folder of our temporary directory (named as the launch's model
+    ``path`` ends: ``model_folder_name``); return the folder."""
+    folder = os.path.join(tmp, "model", model_folder_name(path))
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as fh:
         json.dump(config, fh)
@@ -2367,7 +2378,7 @@ def _write_other_configs(tmp, configs):
     folder of our temporary directory; return {path: folder}."""
     folders = {}
     for i, (path, config) in enumerate(sorted((configs or {}).items())):
-        folder = os.path.join(tmp, "other-%d" % i)
+        folder = os.path.join(tmp, "other-%d" % i, model_folder_name(path))
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as fh:
             json.dump(config, fh)
@@ -2567,7 +2578,7 @@ def main(input_text):
     try:
         try:
             if inp.get("model_config") is not None:
-                model_dir = ctx["model_dir"] = _write_model_config(tmp, inp["model_config"])
+                model_dir = ctx["model_dir"] = _write_model_config(tmp, inp["model_config"], _model_path_in(argv_in))
             if inp.get("other_configs"):
                 other_dirs = {**other_dirs, **_write_other_configs(tmp, inp["other_configs"])}
             # -- environment

@@ -59,6 +59,29 @@ def sends_model(model, profile, place: Mapping[str, Any], model_given: bool) -> 
     return model is not None and not (place.get("ssh") is not None and is_native(profile) and not model_given)
 
 
+def folder_name(path: str | None) -> str:
+    """The name of the folder a config.json stands in for a model ``path`` of the launch in: the path's own last part
+    (``Llama-2-7b-chat-hf`` of ``meta-llama/Llama-2-7b-chat-hf``), so that SGLang's checks on the path's text
+    (``"llama-2" in self.model_path.lower()``, 0.5.11's piecewise CUDA graph cap) read in the replay what they read on
+    the node; ``model`` for a path without one. The harness names the folders it writes over ssh the same way
+    (``harness.model_folder_name``, which runs on the node without sgtrace)."""
+    name = os.path.basename(str(path or "").replace("\\", "/").rstrip("/"))
+    if name in ("", ".", "..") or "\x00" in name or len(name.encode("utf-8", "surrogateescape")) > 200:
+        return "model"
+    return name
+
+
+def model_path_in(argv: Sequence[str]) -> str | None:
+    """The --model-path (or --model) of an argv, as the replay harness finds it to stand a model config in."""
+    for i, token in enumerate(argv):
+        for option in ("--model-path", "--model"):
+            if token == option and i + 1 < len(argv):
+                return argv[i + 1]
+            if token.startswith(option + "="):
+                return token.split("=", 1)[1]
+    return None
+
+
 def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, place: Mapping[str, Any], *,
                   timeout_s: float = 120, memory_mib: int | None = None, model_given: bool = True,
                   create_missing: bool = False, log: Callable[[str], None] | None = None) -> LaunchReplay:
@@ -77,10 +100,11 @@ def replay_launch(argv: Sequence[str], env: Mapping[str, str], profile, model, p
         model_dir = None
         other_dirs: dict[str, str] = {}
         if send and where["ssh"] is None:
-            model_dir = model_kwargs["model_dir"] = str(materialize(model, tmp))
+            # each folder named as the launch's path ends (the harness's ``model_folder_name``): SGLang reads the text
+            model_dir = model_kwargs["model_dir"] = str(materialize(model, Path(tmp) / folder_name(model_path_in(argv))))
             for i, (path, config) in enumerate(sorted(others.items())):  # beside the model's directory, not in it
-                folder = Path(tmp_others) / str(i)
-                folder.mkdir()
+                folder = Path(tmp_others) / str(i) / folder_name(path)
+                folder.mkdir(parents=True)
                 (folder / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
                 other_dirs[path] = str(folder)
             model_kwargs["other_dirs"] = other_dirs
