@@ -62,6 +62,7 @@ REPLAYED = [
     "mo-mimo-v2-flash-b200-0.5.23",  # model_config.dtype == torch.bfloat16
     "dh-prefill-rust-server-0.5.23",  # issubclass of a class of the tree
     "gc-llama2-path-piecewise-max-tokens-0.5.11",  # SGLang reads the model path's text: the replay's folder is named so
+    "mep-ep2-tp1-0.5.23",  # override_permanently's topology check at start-up (0.5.23's publish)
     # releases before 0.5.7 (issue 17) and the accelerators beyond NVIDIA and AMD
     "old-llama-h100-tp2-0.4.9",
     # (0.5.3 and 0.5.5's scenarios run in `make agreement`: each old release is a replay env to build)

@@ -175,7 +175,9 @@ class PublishedContext:
     def parallel_read(self, name: str, node, frame) -> Any:
         """``ParallelContext._read`` on rank 0 after publish: what publish stamped (the ranks), a configured leaf
         (the resolved record's field), a ``Derived`` width by its ``fn``; a process group as wide as its width."""
-        if name in ("override_permanently", "override"):
+        if name == "override_permanently":
+            return Intrinsic(f"ParallelContext.{name}", self._override_permanently)
+        if name == "override":
             return Intrinsic(f"ParallelContext.{name}", self._stamp)
         if name in self.stamp:
             return self.stamp[name]
@@ -254,11 +256,30 @@ class PublishedContext:
         self.stamp.update({k: v for k, v in kwargs.items() if isinstance(k, str)})
         return None
 
+    def _override_permanently(self, interp, args, kwargs, node, frame):
+        """``get_parallel().override_permanently(**values)``: the values stamped, then SGLang's own
+        ``_validate_parallel(self, "override_permanently")`` run on the context (the topology check of 0.5.23's
+        ``_configure_context``: ``--ep-size 2`` with tp 1 gives moe_tp_size 0); a raise there restores the stamp and
+        goes on as SGLang's."""
+        saved = dict(self.stamp)
+        self._stamp(interp, args, kwargs, node, frame)
+        validate = FunctionRef(RUNTIME_CONTEXT, "_validate_parallel")
+        if self.parallel is None or self.world.program.function(f"{RUNTIME_CONTEXT}::_validate_parallel") is None:
+            return None
+        try:
+            self.world.interp.call_function(validate, [self.parallel, "override_permanently"], {}, frame, node)
+        except SGLangError:
+            self.stamp = saved
+            raise
+        return None
+
     # -- publish ---------------------------------------------------------------------------------
-    def publish(self) -> None:
+    def publish(self, raises: bool = False) -> None:
         """The rank placement of the scheduler's ``publish(server_args, role="scheduler", ranks=SpawnRanks(...))`` for
         rank 0: the statements of runtime_context's publish body whose condition reads the rank bundle or the parallel
-        context, run on this context (the bags it projects are read as above)."""
+        context, run on this context (the bags it projects are read as above). A raise of SGLang's validation there
+        (``override_permanently``'s topology check) propagates where ``raises`` (the engine's start-up, where it
+        stops the launch as on the node), else it is a note (the memory plan of a launch, which sizes what it can)."""
         world, program = self.world, self.world.program
         found = next(filter(None, (program.function(f"{RUNTIME_CONTEXT}::{name}") for name in PUBLISH)), None)
         if found is None or self.parallel is None:
@@ -280,6 +301,8 @@ class PublishedContext:
                 if isinstance(stmt, ast.If) and _reads_parallel(stmt.test):
                     world.interp.exec_stmt(stmt, frame)
         except SGLangError as exc:  # SGLang's own validation of what it stamped
+            if raises:
+                raise
             world.note(f"publish's rank placement raised {exc.exc_type} at {exc.site.short() if exc.site else fn.name}: {exc.message[:120]}")
         finally:
             self.publishing = False

@@ -336,7 +336,7 @@ def run(interp: Interpreter, world, record) -> None:
             if published_context_available(program):
                 # 0.5.21+: the runtime context publish fills, read from the tree's namespace declarations
                 world.context = runtime_context.PublishedContext(world, runtime_context.namespaces_of(program))
-                world.context.publish()
+                world.context.publish(raises=True)
             elif program.module(runtime_context.PARALLEL_STATE) is not None:
                 # 0.5.19-0.5.20: the config bags over the record, and rank 0's ParallelState (sizes from the record,
                 # the attention sizes from SGLang's compute_dp_attention_world_info), as get_parallel() and ``ps``
