@@ -803,10 +803,15 @@ def _isinstance(interp, args, kwargs, node, frame):
     value, kinds = args[0], args[1]
     if isinstance(value, Unknown):
         return value
-    options = kinds if isinstance(kinds, tuple) else (kinds,)
+    return _any_kind(kinds, lambda kind: _instance_of(interp.world, value, kind))
+
+
+def _any_kind(kinds, one) -> Any:
+    """``isinstance``/``issubclass`` against ``kinds`` (one, or a tuple): True when ``one`` holds for any, else the
+    first Unknown met, else False."""
     undecided = None
-    for kind in options:
-        held = _instance_of(interp.world, value, kind)
+    for kind in kinds if isinstance(kinds, tuple) else (kinds,):
+        held = one(kind)
         if held is True:
             return True
         if isinstance(held, Unknown):
@@ -838,15 +843,7 @@ def _issubclass(interp, args, kwargs, node, frame):
     if len(args) != 2:
         return Unknown("issubclass() with other than two arguments")
     cls, kinds = args
-    options = kinds if isinstance(kinds, tuple) else (kinds,)
-    undecided = None
-    for kind in options:
-        held = _subclass_of(interp.world, cls, kind)
-        if held is True:
-            return True
-        if isinstance(held, Unknown):
-            undecided = undecided or held
-    return undecided if undecided is not None else False
+    return _any_kind(kinds, lambda kind: _subclass_of(interp.world, cls, kind))
 
 
 def _subclass_of(world, cls, kind):
