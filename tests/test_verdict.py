@@ -2010,6 +2010,93 @@ def test_the_settings_sglang_chose_for_you_are_on_the_verdict_block(tmp_path):
         ("attention_backend", "triton"), ("page_size", 32), ("chunked_prefill_size", 8192)]
 
 
+KNOCK_ON = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    moe_a2a_backend: Optional[str] = None
+    attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    deepep_mode: str = "auto"
+
+    def __post_init__(self):
+        if self.attention_backend is None and self.moe_a2a_backend == "deepep":
+            self.attention_backend = "trtllm_mla"
+        if self.attention_backend == "trtllm_mla":
+            self.page_size = 64
+        if self.moe_a2a_backend == "deepep" and self.deepep_mode == "auto":
+            self.deepep_mode = "low_latency"
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--moe-a2a-backend", type=str, default=None)
+        parser.add_argument("--attention-backend", type=str, default=None)
+        parser.add_argument("--page-size", type=int, default=None)
+        parser.add_argument("--deepep-mode", type=str, default="auto")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_choice_your_flag_decided_comes_before_one_that_follows_from_another_choice(tmp_path):
+    # pr29523 (0.5.18): of the settings SGLang chose, the verdict shows three; page_size 64, which follows from the
+    # trtllm_mla SGLang chose, pushed out deepep_mode auto -> low_latency, which your --moe-a2a-backend decided itself
+    verdict = verdict_of(explained(miniature_tree(tmp_path, KNOCK_ON), "--model-path /m --moe-a2a-backend deepep"))
+    assert [o.field for o, _ in verdict.overrides] == ["attention_backend", "deepep_mode", "page_size"]
+
+
+LOCAL_CHOICE = MINIATURE_HEADER + '''
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+
+    def __post_init__(self):
+        self._page_constraints()
+        self.page_size = _page_choice(self)["page_size"]
+
+    def _page_constraints(self):
+        page_size = self.page_size
+        if self.attention_backend == "hpc_ops":
+            if page_size != 64:
+                page_size = 64
+        chosen = page_size
+        if chosen != self.page_size:
+            self.page_size = chosen
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--attention-backend", type=str, default=None, choices=["hpc_ops", "fa3"])
+        parser.add_argument("--page-size", type=int, default=None)
+
+
+def _page_choice(args):
+    size = args.page_size
+    if size is None:
+        size = 1
+    return {"page_size": size}
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_setting_chosen_through_a_local_is_decided_where_the_local_got_its_value(tmp_path):
+    # pr30540 (0.5.17's _mla_backend_page_constraints): ``if backend == "hpc_ops": page_size = 64``, then, outside that
+    # condition, ``if page_size != view.page_size: return {"page_size": page_size}``. The write's own conditions read
+    # only the page size, so the verdict did not list page_size among the settings SGLang chose, and its line named no
+    # cause. The conditions the local got its value under (through a copy, ``chosen = page_size``) are the write's too
+    explanation = explained(miniature_tree(tmp_path, LOCAL_CHOICE), "--model-path /m --attention-backend hpc_ops")
+    write = next(e for e in explanation.trace.events if e.kind == "write" and e.field == "page_size")
+    assert [g.expr for g in write.guards] == ["chosen != self.page_size", "self.attention_backend == 'hpc_ops'", "page_size != 64"]
+    verdict = verdict_of(explanation)
+    assert [(o.field, o.after, sub.causes[0].field, sub.causes[0].role) for o, sub in verdict.overrides] == [
+        ("page_size", 64, "attention_backend", "user-flag")]
+    # a value assigned again outside any condition forgets them: the fill of a dict a helper returns has its own
+    fill = [e for e in explanation.trace.events if e.kind == "write" and e.field == "page_size"][-1]
+    assert [g.expr for g in fill.guards] == []
+
+
 @pytest.mark.network
 def test_another_model_is_tried_with_its_own_model_type():
     """issue11358 (0.5.3): SGLang loads a ``deepseek_v32`` config.json as DeepseekV3ForCausalLM whatever its

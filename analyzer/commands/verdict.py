@@ -3024,8 +3024,9 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
     setting itself), but a choice on a condition that reads a flag you gave, the model's config or the node, or a
     setting SGLang chose so before (``page_size`` after the ``attention_backend`` the node chose); then a value
     SGLang computes from the model or the node (``_get_default_attn_backend()``, from the GPU's memory). The
-    choices a flag of yours decided come first, then the model's and the node's, then the computed values, each
-    in resolution order.
+    choices a flag of yours decided come first, then the model's and the node's, then the computed values; within
+    each, the ones decided there directly before those that follow from another choice SGLang made for you, each in
+    resolution order.
 
     An object SGLang builds (``cuda_graph_config``) counts by its attributes that changed after it was built
     (``prefill.backend`` set to ``disabled`` under ``--pp-size 2``), but for one that holds a flag of yours
@@ -3061,7 +3062,7 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
 
     written = {(s.location.file, s.location.line, s.field): s for s in extraction.sites if s.kind == SiteKind.WRITE}
     tier_of: dict[str, int] = {}  # 0: a flag of yours decided it; 1: the model or the node; 2: the node's value, computed
-    ranked: list[tuple[int, int, Override]] = []
+    ranked: list[tuple[int, bool, int, Override]] = []
     for override, write in zip(defaults, deciding):
         fields: set[str] = set()
         other = False
@@ -3078,13 +3079,15 @@ def chosen_defaults(explanation: Explanation) -> list[Override]:
         computed = site is not None and (news(site.value_reads) or any(
             news(f.reads) for name in site.value_reads.fields if name.endswith("()")
             for f in extraction.functions.values() if f.qualname.endswith("." + name[:-2])))
-        tiers = (([0] if fields & given else []) + ([1] if other else []) + ([2] if computed else [])
-                 + [tier_of[f] for f in fields if f in tier_of])
+        own = ([0] if fields & given else []) + ([1] if other else []) + ([2] if computed else [])
+        tiers = own + [tier_of[f] for f in fields if f in tier_of]
         if tiers:
             tier_of[split_target(override.field)[0]] = min(tiers)
-            ranked.append((min(tiers), trace.events.index(write), override))
-    ranked.sort(key=lambda item: item[:2])
-    return [override for _, _, override in ranked]
+            # of one tier, what your flag, the model or the node decided itself comes before what follows from a choice
+            # SGLang made for you (#29523: deepep_mode by your MoE runner before page_size by the backend SGLang chose)
+            ranked.append((min(tiers), not own or min(own) > min(tiers), trace.events.index(write), override))
+    ranked.sort(key=lambda item: item[:3])
+    return [item[-1] for item in ranked]
 
 
 def verdict_of(explanation: Explanation, field: str | None = None) -> Verdict:

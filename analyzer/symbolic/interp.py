@@ -113,6 +113,9 @@ class Frame:
     # first MAX_TAKEN_NAMED: what runs after them in this call (an early ``return`` skipped, a value computed from
     # one) hangs on them (Interpreter._startup_unknowable)
     unknown_taken: list[tuple[str, str, int]] | None = None
+    # the conditions of this call under which each local got its value, where any held (``if backend == "hpc_ops":
+    # page_size = 64``): a write of that local later, outside them, was decided there too (``value_guards``)
+    local_guards: dict[str, tuple[GuardValue, ...]] | None = None
 
     @property
     def function_id(self) -> str:
@@ -788,6 +791,8 @@ class Interpreter:
                 self.world.process_state_set[(frame.module.rel, target.id)] = value
                 return
             frame.locals[target.id] = value
+            if frame.guards or frame.local_guards:
+                self._remember_local_guards(target.id, stmt, frame)
         elif isinstance(target, (ast.Tuple, ast.List)):
             values = self._unpack(value, len(target.elts))
             for element, item in zip(target.elts, values):
@@ -801,6 +806,33 @@ class Interpreter:
             self.world.set_item(container, key, value, target, stmt, frame)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt, frame, idiom)
+
+    def _remember_local_guards(self, name: str, stmt: ast.stmt, frame: Frame) -> None:
+        """The conditions local ``name`` got its value under: this call's own, and those of the local it was copied
+        from (``x = y``); none where it was assigned outside any."""
+        guards = tuple(frame.guards)
+        value = getattr(stmt, "value", None)
+        if value.__class__ is _NAME and frame.local_guards and value.id in frame.local_guards:
+            held = {id(g) for g in guards}
+            guards += tuple(g for g in frame.local_guards[value.id] if id(g) not in held)
+        if guards:
+            if frame.local_guards is None:
+                frame.local_guards = {}
+            frame.local_guards[name] = guards
+        elif frame.local_guards:
+            frame.local_guards.pop(name, None)
+
+    def value_guards(self, node: ast.AST | None, frame: Frame) -> list[GuardValue]:
+        """The conditions a written value was decided under beyond those around the write: where it is a local of this
+        call assigned under conditions the write is outside of (``if backend == "hpc_ops": page_size = 64``, then
+        ``return {"page_size": page_size}``), those conditions. Empty for any other value."""
+        if node.__class__ is not _NAME or not frame.local_guards:
+            return []
+        found = frame.local_guards.get(node.id)
+        if not found:
+            return []
+        around = {id(g) for g in frame.guards}
+        return [g for g in found if id(g) not in around]
 
     def _unpack(self, value: Any, count: int) -> list:
         if isinstance(value, (list, tuple)) and len(value) == count:
@@ -1003,7 +1035,7 @@ class Interpreter:
             except TypeError:
                 return Unknown("dict with an unhashable key")
             if isinstance(k, str):
-                self.world.remember_origin(out, k, key, frame, "dict-literal")
+                self.world.remember_origin(out, k, key, frame, "dict-literal", self.value_guards(value, frame))
         return out
 
     def expr_JoinedStr(self, node: ast.JoinedStr, frame: Frame) -> Any:

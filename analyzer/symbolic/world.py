@@ -379,7 +379,7 @@ class World:
             _dict, site, guards, how = origin
         else:
             site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname) if frame is not None else None
-            guards, how = (frame.chain() if frame is not None else []), None
+            guards, how = (frame.chain() + self.interp.value_guards(_assigned(node), frame) if frame is not None else []), None
         replace = self.replace_writes
         if replace and site is not None and (site.file, site.line, name) in replace:
             value = replace[(site.file, site.line, name)]
@@ -433,9 +433,11 @@ class World:
                                  idiom="nested-attr", phase=self.phase))
         self._hold(value, name, path)
 
-    def remember_origin(self, container: dict, key: str, node, frame, how: str) -> None:
+    def remember_origin(self, container: dict, key: str, node, frame, how: str, decided: list | None = None) -> None:
+        """Where ``container[key]`` was written, under which conditions (``decided``: those its value, a local, got
+        its value under, beyond the ones around the write: ``Interpreter.value_guards``)."""
         site = SiteRef(frame.module.rel, getattr(node, "lineno", 0), frame.qualname)
-        self._origins[(id(container), key)] = (container, site, frame.chain(), how)
+        self._origins[(id(container), key)] = (container, site, frame.chain() + (decided or []), how)
 
     def origins_of(self, container: dict) -> dict[str, tuple]:
         out = {}
@@ -1068,7 +1070,7 @@ class World:
             except TypeError:
                 return
             if isinstance(key, str):
-                self.remember_origin(container, key, stmt, frame, "dict-key")
+                self.remember_origin(container, key, stmt, frame, "dict-key", self.interp.value_guards(_assigned(stmt), frame))
         elif isinstance(container, list) and isinstance(key, int):
             try:
                 container[key] = value
@@ -1258,6 +1260,11 @@ class World:
 
     def call_external(self, ref: ExternalRef, args, kwargs, node, frame) -> Any:
         return intrinsics.call_external(self, ref, args, kwargs, node, frame)
+
+
+def _assigned(node: Any) -> ast.expr | None:
+    """The value of an assignment statement (``x = page_size``); None for any other node."""
+    return node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
 
 
 def _is_type_union(value: Any) -> bool:
