@@ -778,6 +778,56 @@ def test_a_flag_the_message_names_without_its_dashes_is_named_and_leaving_it_out
     assert verdict.fix == "without --disable-prefix-cache" and verdict.fix_verified and verdict.fix_trade_off
 
 
+STAMPED_TOPOLOGY = MINIATURE_HEADER + '''
+_STAMP = {}
+_NAMES = ("tp_size", "moe_ep_size")
+
+
+def _validate(source):
+    tp, ep = [_STAMP.get(name) for name in _NAMES]
+    if tp % ep != 0:
+        raise ValueError(f"parallel topology is inconsistent (set by {source}): tp_size % moe_ep_size == 0")
+
+
+def stamp(**values):
+    _STAMP.update(values)
+    _validate("stamp")
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    tp_size: int = 1
+    ep_size: int = 1
+    enable_layered_cache: bool = False
+
+    def __post_init__(self):
+        stamp(tp_size=self.tp_size, moe_ep_size=self.ep_size)
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, required=True)
+        parser.add_argument("--tp-size", type=int, default=1)
+        parser.add_argument("--ep-size", type=int, default=1)
+        parser.add_argument("--enable-layered-cache", action="store_true")
+
+''' + PREPARE_SERVER_ARGS
+
+
+def test_a_check_on_values_sglang_stamped_elsewhere_is_caused_by_the_flag_whose_absence_avoids_it(tmp_path):
+    # 0.5.23's _validate_parallel reads moe_ep_size from what override_permanently(**values) stamped, not --ep-size:
+    # no condition on the way leads back to a flag, and the verdict said "no single input changes the outcome". Each
+    # flag you gave, left out, is tried then: --ep-size 3 is the cause (its default 1 divides --tp-size 4), where
+    # --tp-size left out (1) does not avoid it and the switch has nothing to do with it
+    explanation = explained(miniature_tree(tmp_path, STAMPED_TOPOLOGY), "--model-path /m --enable-layered-cache --ep-size 3 --tp-size 4")
+    assert "parallel topology is inconsistent" in explanation.trace.error.message
+    verdict = verdict_of(explanation)
+    assert [(c.role, c.field, c.alternative, c.mentioned) for c in verdict.causes] == [("user-flag", "ep_size", 1, False)]
+    assert verdict.causes[0].reached
+    # the message does not name --ep-size: the Fix line leaves the trade-off to ``sgtrace fix``, as for any such flag
+    assert verdict.fix is None
+
+
 EXCLUSIVE_WITH_SPECULATIVE = MINIATURE_HEADER + '''
 @dataclasses.dataclass
 class ServerArgs:

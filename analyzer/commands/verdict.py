@@ -2295,6 +2295,12 @@ def raise_verdict(explanation: Explanation, runner: Runner | None = None) -> Ver
         causes = find_causes(explanation, candidates, avoided, runner, message=error.message or "",
                              stop_after=f"{error.site.file}::{error.site.function}", hints=hints, phase=error.phase)
         causes += ordering_causes(explanation, error, runner, exclude=set())
+        if not any(c.role not in UNCHANGEABLE for c in causes):
+            # no condition to flip: a run counts only where nothing raises up to the check's function's return (an
+            # earlier raise of the same function is not this one avoided: #30164's choice of load balancer)
+            causes += find_causes(explanation, given_flag_candidates(explanation, error, {c.inp.key for c in candidates}),
+                                  resolves, runner, message=error.message or "", phase=error.phase,
+                                  stop_after=f"{error.site.file}::{error.site.function}")
     # what the engine could not see of the node comes first: the prediction itself hangs on it
     causes = node_file_causes(explanation, runner, avoided) + rank(causes)
     fix, fix_env, verified, trade_off = find_fix(explanation, causes, runner, error.message or "")
@@ -2433,6 +2439,27 @@ def message_candidates(explanation: Explanation, error: Event, known: set[tuple]
     for inp in value_named_inputs(explanation, error.message or "", known):
         out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site))
         known.add(inp.key)
+    return out
+
+
+def given_flag_candidates(explanation: Explanation, error: Event, known: set[tuple]) -> list[Candidate]:
+    """The flags you gave, each left out (its declared default), where no condition on the way nor the message led to
+    an input you control: a check that reads its values through a context SGLang stamped from them (0.5.23's
+    ``_validate_parallel`` reads ``moe_ep_size`` from ``override_permanently(**values)``, not ``--ep-size``) has no
+    condition the verdict can trace back, yet a run without the flag tells. A flag whose default is not a literal is
+    not tried."""
+    parsed = explanation.parsed
+    if parsed is None:
+        return []
+    out: list[Candidate] = []
+    limit = len(explanation.trace.events)
+    for name in parsed.given:
+        declared = explanation.extraction.fields.get(name)
+        if ("field", name) in known or declared is None or declared.default == NOT_LITERAL_VALUE:
+            continue
+        for inp in inputs_named(explanation, [name], [], [], False, limit):
+            if inp.role == "user-flag" and not same_value(inp.value, declared.default):
+                out.append(Candidate(inp, None, condition_text=error.message or "", reached=error.site, prefer=(declared.default,)))
     return out
 
 

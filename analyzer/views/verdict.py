@@ -71,7 +71,8 @@ def cause_effect(cause: Cause, override=None) -> str:
         return (f"so `{cause.condition}` compares {short(cause.value)}, which Python refuses (TypeError); "
                 f"{_with(cause)} it does not raise")
     if cause.reached:
-        return (f"SGLang reaches that check through its value (no condition on the way the engine traced; its message names it); "
+        named = "; its message names it" if cause.mentioned else ""
+        return (f"SGLang reaches that check through its value (no condition on the way the engine traced{named}); "
                 f"{_with(cause)} it does not raise")
     if override is None:
         outcome = "it does not raise"
