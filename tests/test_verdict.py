@@ -858,6 +858,21 @@ def test_of_two_flags_refused_together_the_fix_gives_up_the_lighter_feature_wher
     assert verdict.fix == "without --enable-layered-cache" and verdict.fix_verified and verdict.fix_trade_off
 
 
+def test_a_json_value_of_the_wrong_shape_is_tried_in_the_shape_the_check_asks_for():
+    # pr29579 (0.5.16): ``--default-chat-template-kwargs '[{"enable_thinking": false}]'`` is refused by ``not
+    # isinstance(self.default_chat_template_kwargs, dict)``; the fix search tried only leaving the flag out, where the
+    # maintainers' answer is the object itself
+    from analyzer.commands.verdict import shaped_values
+
+    check = ast.parse("self.x is not None and (not isinstance(self.x, dict))", mode="eval")
+    assert shaped_values(check, "x", [{"enable_thinking": False}]) == [{"enable_thinking": False}]
+    assert shaped_values(check, "x", [{"a": 1}, {"b": 2}]) == []  # two objects: which one is not yours to say
+    assert shaped_values(check, "y", [{"a": 1}]) == []  # another field's check
+    either = ast.parse("not isinstance(cfg.x, (list, tuple))", mode="eval")
+    assert shaped_values(either, "x", {"a": 1}) == [[{"a": 1}]]
+    assert shaped_values(either, "x", [1]) == []  # already of the kind
+
+
 def test_a_bare_flag_name_is_matched_as_a_whole_word_only():
     from analyzer.commands.verdict import _named_bare
 

@@ -659,6 +659,29 @@ def _is_field(node: ast.AST, name: str) -> bool:
             and isinstance(node.value, ast.Name) and node.value.id in RECEIVERS)
 
 
+SHAPES = {"dict": dict, "list": list}  # the kinds an ``isinstance`` check asks a JSON value to be
+
+
+def shaped_values(tree: ast.AST | None, name: str, current: Any) -> list[Any]:
+    """Your value in the shape an ``isinstance`` check of the field asks for (``not isinstance(cfg.x, dict)``), where
+    it holds one: the one object of a list (``[{"enable_thinking": false}]`` for an object), an object wrapped in a
+    list for a list. A JSON flag's value of the wrong shape (#29579) is otherwise tried only left out."""
+    out: list[Any] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
+                and len(node.args) == 2 and _is_field(node.args[0], name)):
+            continue
+        kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        for kind in (SHAPES.get(k.id) for k in kinds if isinstance(k, ast.Name)):
+            if kind is None or isinstance(current, kind):
+                continue
+            if kind is dict and isinstance(current, (list, tuple)) and len(current) == 1 and isinstance(current[0], dict):
+                out.append(current[0])
+            elif kind is list and isinstance(current, dict):
+                out.append([current])
+    return out
+
+
 def compared_literals(tree: ast.AST, name: str) -> list[Any]:
     """The constants a field is compared with in ``tree`` (``== 'x'``, ``in ('a', 'b')``, ``is None``, ``> 1``)."""
     out: list[Any] = []
@@ -968,7 +991,8 @@ def field_alternatives(explanation: Explanation, inp: Input, guard: GuardValue, 
     literals: list[Any] = []
     tree = _parse(guard.expr)
     if tree is not None:
-        literals += compared_literals(tree, inp.name) + equated_values(explanation, tree, inp.name, guard)
+        literals += (shaped_values(tree, inp.name, current) + compared_literals(tree, inp.name)
+                     + equated_values(explanation, tree, inp.name, guard))
     for match in RECEIVER_ATTR.finditer(guard.expr):
         if match.group(2):
             helper = helper_method(extraction, guard, match.group(1))
