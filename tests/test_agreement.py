@@ -63,6 +63,9 @@ REPLAYED = [
     "dh-prefill-rust-server-0.5.23",  # issubclass of a class of the tree
     "gc-llama2-path-piecewise-max-tokens-0.5.11",  # SGLang reads the model path's text: the replay's folder is named so
     "mep-ep2-tp1-0.5.23",  # override_permanently's topology check at start-up (0.5.23's publish)
+    "ctx-yarn-override-merges-llama3-0.5.23",  # get_config's own override statement: a rope dict merged (0.5.23)
+    "ctx-rope-parameters-override-0.5.11",  # config.update() of rope_parameters, which rope_scaling reads (transformers 5)
+    "lmm-vl-text-config-override-merge-0.5.18",  # a sub-config updated in place by a dict-valued override (0.5.17+)
     # releases before 0.5.7 (issue 17) and the accelerators beyond NVIDIA and AMD
     "old-llama-h100-tp2-0.4.9",
     # (0.5.3 and 0.5.5's scenarios run in `make agreement`: each old release is a replay env to build)

@@ -760,3 +760,18 @@ def test_issubclass_next_of_a_generator_and_a_field_s_default(tmp_path, backend,
     assert trace.final["shared_server"] is shared
     assert trace.final["default_seen"] == default_seen
     assert trace.final["missing_seen"] == ("none" if backend == "mooncake" else "unset")
+
+
+def test_a_config_key_set_rebinds_the_key_that_holds_the_same_object():
+    # transformers 5's rope_scaling is a property over rope_parameters: hfconfig loads the two as one dict, and
+    # config.update({"rope_parameters": ...}) (0.5.11's get_config for --json-model-override-args) sets both; the
+    # engine had rebound rope_parameters alone, and derived the context length from the old rope_scaling
+    from analyzer.symbolic.objects import set_config_key
+
+    rope = {"rope_type": "default"}
+    data = {"rope_parameters": rope, "rope_scaling": rope, "other": {"rope_type": "default"}}
+    set_config_key(data, "rope_parameters", {"rope_type": "linear", "factor": 3.0})
+    assert data["rope_scaling"] is data["rope_parameters"] and data["rope_scaling"]["factor"] == 3.0
+    assert data["other"] == {"rope_type": "default"}  # an equal dict that is not the same object stays
+    set_config_key(data, "max_position_embeddings", 2048)  # a scalar has no alias
+    assert data["max_position_embeddings"] == 2048

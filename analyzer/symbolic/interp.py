@@ -1026,6 +1026,8 @@ class Interpreter:
         for key, value in zip(node.keys, node.values):
             if key is None:
                 merged = self.eval(value, frame)
+                if isinstance(merged, ConfigObj):  # a nested dict of config.json (``{**current, **value}``)
+                    merged = merged.data
                 if isinstance(merged, dict):
                     out.update(merged)
                 continue

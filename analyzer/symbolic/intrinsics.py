@@ -55,6 +55,7 @@ from .objects import (
     Stash,
     View,
     is_sub_config,
+    set_config_key,
 )
 
 
@@ -392,8 +393,40 @@ def hf_get_config(interp, args, kwargs, node, frame, ref: FunctionRef | None = N
                 interp.world.note(note)
     overrides = kwargs.get("model_override_args")
     if isinstance(overrides, dict) and overrides:
-        config = ConfigObj({**config.data, **overrides}, config.path, config.loaded)
+        config = apply_model_overrides(interp, ref, config, overrides, frame)
     return config
+
+
+def apply_model_overrides(interp, ref: FunctionRef | None, config: ConfigObj, overrides: dict, frame) -> ConfigObj:
+    """``--json-model-override-args`` applied to a copy of the loaded config by SGLang's own statement in its
+    ``get_config`` (``if model_override_args: ...``): ``config.update(...)`` to 0.5.16, a sub-config updated in place
+    from 0.5.17, a rope dict merged in 0.5.23. Where the function has no such statement, the plain ``update``."""
+    copied = ConfigObj(deep_copy(config.data), config.path, config.loaded)
+    block = _override_statement(interp.world.program, ref)
+    if block is None:
+        for key, value in overrides.items():
+            set_config_key(copied.data, key, value)
+        return copied
+    module, statement, qualname = block
+    inner = Frame(module, qualname, None, {"config": copied, "model_override_args": overrides}, parent=frame)
+    interp.exec_block([statement], inner)
+    result = inner.locals.get("config")
+    return result if isinstance(result, ConfigObj) else copied
+
+
+def _override_statement(program, ref: FunctionRef | None):
+    """``(module, the if statement, qualname)`` of the top-level ``if model_override_args:`` of SGLang's ``get_config``."""
+    if ref is None:
+        return None
+    found = program.function(f"{ref.module_rel}::{ref.qualname}")
+    if found is None:
+        return None
+    module, node = found
+    for statement in node.body:
+        if (isinstance(statement, ast.If) and isinstance(statement.test, ast.Name)
+                and statement.test.id == "model_override_args"):
+            return module, statement, ref.qualname
+    return None
 
 
 def config_error(interp, loaded, node, frame) -> SGLangError:
@@ -914,8 +947,8 @@ def _hierarchy_known(world, cls: ClassRef) -> bool:
 
 def _config_instance_of(world, config: ConfigObj, kind, name: str):
     """A config.json part against a config class: SGLang's own classes say their ``model_type``."""
-    if isinstance(kind, ExternalRef):
-        return True if name in ("PretrainedConfig", "PreTrainedConfig") else Unknown(f"isinstance(config, {name})")
+    if isinstance(kind, ExternalRef):  # a nested dict of config.json is one only where transformers makes it a config
+        return is_sub_config(config) if name in ("PretrainedConfig", "PreTrainedConfig") else Unknown(f"isinstance(config, {name})")
     built = _built_by(world, config)
     if built is not None:
         # the config object is an instance of the class that loaded it (analyzer.hfconfig): an SGLang class and its

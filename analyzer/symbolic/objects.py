@@ -261,6 +261,18 @@ def is_unknown(value: Any) -> bool:
 SUB_CONFIG_SUFFIXES = ("text_config", "vision_config", "audio_config", "speech_config", "llm_config", "language_config")
 
 
+def set_config_key(data: dict, key: Any, value: Any) -> None:
+    """``data[key] = value`` for a config's data, where another key holding the same container is rebound with it: two
+    keys that hold one object are one attribute read twice (transformers 5's ``rope_scaling`` is a property over
+    ``rope_parameters``: setting either sets both, as ``hfconfig`` loads them)."""
+    old = data.get(key, None)
+    if isinstance(old, (dict, list)):
+        for other, held in list(data.items()):
+            if held is old and other != key:
+                data[other] = value
+    data[key] = value
+
+
 def is_sub_config(config: ConfigObj) -> bool:
     """Whether transformers reads this part of config.json as a config object (not a plain dict)."""
     last = config.path.split(".")[-1]
@@ -269,6 +281,7 @@ def is_sub_config(config: ConfigObj) -> bool:
 
 __all__ = [
     "is_sub_config",
+    "set_config_key",
     "AttrMissing",
     "ClassRef",
     "ConfigObj",

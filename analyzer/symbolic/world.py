@@ -30,6 +30,7 @@ from .eras import era_of
 from .interp import _CMPOPS, Frame, SGLangError, StopRun, _source, contains_unknown, is_plain
 from .intrinsics import module_frame
 from .objects import (
+    set_config_key,
     MISSING,
     AttrMissing,
     ClassRef,
@@ -1048,7 +1049,7 @@ class World:
             else:
                 obj.attrs[attr] = value
         elif isinstance(obj, ConfigObj):
-            obj.data[attr] = value
+            set_config_key(obj.data, attr, value)
 
     def _replace_stash(self, record: Record, entries, stmt, frame) -> None:
         """``server_args._resolved_overrides = [...]``: the entries not already declared are new writes."""
@@ -1077,7 +1078,7 @@ class World:
             except IndexError:
                 pass
         elif isinstance(container, ConfigObj) and isinstance(key, str):
-            container.data[key] = value
+            set_config_key(container.data, key, value)
 
     def get_item(self, container: Any, key: Any, node, frame) -> Any:
         if isinstance(container, Unknown):
@@ -1303,7 +1304,8 @@ def _dict_edit(config: ConfigObj, attr: str, args: list, kwargs: dict) -> Any:
     if attr == "update":
         if len(values) > 1 or (values and not isinstance(values[0], dict) and not _pairs(values[0])):
             return Unknown(f"{config.path}.update() of a {type(values[0]).__name__}" if values else f"{config.path}.update()")
-        data.update(*values, **kwargs)
+        for key, value in dict(*values, **kwargs).items():  # (``PretrainedConfig.update`` sets each: an alias too)
+            set_config_key(data, key, value)
         return None
     if not values or kwargs:
         return Unknown(f"{config.path}.{attr}() without a key")
